@@ -1,0 +1,56 @@
+# Two commands on a fresh clone: `make run` and `make test` (README.md).
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+HOST ?= 127.0.0.1
+PORT ?= 8000
+WORKERS ?= 2
+
+# Tests run on the local PostgreSQL and Redis unless told otherwise.
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/airline
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/1
+
+.PHONY: run serve setup test lint check bench clean
+
+$(VENV)/bin/activate:
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(VENV)/.base: $(VENV)/bin/activate requirements/base.txt
+	$(PY) -m pip install --quiet -r requirements/base.txt
+	touch $@
+
+$(VENV)/.dev: $(VENV)/.base requirements/dev.txt
+	$(PY) -m pip install --quiet -r requirements/dev.txt
+	touch $@
+
+## run: install, migrate, seed the demo airline, print a demo key, serve on :8000
+run: export AIRLINE_ENV ?= development
+run: $(VENV)/.base
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py collectstatic --noinput --verbosity 0
+	$(PY) manage.py seed_demo
+	@key=$$($(PY) manage.py create_api_key --partner DEMO --agency DEMOAGT --name "make run demo key" | tail -n 1); \
+	echo; echo "Demo partner API key: $$key"; \
+	echo "Try:  curl -s -X POST -H 'x-api-key: $$key' http://$(HOST):$(PORT)/auth/token"; \
+	echo "Docs: http://$(HOST):$(PORT)/json/v1/schema/swagger-ui"; echo
+	$(VENV)/bin/gunicorn airline.wsgi --bind $(HOST):$(PORT) --workers $(WORKERS) \
+		--error-logfile - --log-level warning
+
+## test: lint, check migrations, run the whole suite on PostgreSQL + Redis (+ embedded smoke)
+test: export AIRLINE_ENV = test
+test: export DATABASE_URL ?= $(TEST_DATABASE_URL)
+test: export REDIS_URL ?= $(TEST_REDIS_URL)
+test: $(VENV)/.dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(PY) manage.py makemigrations --check --dry-run
+	$(VENV)/bin/pytest
+
+lint: $(VENV)/.dev
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+clean:
+	rm -rf $(VENV) var

@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+
+
+class ApiConfig(AppConfig):
+    """The HTTP kernel shared by every app: envelope, errors, versions, request ids."""
+
+    name = "airline.api"
+    label = "api"

@@ -1,0 +1,144 @@
+"""The one error registry: every ERR code with its HTTP status, title and auth error key.
+
+Domain code raises `ApiError(Err.X, "what went wrong", path="field.path")`; the JSON
+envelope, the auth body shape and NDC/XML each render the same error (responses.py).
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+from rest_framework.exceptions import APIException
+
+
+@dataclass(frozen=True)
+class ErrorSpec:
+    """One row of the registry (SPEC.md §7, plus the codes DESIGN.md §4 adds)."""
+
+    code: str
+    status: int
+    title: str
+    error_key: str  # the `errorKey` of the auth body shape (SPEC.md §7)
+
+
+class Err:
+    """Every error the service can return. Codes are stable; titles are for people."""
+
+    NOT_FOUND = ErrorSpec("ERR-1000", 404, "Resource not found", "NotFound")
+    METHOD_NOT_ALLOWED = ErrorSpec("ERR-1001", 405, "Method not allowed", "MethodNotAllowed")
+    UNSUPPORTED_VERSION = ErrorSpec("ERR-1002", 404, "Unsupported API version", "NotFound")
+    UNSUPPORTED_MEDIA_TYPE = ErrorSpec(
+        "ERR-1003", 415, "Content-Type must be application/json", "UnsupportedMediaType"
+    )
+    INVALID_VALUE = ErrorSpec("ERR-1004", 400, "Invalid field value", "InvalidValue")
+    VALIDATION = ErrorSpec("ERR-1005", 422, "Request validation failed", "ValidationFailed")
+    INVALID_MARKET = ErrorSpec("ERR-1006", 422, "Invalid market", "InvalidMarket")
+    BODY_TOO_LARGE = ErrorSpec("ERR-1009", 413, "Request body too large", "PayloadTooLarge")
+    NDC_CONTENT_TYPE = ErrorSpec(
+        "ERR-1010", 415, "Content-Type must be application/xml or text/xml", "UnsupportedMediaType"
+    )
+    IDEMPOTENCY_MISMATCH = ErrorSpec(
+        "ERR-1011", 422, "Idempotency-Key reused with a different request", "IdempotencyMismatch"
+    )
+    IDEMPOTENCY_IN_PROGRESS = ErrorSpec(
+        "ERR-1012", 409, "A request with this Idempotency-Key is in progress", "Conflict"
+    )
+    AVAILABILITY_FAILED = ErrorSpec(
+        "ERR-2002", 500, "Availability could not be processed", "AvailabilityFailed"
+    )
+    OFFER_NOT_FOUND = ErrorSpec("ERR-3000", 404, "Offer not found", "OfferNotFound")
+    OFFER_EXPIRED = ErrorSpec("ERR-3001", 404, "Offer expired", "OfferExpired")
+    OFFER_ITEMS_NOT_FOUND = ErrorSpec(
+        "ERR-3002", 400, "Offer items not found on the offer", "OfferItemNotFound"
+    )
+    INVALID_SELECTION = ErrorSpec(
+        "ERR-3003", 400, "Offer items do not form a valid selection", "InvalidSelection"
+    )
+    OFFER_FROM_RESHOP = ErrorSpec(
+        "ERR-3004", 400, "Offer came from reshop; price it with quote order", "WrongPricingFlow"
+    )
+    OFFER_FROM_SHOPPING = ErrorSpec(
+        "ERR-3005",
+        400,
+        "Offer came from offer search; price it with price offer",
+        "WrongPricingFlow",
+    )
+    ORDER_NOT_FOUND = ErrorSpec("ERR-4000", 404, "Order not found", "OrderNotFound")
+    ORDER_NOT_CREATED = ErrorSpec(
+        "ERR-4001", 400, "Order could not be created from the selected offer", "OrderNotCreated"
+    )
+    CHANGE_NOT_APPLIED = ErrorSpec(
+        "ERR-4002", 400, "Requested change could not be applied or quoted", "ChangeNotApplied"
+    )
+    JOURNEY_NOT_ON_ORDER = ErrorSpec(
+        "ERR-4006", 400, "Referenced journey not found on the order", "JourneyNotFound"
+    )
+    PAYMENT_METHOD = ErrorSpec(
+        "ERR-6000", 422, "Payment method not supported", "PaymentMethodNotSupported"
+    )
+    CARD_BRAND = ErrorSpec("ERR-6001", 422, "Card brand not supported", "CardBrandNotSupported")
+    PAYMENT_REJECTED = ErrorSpec("ERR-6002", 400, "Payment rejected", "PaymentRejected")
+    PAYMENT_TIMEOUT = ErrorSpec("ERR-6005", 503, "Payment processing timed out", "PaymentTimeout")
+    UNAUTHENTICATED = ErrorSpec("ERR-8000", 401, "Authentication required", "Unauthenticated")
+    FORBIDDEN = ErrorSpec("ERR-8001", 403, "Access denied", "Forbidden")
+    AUTH_UNAVAILABLE = ErrorSpec(
+        "ERR-8002", 503, "Authentication service unavailable", "AuthUnavailable"
+    )
+    TOO_MANY_REQUESTS = ErrorSpec("ERR-8003", 429, "Too many requests", "TooManyRequests")
+    SERVICE_UNAVAILABLE = ErrorSpec(
+        "ERR-9000", 503, "A required service is unavailable", "ServiceUnavailable"
+    )
+    UNEXPECTED_UPSTREAM = ErrorSpec("ERR-9001", 500, "Unexpected upstream response", "Upstream")
+    OFFER_CACHE_UNAVAILABLE = ErrorSpec(
+        "ERR-9002", 503, "Offer cache unavailable", "OfferCacheUnavailable"
+    )
+    INTERNAL = ErrorSpec("ERR-9003", 500, "Request could not be processed", "InternalError")
+
+
+REGISTRY: dict[str, ErrorSpec] = {
+    spec.code: spec for spec in vars(Err).values() if isinstance(spec, ErrorSpec)
+}
+
+# Codes whose body always has the auth shape, on every path (DESIGN.md §11).
+AUTH_SHAPE_CODES = frozenset({"ERR-8000", "ERR-8001", "ERR-8002"})
+
+
+class ApiError(APIException):
+    """An error a client can act on. Subclasses APIException so DRF hands it to our handler
+    from anywhere in the request cycle, authentication included."""
+
+    def __init__(
+        self,
+        spec: ErrorSpec,
+        description: str = "",
+        *,
+        path: str | None = None,
+        fields: dict[str, str] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.spec = spec
+        self.description = description or spec.title
+        self.path = path
+        self.fields = fields
+        self.headers = headers or {}
+        self.status_code = spec.status
+        super().__init__(detail=self.description)
+
+    @property
+    def code(self) -> str:
+        return self.spec.code
+
+    def body(self) -> dict[str, Any]:
+        """The `error` object of SPEC.md §7; optional members absent when empty."""
+        error: dict[str, Any] = {
+            "code": self.spec.code,
+            "title": self.spec.title,
+            "description": self.description,
+        }
+        if self.path:
+            error["path"] = self.path
+        if self.fields:
+            error["fields"] = self.fields
+        return error
+
+    def __str__(self) -> str:
+        return f"{self.spec.code} {self.description}"

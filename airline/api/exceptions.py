@@ -1,0 +1,93 @@
+"""The one exception handler: every exception of a DRF view becomes an ApiError response.
+
+Django-level failures outside DRF (unknown routes, middleware errors) go through the same
+`to_api_error` via the kernel views in views.py.
+"""
+
+import logging
+from typing import Any
+
+import redis.exceptions
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
+from django.db import DatabaseError
+from django.http import Http404
+from rest_framework import exceptions as drf
+from rest_framework.views import set_rollback
+
+from airline.api.errors import ApiError, Err
+from airline.api.responses import error_response
+
+logger = logging.getLogger("airline.errors")
+
+
+def handle_exception(exc: Exception, context: dict[str, Any]):
+    set_rollback()
+    return error_response(context["request"], to_api_error(exc))
+
+
+def to_api_error(exc: BaseException) -> ApiError:
+    if isinstance(exc, ApiError):
+        return exc
+    if isinstance(exc, drf.ValidationError):
+        return validation_error(exc.detail)
+    if isinstance(exc, drf.ParseError):
+        return ApiError(Err.VALIDATION, str(exc.detail))
+    if isinstance(exc, RequestDataTooBig):
+        return ApiError(Err.BODY_TOO_LARGE, "Request body exceeds 1 MiB")
+    if isinstance(exc, drf.UnsupportedMediaType):
+        return ApiError(Err.UNSUPPORTED_MEDIA_TYPE, "Send the body as application/json")
+    if isinstance(exc, drf.MethodNotAllowed):
+        return ApiError(Err.METHOD_NOT_ALLOWED, str(exc.detail))
+    if isinstance(exc, drf.NotAuthenticated | drf.AuthenticationFailed):
+        return ApiError(Err.UNAUTHENTICATED, "Send Authorization: Bearer <token>")
+    if isinstance(exc, drf.PermissionDenied | DjangoPermissionDenied):
+        return ApiError(Err.FORBIDDEN)
+    if isinstance(exc, drf.Throttled):
+        wait = max(1, int(exc.wait or 1))
+        return ApiError(
+            Err.TOO_MANY_REQUESTS,
+            f"Request volume of this API key exceeded; retry in {wait} s",
+            headers={"Retry-After": str(wait)},
+        )
+    if isinstance(exc, drf.NotFound | Http404):
+        return ApiError(Err.NOT_FOUND)
+    if isinstance(
+        exc, DatabaseError | redis.exceptions.ConnectionError | redis.exceptions.TimeoutError
+    ):
+        logger.error("storage unavailable", exc_info=exc)
+        return ApiError(Err.SERVICE_UNAVAILABLE, "Storage is unavailable; retry later")
+    logger.error("unhandled exception", exc_info=exc)
+    return ApiError(Err.INTERNAL)
+
+
+def validation_error(detail: Any) -> ApiError:
+    """ERR-1005 from DRF's nested error detail: `path` is the first offending field and
+    `fields` maps each field path to its messages, array positions dropped (SPEC.md §7)."""
+    messages: dict[str, list[str]] = {}
+    _collect(detail, "", messages)
+    paths = [p for p in messages if p]
+    first = next(iter(messages.items()), ("", ["Invalid request"]))
+    description = f"{first[0]}: {first[1][0]}" if first[0] else first[1][0]
+    return ApiError(
+        Err.VALIDATION,
+        description,
+        path=paths[0] if paths else None,
+        fields={p: " ".join(messages[p]) for p in paths} or None,
+    )
+
+
+def _collect(detail: Any, prefix: str, out: dict[str, list[str]]) -> None:
+    if isinstance(detail, dict):
+        for key, value in detail.items():
+            if isinstance(key, int) or key == "non_field_errors":
+                _collect(value, prefix, out)  # a list position or the object itself
+            else:
+                _collect(value, f"{prefix}.{key}" if prefix else str(key), out)
+    elif isinstance(detail, list):
+        for item in detail:
+            _collect(item, prefix, out)
+    else:
+        bucket = out.setdefault(prefix, [])
+        if str(detail) not in bucket:
+            bucket.append(str(detail))

@@ -1,0 +1,78 @@
+"""How success and failure look on the wire (SPEC.md §1 Conventions, §7).
+
+- `/json/...` success: `{data, error: null}`; failure: `{data: null, error: {...}}`.
+- Auth failures (ERR-8000/8001/8002) everywhere, and every error on `/auth/...`, use the
+  auth shape `{message, errorKey, error, requestId}`; on `/json/...` it also carries
+  `data: null`, so it is an envelope too (DESIGN.md §11).
+"""
+
+from typing import Any
+
+import orjson
+from django.http import HttpRequest, HttpResponse
+from rest_framework.response import Response
+
+from airline.api.errors import AUTH_SHAPE_CODES, ApiError
+
+AUTH_PREFIX = "/auth/"
+
+
+def ok(data: Any, status: int = 200) -> Response:
+    """A successful enveloped `/json/...` response."""
+    return Response({"data": data, "error": None}, status=status)
+
+
+def json_response(
+    body: Any, status: int = 200, headers: dict[str, str] | None = None
+) -> HttpResponse:
+    """A plain JSON response outside DRF (health, kernel error handlers)."""
+    return HttpResponse(
+        orjson.dumps(body, default=_default),
+        status=status,
+        headers=headers,
+        content_type="application/json",
+    )
+
+
+def request_id_of(request: HttpRequest) -> str | None:
+    return getattr(request, "request_id", None)
+
+
+def error_body(request: HttpRequest, err: ApiError) -> dict[str, Any]:
+    """The body for `err` on the channel `request` came in on."""
+    request_id = request_id_of(request)
+    on_auth_endpoint = request.path.startswith(AUTH_PREFIX)
+    if on_auth_endpoint or err.code in AUTH_SHAPE_CODES:
+        error = {k: v for k, v in err.body().items() if k != "path"}
+        body: dict[str, Any] = {
+            "message": err.description,
+            "errorKey": err.spec.error_key,
+            "error": error,
+            "requestId": request_id,
+        }
+        if not on_auth_endpoint:
+            body = {"data": None, **body}
+        return body
+    error = err.body()
+    error["requestId"] = request_id
+    return {"data": None, "error": error}
+
+
+def error_response(request: HttpRequest, err: ApiError) -> HttpResponse:
+    headers = dict(err.headers)
+    if err.spec.status == 401:
+        headers.setdefault("WWW-Authenticate", 'Bearer realm="api"')
+    return json_response(error_body(request, err), status=err.spec.status, headers=headers)
+
+
+def _default(value: Any) -> Any:
+    """orjson hook for the types it does not know: Decimal money goes out as a number."""
+    from decimal import Decimal
+
+    if isinstance(value, Decimal):
+        return float(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def dumps(value: Any) -> bytes:
+    return orjson.dumps(value, default=_default)

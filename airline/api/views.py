@@ -1,0 +1,53 @@
+"""Kernel endpoints: health, and the enveloped answers for routes no view claims."""
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.http import require_GET
+
+from airline.api import clock
+from airline.api.errors import ApiError, Err
+from airline.api.readiness import pending_checks
+from airline.api.responses import error_response, json_response
+
+
+@require_GET
+def health(request: HttpRequest) -> HttpResponse:
+    """GET /health (SPEC.md §4.3): public, not enveloped, 503 while loading."""
+    if pending_checks():
+        return json_response({"status": "loading"}, status=503)
+    return json_response(
+        {"status": "ok", "timestamp": clock.format_utc(clock.now(), milliseconds=True)}
+    )
+
+
+def unknown_route(request: HttpRequest, rest: str = "") -> HttpResponse:
+    """Any `/json/...` or `/auth/...` path no route matched: ERR-1002 when the version
+    segment is unsupported (SPEC.md §9), else ERR-1000."""
+    if request.path.startswith("/json/"):
+        version = rest.split("/", 1)[0]
+        if version not in settings.API_VERSIONS:
+            return error_response(
+                request,
+                ApiError(
+                    Err.UNSUPPORTED_VERSION,
+                    f"Version {version!r} is not supported; use one of "
+                    + ", ".join(settings.API_VERSIONS),
+                    path="version",
+                ),
+            )
+    return error_response(
+        request, ApiError(Err.NOT_FOUND, f"No route for {request.method} {request.path}")
+    )
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """handler500: failures outside DRF views still answer in the envelope."""
+    # Django has already logged the exception (logger django.request).
+    return error_response(request, ApiError(Err.INTERNAL))
+
+
+def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """handler404 for non-API paths."""
+    return error_response(
+        request, ApiError(Err.NOT_FOUND, f"No route for {request.method} {request.path}")
+    )

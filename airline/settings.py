@@ -1,0 +1,248 @@
+"""Settings of the Offer and Order Service, all read from the environment.
+
+AIRLINE_ENV is `production` (the default), `development` or `test`. Outside production a
+missing SECRET_KEY is replaced by one generated once under var/, so `make run` works on a
+bare machine; in production a missing SECRET_KEY stops the process at start.
+Storage: DATABASE_URL set -> that database (PostgreSQL), else SQLite under var/.
+REDIS_URL set -> Redis for caches, offers and rate limits, else the database cache
+(shared by all worker processes, unlike a per-process memory cache).
+"""
+
+import secrets
+from datetime import timedelta
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from airline.env import env_bool, env_int, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(env_str("AIRLINE_VAR_DIR", str(BASE_DIR / "var")))
+
+AIRLINE_ENV = env_str("AIRLINE_ENV", "production")
+if AIRLINE_ENV not in ("production", "development", "test"):
+    raise ImproperlyConfigured(
+        f"AIRLINE_ENV must be production, development or test, not {AIRLINE_ENV!r}"
+    )
+DEBUG = env_bool("DEBUG", False)
+
+
+def _development_secret_key() -> str:
+    """A key generated once per checkout, so tokens survive a restart of `make run`."""
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    path = VAR_DIR / "secret_key"
+    if not path.exists():
+        path.write_text(secrets.token_urlsafe(50))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+SECRET_KEY = env_str("SECRET_KEY")
+if SECRET_KEY is None:
+    if AIRLINE_ENV == "production":
+        raise ImproperlyConfigured("SECRET_KEY is required in production (AIRLINE_ENV=production)")
+    SECRET_KEY = _development_secret_key()
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+# --- The airline ----------------------------------------------------------------------
+AIRLINE_DESIGNATOR = env_str("AIRLINE_DESIGNATOR", "MX")
+
+# --- Applications ---------------------------------------------------------------------
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "airline.api",
+    "sellers",
+    "offers",
+    "orders",
+    "ndc",
+]
+
+MIDDLEWARE = [
+    # First, so that every response (errors from later middleware included) carries
+    # x-request-id and gets one access-log line.
+    "airline.api.middleware.RequestIdMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "airline.urls"
+WSGI_APPLICATION = "airline.wsgi.application"
+APPEND_SLASH = False  # API paths are exact; a redirect would drop a POST body.
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Storage --------------------------------------------------------------------------
+DATABASE_URL = env_str("DATABASE_URL")
+if DATABASE_URL:
+    # Persistent connections: reconnecting per request cost two thirds of the throughput
+    # of a query endpoint (DESIGN.md §2).
+    DATABASES = {
+        "default": dj_database_url.parse(
+            DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 300), conn_health_checks=True
+        )
+    }
+else:
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": VAR_DIR / "airline.sqlite3",
+            "OPTIONS": {
+                # IMMEDIATE takes the write lock at BEGIN, so two workers never deadlock
+                # upgrading read locks; WAL lets readers run beside the one writer.
+                "transaction_mode": "IMMEDIATE",
+                "timeout": 20,
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            },
+        }
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = env_str("REDIS_URL")
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", "airline"),
+            "OPTIONS": {
+                "CLIENT_CLASS": "django_redis.client.DefaultClient",
+                "SOCKET_CONNECT_TIMEOUT": 2,
+                "SOCKET_TIMEOUT": 2,
+            },
+        }
+    }
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": "airline_cache",
+            "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", "airline"),
+        }
+    }
+
+# --- Auth for the back office (the API has its own, see sellers/) ----------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+if AIRLINE_ENV == "test":
+    PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+SESSION_COOKIE_SECURE = AIRLINE_ENV == "production" and env_bool("HTTPS", True)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_PROXY") else None
+
+# --- Locale and time ------------------------------------------------------------------
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+# Serve admin and Swagger UI assets from the app directories without collectstatic in
+# development and tests; production runs collectstatic (make run does).
+WHITENOISE_USE_FINDERS = AIRLINE_ENV != "production"
+
+# --- API ------------------------------------------------------------------------------
+API_VERSIONS = ("v0", "v1", "v2")  # identical; DESIGN.md §4
+DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024  # 1 MiB, SPEC.md §8
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["sellers.authentication.SellerAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["sellers.permissions.IsSeller"],
+    "DEFAULT_THROTTLE_CLASSES": ["sellers.throttling.ApiKeyRateThrottle"],
+    "DEFAULT_RENDERER_CLASSES": ["airline.api.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["airline.api.parsers.JSONParser"],
+    "DEFAULT_VERSIONING_CLASS": "rest_framework.versioning.URLPathVersioning",
+    "ALLOWED_VERSIONS": API_VERSIONS,
+    "EXCEPTION_HANDLER": "airline.api.exceptions.handle_exception",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": None,
+    "UNAUTHENTICATED_TOKEN": None,
+}
+
+API_TOKEN_LIFETIME_SECONDS = env_int("API_TOKEN_LIFETIME_SECONDS", 3600)
+API_KEY_DEFAULT_RATE_PER_MINUTE = 600
+SIMPLE_JWT = {
+    "ALGORITHM": "HS256",
+    "SIGNING_KEY": env_str("JWT_SIGNING_KEY", SECRET_KEY),
+    "ISSUER": f"{AIRLINE_DESIGNATOR.lower()}-offer-order",
+    "LEEWAY": 0,
+    "ACCESS_TOKEN_LIFETIME": timedelta(seconds=API_TOKEN_LIFETIME_SECONDS),
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Offer and Order Service",
+    "DESCRIPTION": (
+        "Shop, price, book and service the airline's flights over JSON. Every `/json/...` "
+        "response is wrapped as `{data, error}`. Authenticate with `POST /auth/token` "
+        "(header `x-api-key`), then send `Authorization: Bearer <token>`. Versions v0, v1 "
+        "and v2 are identical."
+    ),
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": r"/json/v[0-9]+",
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "APPEND_COMPONENTS": {
+        "securitySchemes": {
+            "bearerAuth": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"},
+            "apiKey": {"type": "apiKey", "in": "header", "name": "x-api-key"},
+        }
+    },
+    "SECURITY": [{"bearerAuth": []}],
+}
+
+# --- Logging: one JSON line per request on stdout (airline.api.middleware) -------------
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"json": {"()": "airline.api.logging.JsonFormatter"}},
+    "handlers": {"stdout": {"class": "logging.StreamHandler", "formatter": "json"}},
+    "root": {"handlers": ["stdout"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {
+        # Our access line replaces Django's per-request warnings for 4xx.
+        "django.request": {"level": "ERROR"},
+        "django.server": {"level": "ERROR"},
+    },
+}

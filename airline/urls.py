@@ -1,0 +1,42 @@
+"""Routes. One JSON route list mounted under every version prefix (SPEC.md §9)."""
+
+from django.contrib import admin
+from django.urls import include, path, re_path, register_converter
+from django.views.generic import TemplateView
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from rest_framework.negotiation import DefaultContentNegotiation
+
+from airline.api.versioning import VersionConverter
+from airline.api.views import health, unknown_route
+from sellers import urls as sellers_urls
+
+register_converter(VersionConverter, "version")
+
+docs_urlpatterns = [
+    # The description itself is not enveloped: it is a document, not an API answer.
+    path(
+        "schema",
+        SpectacularAPIView.as_view(content_negotiation_class=DefaultContentNegotiation),
+        name="schema",
+    ),
+    path("schema/swagger-ui", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    path("schema/redoc", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
+]
+
+json_urlpatterns = [
+    *sellers_urls.json_urlpatterns,
+    *docs_urlpatterns,
+]
+
+urlpatterns = [
+    path("health", health, name="health"),
+    path("auth/", include(sellers_urls.auth_urlpatterns)),
+    path("json/<version:version>/", include(json_urlpatterns)),
+    # Anything else under the API prefixes still answers in the API's shape.
+    re_path(r"^(?:json|auth|ndc)/(?P<rest>.*)$", unknown_route),
+    path("admin/", admin.site.urls),
+    path("", TemplateView.as_view(template_name="landing.html"), name="landing"),
+]
+
+handler404 = "airline.api.views.not_found"
+handler500 = "airline.api.views.server_error"

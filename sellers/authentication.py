@@ -1,0 +1,113 @@
+"""Who is calling: a bearer token (or a direct key in x-api-key) resolved to a key and the
+one seller it acts as (SPEC.md §5, DESIGN.md §5 and §11)."""
+
+from dataclasses import dataclass
+from uuid import UUID
+
+import redis.exceptions
+from django.db import DatabaseError
+from rest_framework.authentication import BaseAuthentication
+from rest_framework_simplejwt.exceptions import TokenError
+from rest_framework_simplejwt.tokens import AccessToken
+
+from airline.api.errors import ApiError, Err
+from sellers.models import ApiKey, Seller
+from sellers.selectors import (
+    api_key_get_by_prefix,
+    api_key_get_by_raw,
+    api_key_is_usable,
+    seller_for_key,
+)
+from sellers.services import KEY_CLAIM, SELLER_CLAIM
+
+STORE_ERRORS = (DatabaseError, redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+
+
+@dataclass(frozen=True)
+class Principal:
+    """`request.user` of the API: the key used and the seller acted for (None only on the
+    auth endpoints, where the seller is chosen in the request)."""
+
+    key: ApiKey
+    seller: Seller | None
+    is_authenticated = True
+
+
+class ApiKeyAuthentication(BaseAuthentication):
+    """`x-api-key` alone: the auth endpoints (SPEC.md §4.1, §4.2)."""
+
+    def authenticate(self, request):
+        raw = request.headers.get("x-api-key")
+        if not raw:
+            raise ApiError(Err.UNAUTHENTICATED, "Send your API key in the x-api-key header")
+        return Principal(key=key_from_header(raw), seller=None), None
+
+    def authenticate_header(self, request) -> str:
+        return 'ApiKey realm="api"'
+
+
+class SellerAuthentication(BaseAuthentication):
+    """`Authorization: Bearer <token>`; failing that, a key sent directly in `x-api-key`
+    acts as its default seller (SPEC.md §5 item 2)."""
+
+    def authenticate(self, request):
+        header = request.headers.get("Authorization")
+        if header:
+            scheme, _, token = header.partition(" ")
+            if scheme.lower() != "bearer" or not token.strip():
+                raise ApiError(Err.UNAUTHENTICATED, "Authorization must be 'Bearer <token>'")
+            return principal_from_token(token.strip()), None
+        raw = request.headers.get("x-api-key")
+        if raw:
+            key = key_from_header(raw)
+            return Principal(key=key, seller=seller_or_forbidden(key, None)), None
+        return None
+
+    def authenticate_header(self, request) -> str:
+        return 'Bearer realm="api"'
+
+
+def key_from_header(raw: str) -> ApiKey:
+    """The usable key behind a raw `x-api-key` value: ERR-8000 if unknown, ERR-8001 if
+    revoked, ERR-8002 if the key store cannot be reached."""
+    try:
+        key = api_key_get_by_raw(raw=raw)
+    except STORE_ERRORS as exc:
+        raise auth_store_unavailable() from exc
+    if key is None:
+        raise ApiError(Err.UNAUTHENTICATED, "Unknown API key")
+    if not api_key_is_usable(key):
+        raise ApiError(Err.FORBIDDEN, "This API key has been revoked")
+    return key
+
+
+def principal_from_token(token: str) -> Principal:
+    try:
+        claims = AccessToken(token)
+        prefix, seller_id = str(claims[KEY_CLAIM]), UUID(str(claims[SELLER_CLAIM]))
+    except (TokenError, KeyError, ValueError):
+        raise ApiError(Err.UNAUTHENTICATED, "The bearer token is invalid or has expired") from None
+    try:
+        key = api_key_get_by_prefix(prefix=prefix)
+    except STORE_ERRORS as exc:
+        raise auth_store_unavailable() from exc
+    # DESIGN.md §5: a revoked key's tokens fail at once, as unauthenticated.
+    if key is None or not api_key_is_usable(key):
+        raise ApiError(
+            Err.UNAUTHENTICATED, "The bearer token is no longer valid; request a new one"
+        )
+    return Principal(key=key, seller=seller_or_forbidden(key, seller_id))
+
+
+def seller_or_forbidden(key: ApiKey, seller_id: UUID | None) -> Seller:
+    try:
+        seller = seller_for_key(key=key, seller_id=seller_id)
+    except STORE_ERRORS as exc:
+        raise auth_store_unavailable() from exc
+    if seller is None:
+        raise ApiError(Err.FORBIDDEN, "This API key cannot act for the requested seller")
+    return seller
+
+
+def auth_store_unavailable() -> ApiError:
+    return ApiError(Err.AUTH_UNAVAILABLE, "The authentication store is unavailable; retry later")

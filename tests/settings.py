@@ -1,0 +1,10 @@
+"""Settings for the test suite: the service's own settings on the local PostgreSQL and
+Redis (override with DATABASE_URL / REDIS_URL). Only defaults are set here."""
+
+import os
+
+os.environ.setdefault("AIRLINE_ENV", "test")
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/airline")
+os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/1")
+
+from airline.settings import *  # noqa: F403
