@@ -191,6 +191,7 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_CLASSES": ["sellers.throttling.ApiKeyRateThrottle"],
     "DEFAULT_RENDERER_CLASSES": ["airline.api.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["airline.api.parsers.JSONParser"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "airline.api.renderers.AlwaysJSON",
     "DEFAULT_VERSIONING_CLASS": "rest_framework.versioning.URLPathVersioning",
     "ALLOWED_VERSIONS": API_VERSIONS,
     "EXCEPTION_HANDLER": "airline.api.exceptions.handle_exception",

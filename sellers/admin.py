@@ -1,12 +1,19 @@
 """Back office for partners, sellers and API keys. Writes go through sellers.services."""
 
+import copy
+
 from django import forms
 from django.contrib import admin, messages
-from django.core.exceptions import ValidationError
 
 from airline.api import clock
 from sellers.models import ApiKey, Partner, Seller
-from sellers.services import api_key_create, api_key_revoke, api_key_update, seller_make_default
+from sellers.services import (
+    api_key_check,
+    api_key_create,
+    api_key_revoke,
+    api_key_update,
+    seller_make_default,
+)
 
 
 class CodesField(forms.CharField):
@@ -39,6 +46,15 @@ class ApiKeyForm(forms.ModelForm):
             "allowed_ancillary_categories",
             "requests_per_minute",
         ]
+
+    def clean(self):
+        """The service's rules (sellers.services.api_key_check) as form errors."""
+        cleaned = super().clean()
+        candidate = copy.copy(self.instance)
+        for name, value in cleaned.items():
+            setattr(candidate, name, value)
+        api_key_check(candidate)
+        return cleaned
 
 
 class SellerInline(admin.TabularInline):
@@ -98,15 +114,10 @@ class ApiKeyAdmin(admin.ModelAdmin):
         return [*self.readonly_fields, "partner", "seller"] if obj else self.readonly_fields
 
     def save_model(self, request, obj, form, change):
-        try:
-            if change:
-                api_key_update(key=obj, fields=form.changed_data)
-                return
-            issued = api_key_create(**{f: form.cleaned_data[f] for f in ApiKeyForm.Meta.fields})
-        except ValidationError as exc:
-            # Form validation ran already; this is a rule the form cannot see.
-            self.message_user(request, "; ".join(exc.messages), messages.ERROR)
-            raise
+        if change:
+            api_key_update(key=obj, fields=form.changed_data)
+            return
+        issued = api_key_create(**{f: form.cleaned_data[f] for f in ApiKeyForm.Meta.fields})
         obj.pk, obj.prefix = issued.key.pk, issued.key.prefix
         # The one and only time the key is shown (DESIGN.md §5).
         self.message_user(

@@ -93,7 +93,11 @@ def api_key_create(
         agency_code=agency_code,
         allowed_bundles=list(allowed_bundles),
         allowed_ancillary_categories=list(allowed_ancillary_categories),
-        requests_per_minute=requests_per_minute or settings.API_KEY_DEFAULT_RATE_PER_MINUTE,
+        requests_per_minute=(
+            settings.API_KEY_DEFAULT_RATE_PER_MINUTE
+            if requests_per_minute is None
+            else requests_per_minute
+        ),
     )
     api_key_check(key)
     key.save()

@@ -1,0 +1,55 @@
+"""The real routes plus probe views that exercise kernel pieces the real endpoints of this
+stage do not reach yet (full-transaction and agency permissions, a nested body, a crash)."""
+
+from django.urls import include, path
+from rest_framework import serializers
+from rest_framework.views import APIView
+
+from airline.api.responses import ok
+from airline.urls import urlpatterns as real_urlpatterns
+from sellers.permissions import CanBook, HasAgencyCode
+
+
+class BookProbe(APIView):
+    permission_classes = [CanBook]
+
+    def post(self, request, version):
+        return ok({"booked": True}, status=201)
+
+
+class AgencyProbe(APIView):
+    permission_classes = [HasAgencyCode]
+
+    def get(self, request, version):
+        return ok({"agencyCode": request.user.key.agency_code})
+
+
+class Passenger(serializers.Serializer):
+    type = serializers.ChoiceField(choices=["ADT", "CHD", "INF"])
+    paxId = serializers.CharField(required=False, min_length=1)
+
+
+class SearchBody(serializers.Serializer):
+    passengers = Passenger(many=True, allow_empty=False)
+    currency = serializers.CharField(required=False)
+
+
+class ValidationProbe(APIView):
+    def post(self, request, version):
+        SearchBody(data=request.data).is_valid(raise_exception=True)
+        return ok({"valid": True})
+
+
+class CrashProbe(APIView):
+    def get(self, request, version):
+        raise RuntimeError("something broke")
+
+
+probe_patterns = [
+    path("probe/book", BookProbe.as_view()),
+    path("probe/agency", AgencyProbe.as_view()),
+    path("probe/validate", ValidationProbe.as_view()),
+    path("probe/crash", CrashProbe.as_view()),
+]
+
+urlpatterns = [path("json/<version:version>/", include(probe_patterns)), *real_urlpatterns]

@@ -1,0 +1,94 @@
+"""The common cast: a partner with two sellers, a partner key, a seller key, a read-only
+key; an API client; a settable clock."""
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.core.cache import cache
+from rest_framework.test import APIClient
+
+from airline.api import clock as service_clock
+from sellers.models import ApiKey
+from tests.sellers.factories import ApiKeyFactory, PartnerFactory, SellerFactory
+
+
+@pytest.fixture(autouse=True)
+def _empty_cache() -> Iterator[None]:
+    """Rate counters and cached offers must not leak from one test into the next."""
+    yield
+    cache.delete_pattern("*")  # only this worker's keys (tests/settings.py)
+
+
+@dataclass
+class SettableClock:
+    at: datetime
+
+    def __call__(self) -> datetime:
+        return self.at
+
+    def advance(self, **delta: float) -> None:
+        self.at += timedelta(**delta)
+
+
+@pytest.fixture
+def clock() -> Iterator[SettableClock]:
+    """The service clock, stopped at the start of the current real minute (so tokens it
+    signs are valid for PyJWT, which checks them against real time) until advanced."""
+    stopped = SettableClock(datetime.now(tz=UTC).replace(second=0, microsecond=0))
+    previous = service_clock.set_source(stopped)
+    yield stopped
+    service_clock.set_source(previous)
+
+
+@pytest.fixture
+def api() -> APIClient:
+    return APIClient()
+
+
+@pytest.fixture
+def partner(db):
+    return PartnerFactory(code="ACME", name="Acme Travel")
+
+
+@pytest.fixture
+def default_seller(partner):
+    return SellerFactory(partner=partner, code="ACME1", is_default=True)
+
+
+@pytest.fixture
+def other_seller(partner):
+    return SellerFactory(partner=partner, code="ACME2")
+
+
+@pytest.fixture
+def partner_key(partner, default_seller, other_seller):
+    return ApiKeyFactory(partner=partner, agency_code="ACMEAGT")
+
+
+@pytest.fixture
+def seller_key(partner, default_seller, other_seller):
+    return ApiKeyFactory(partner=partner, seller=other_seller)
+
+
+@pytest.fixture
+def read_only_key(partner, default_seller):
+    return ApiKeyFactory(partner=partner, access_level=ApiKey.Access.READ, agency_code="ACMEAGT")
+
+
+@pytest.fixture
+def stranger_seller(db):
+    """A seller of another partner: out of reach of every key above."""
+    return SellerFactory(code="OTHER1", is_default=True)
+
+
+def token_for(api: APIClient, raw_key: str, seller_id=None) -> str:
+    body = {} if seller_id is None else {"sellerId": str(seller_id)}
+    response = api.post("/auth/token", body, format="json", HTTP_X_API_KEY=raw_key)
+    assert response.status_code == 200, response.content
+    return response.json()["access_token"]
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"HTTP_AUTHORIZATION": f"Bearer {token}"}

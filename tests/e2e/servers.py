@@ -1,0 +1,118 @@
+"""Real gunicorn processes for end-to-end tests, on free loopback ports."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import requests
+from django.conf import settings
+from django.db import connection
+
+REPO = Path(__file__).resolve().parents[2]
+START_TIMEOUT_SECONDS = 30
+
+
+@dataclass
+class Server:
+    url: str
+    log: Path
+
+    def output(self) -> str:
+        return self.log.read_text()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def base_env(**overrides: str) -> dict[str, str]:
+    """This process's environment without its storage settings, plus `overrides`."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DATABASE_URL", "REDIS_URL", "CACHE_KEY_PREFIX", "DJANGO_SETTINGS_MODULE")
+    }
+    env["DJANGO_SETTINGS_MODULE"] = "airline.settings"
+    env.update(overrides)
+    return env
+
+
+def server_env_on_test_database() -> dict[str, str]:
+    """Environment for a server on this test run's database and Redis key space, which it
+    sees only for data a `transaction=True` test has committed."""
+    db = connection.settings_dict
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    return base_env(
+        AIRLINE_ENV="test",
+        SECRET_KEY=settings.SECRET_KEY,
+        DATABASE_URL=f"postgres://{db['USER']}{password}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        REDIS_URL=settings.REDIS_URL,
+        CACHE_KEY_PREFIX=settings.CACHES["default"]["KEY_PREFIX"],
+    )
+
+
+def manage(env: dict[str, str], *args: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+@contextmanager
+def gunicorn(env: dict[str, str], log: Path, *, workers: int = 1) -> Iterator[Server]:
+    """A gunicorn serving the project until the block ends; waits for /health to answer."""
+    port = free_port()
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "airline.wsgi",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--workers",
+                str(workers),
+                "--error-logfile",
+                "-",
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+        server = Server(url=f"http://127.0.0.1:{port}", log=log)
+        try:
+            _wait_until_up(server, process)
+            yield server
+        finally:
+            process.terminate()
+            process.wait(timeout=15)
+
+
+def _wait_until_up(server: Server, process: subprocess.Popen) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"gunicorn exited early:\n{server.output()}")
+        try:
+            requests.get(server.url + "/health", timeout=1)
+            return
+        except requests.ConnectionError:
+            time.sleep(0.1)  # polling a starting process, not timing behaviour
+    raise AssertionError(f"gunicorn did not start in {START_TIMEOUT_SECONDS} s:\n{server.output()}")
