@@ -45,7 +45,7 @@ test: export REDIS_URL ?= $(TEST_REDIS_URL)
 test: $(VENV)/.dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(PY) manage.py makemigrations --check --dry-run
+	DATABASE_URL= $(PY) manage.py makemigrations --check --dry-run  # models vs migrations; no server needed
 	$(VENV)/bin/pytest
 
 lint: $(VENV)/.dev

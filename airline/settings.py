@@ -180,6 +180,8 @@ STORAGES = {
 # Serve admin and Swagger UI assets from the app directories without collectstatic in
 # development and tests; production runs collectstatic (make run does).
 WHITENOISE_USE_FINDERS = AIRLINE_ENV != "production"
+if WHITENOISE_USE_FINDERS:
+    STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns when it is missing
 
 # --- API ------------------------------------------------------------------------------
 API_VERSIONS = ("v0", "v1", "v2")  # identical; DESIGN.md §4

@@ -1,0 +1,52 @@
+"""The OpenAPI description and its docs pages, served offline (issue: OpenAPI)."""
+
+import re
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize("version", ["v0", "v1", "v2"])
+def test_the_description_is_served_under_every_version(client, version):
+    response = client.get(f"/json/{version}/schema")
+
+    assert response.status_code == 200
+    document = yaml.safe_load(response.content)
+    assert document["openapi"].startswith("3.")
+    assert {"/auth/token", "/auth/sellers"} <= set(document["paths"])
+    assert any(path.endswith("/whoami") for path in document["paths"])
+    schemes = document["components"]["securitySchemes"]
+    assert schemes["bearerAuth"]["scheme"] == "bearer"
+    assert schemes["apiKey"] == {"type": "apiKey", "in": "header", "name": "x-api-key"}
+
+
+def test_it_documents_the_error_bodies(client):
+    document = yaml.safe_load(client.get("/json/v1/schema").content)
+
+    token = document["paths"]["/auth/token"]["post"]
+    assert {"200", "401", "403", "422", "429", "503"} <= set(token["responses"])
+    schemas = document["components"]["schemas"]
+    assert {"message", "errorKey", "error", "requestId"} <= set(schemas["AuthError"]["properties"])
+    assert {"code", "title", "description", "path", "fields", "requestId"} <= set(
+        schemas["Error"]["properties"]
+    )
+
+
+def test_the_description_is_available_as_json(client):
+    response = client.get("/json/v1/schema", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+
+    assert response.status_code == 200
+    assert response.json()["info"]["title"] == "Offer and Order Service"
+
+
+@pytest.mark.parametrize("page", ["schema/swagger-ui", "schema/redoc"])
+def test_docs_pages_load_all_their_assets_from_this_server(client, page):
+    html = client.get(f"/json/v1/{page}").content.decode()
+
+    assets = re.findall(r'(?:src|href)="(/static/[^"]+)"', html)
+    assert assets, html
+    for asset in assets:
+        assert client.get(asset).status_code == 200, asset
+    assert not re.search(r'(?:src|href)="https?://', html)  # nothing fetched from the internet
