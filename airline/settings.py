@@ -62,6 +62,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "airline.api",
+    "airline.network",
     "sellers",
     "offers",
     "orders",
@@ -182,6 +183,12 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = AIRLINE_ENV != "production"
 if WHITENOISE_USE_FINDERS:
     STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns when it is missing
+
+# --- Network ------------------------------------------------------------------------
+# A /health call on a worker whose itinerary index is not warm starts warming it (gunicorn
+# also starts it at worker boot, gunicorn.conf.py). The test suite turns this off so no
+# warming thread outlives the test that started it.
+NETWORK_WARM_ON_HEALTH_CHECK = env_bool("NETWORK_WARM_ON_HEALTH_CHECK", AIRLINE_ENV != "test")
 
 # --- API ------------------------------------------------------------------------------
 API_VERSIONS = ("v0", "v1", "v2")  # identical; DESIGN.md §4

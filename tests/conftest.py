@@ -10,6 +10,7 @@ from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from airline.api import clock as service_clock
+from airline.api import readiness
 from sellers.models import ApiKey
 from tests.sellers.factories import ApiKeyFactory, PartnerFactory, SellerFactory
 
@@ -40,6 +41,17 @@ def clock() -> Iterator[SettableClock]:
     previous = service_clock.set_source(stopped)
     yield stopped
     service_clock.set_source(previous)
+
+
+@pytest.fixture
+def without_readiness_checks() -> Iterator[None]:
+    """/health as the kernel alone answers it, whatever checks the apps register."""
+    saved = readiness.registered_checks()
+    for name in saved:
+        readiness.unregister_readiness_check(name)
+    yield
+    for name, check in saved.items():
+        readiness.register_readiness_check(name, check)
 
 
 @pytest.fixture

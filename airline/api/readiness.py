@@ -18,6 +18,10 @@ def unregister_readiness_check(name: str) -> None:
     _checks.pop(name, None)
 
 
+def registered_checks() -> dict[str, Callable[[], bool]]:
+    return dict(_checks)
+
+
 def pending_checks() -> list[str]:
     """Names of the checks that do not pass yet; empty when the process is ready."""
     return [name for name, check in _checks.items() if not check()]

@@ -14,7 +14,11 @@ from airline.api.responses import error_response, json_response
 def health(request: HttpRequest) -> HttpResponse:
     """GET /health (SPEC.md §4.3): public, not enveloped, 503 while loading."""
     if pending_checks():
-        return json_response({"status": "loading"}, status=503)
+        response = json_response({"status": "loading"}, status=503)
+        response._has_been_logged = (
+            True  # loading is a state, not an error: keep it out of error logs
+        )
+        return response
     return json_response(
         {"status": "ok", "timestamp": clock.format_utc(clock.now(), milliseconds=True)}
     )

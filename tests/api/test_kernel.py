@@ -179,6 +179,7 @@ class TestRequestId:
         assert response.json()["requestId"] == "abc-123" == response["x-request-id"]
 
 
+@pytest.mark.usefixtures("without_readiness_checks")
 class TestHealth:
     def test_it_is_ok_with_a_millisecond_utc_timestamp(self, api, clock):
         clock.at = clock.at.replace(second=7, microsecond=123456)

@@ -105,14 +105,24 @@ def gunicorn(env: dict[str, str], log: Path, *, workers: int = 1) -> Iterator[Se
             process.wait(timeout=15)
 
 
+def wait_until_ready(server: Server, timeout: float = 60) -> requests.Response:
+    """Poll /health until it says ok (the schedule loaded and this worker's caches warm)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        response = requests.get(server.url + "/health", timeout=5)
+        if response.status_code == 200 or time.monotonic() > deadline:
+            return response
+        time.sleep(0.1)  # polling a warming process, not timing behaviour
+
+
 def _wait_until_up(server: Server, process: subprocess.Popen) -> None:
     deadline = time.monotonic() + START_TIMEOUT_SECONDS
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise AssertionError(f"gunicorn exited early:\n{server.output()}")
         try:
-            requests.get(server.url + "/health", timeout=1)
+            requests.get(server.url + "/health", timeout=5)
             return
-        except requests.ConnectionError:
+        except requests.RequestException:
             time.sleep(0.1)  # polling a starting process, not timing behaviour
     raise AssertionError(f"gunicorn did not start in {START_TIMEOUT_SECONDS} s:\n{server.output()}")

@@ -4,7 +4,7 @@ cache, no DATABASE_URL or REDIS_URL, served by a real multi-worker gunicorn."""
 import pytest
 import requests
 
-from tests.e2e.servers import base_env, gunicorn, manage
+from tests.e2e.servers import base_env, gunicorn, manage, wait_until_ready
 
 pytestmark = pytest.mark.e2e
 
@@ -18,7 +18,7 @@ def test_the_embedded_default_serves_health_tokens_and_api_calls(tmp_path):
     assert (tmp_path / "airline.sqlite3").exists()
 
     with gunicorn(env, tmp_path / "gunicorn.log", workers=2) as server:
-        health = requests.get(server.url + "/health", timeout=5)
+        health = wait_until_ready(server)
         token_response = requests.post(
             server.url + "/auth/token", headers={"x-api-key": raw}, timeout=5
         )

@@ -10,7 +10,7 @@ import requests
 from tests.e2e.servers import gunicorn, server_env_on_test_database
 from tests.sellers.factories import ApiKeyFactory, PartnerFactory, SellerFactory
 
-pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
 LIMIT = 20
 REQUESTS = 64

@@ -1,4 +1,4 @@
-"""seed_demo and create_api_key, whose output scripts rely on (DESIGN.md §10)."""
+"""create_api_key, whose output scripts rely on (DESIGN.md §10)."""
 
 from io import StringIO
 
@@ -6,7 +6,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from sellers.keys import hash_key
-from sellers.models import ApiKey, Partner, Seller
+from sellers.models import ApiKey
+from sellers.services import partner_ensure, seller_ensure
 from tests.conftest import bearer, token_for
 
 pytestmark = pytest.mark.django_db
@@ -18,22 +19,16 @@ def run(*args) -> str:
     return out.getvalue()
 
 
-def test_seed_demo_creates_the_demo_partner_and_sellers_and_is_idempotent():
-    run("seed_demo")
-    first = list(Seller.objects.values_list("pk", "code", "is_default"))
-    run("seed_demo")
-
-    assert Partner.objects.get().code == "DEMO"
-    assert list(Seller.objects.values_list("pk", "code", "is_default")) == first
-    assert sorted((code, default) for _, code, default in first) == [
-        ("DEMO1", True),
-        ("DEMO2", False),
-    ]
+@pytest.fixture
+def demo_partner(db):
+    """What seed_demo creates of sellers (its full run: tests/network/test_seed_demo.py)."""
+    partner = partner_ensure(code="DEMO", name="Demo Travel Partner")
+    seller_ensure(partner=partner, code="DEMO1", name="Demo Travel Online", is_default=True)
+    seller_ensure(partner=partner, code="DEMO2", name="Demo Travel Business")
+    return partner
 
 
-def test_create_api_key_prints_a_working_partner_key_last(api):
-    run("seed_demo")
-
+def test_create_api_key_prints_a_working_partner_key_last(api, demo_partner):
     output = run("create_api_key", "--partner", "DEMO")
 
     raw = output.strip().splitlines()[-1]
@@ -49,9 +44,7 @@ def test_create_api_key_prints_a_working_partner_key_last(api):
     assert [s["sellerCode"] for s in sellers] == ["DEMO1", "DEMO2"]
 
 
-def test_create_api_key_with_every_option(api):
-    run("seed_demo")
-
+def test_create_api_key_with_every_option(api, demo_partner):
     raw = (
         run(
             "create_api_key",
@@ -93,9 +86,7 @@ def test_create_api_key_with_every_option(api):
         (["--partner", "DEMO", "--rate", "0"], "at least 1"),
     ],
 )
-def test_create_api_key_refuses_bad_arguments(args, message):
-    run("seed_demo")
-
+def test_create_api_key_refuses_bad_arguments(args, message, demo_partner):
     with pytest.raises(CommandError, match=message):
         run("create_api_key", *args)
     assert ApiKey.objects.count() == 0

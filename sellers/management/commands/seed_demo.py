@@ -1,17 +1,48 @@
-"""`manage.py seed_demo`: the demo airline's data (idempotent; DESIGN.md §10)."""
+"""`manage.py seed_demo`: the demo airline's data (idempotent; DESIGN.md §6, §10)."""
+
+import hashlib
+from datetime import UTC
 
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from airline.api import clock
+from airline.network.demo_fleet import DEMO_FLEET
+from airline.network.demo_schedule import demo_ssim
+from airline.network.services import fleet_ensure, known_station, schedule_load
+from airline.network.ssim import parse_ssim
 from sellers.services import partner_ensure, seller_ensure
+
+DEMO_SCHEDULE_DAYS = 330
 
 
 class Command(BaseCommand):
-    help = "Load the demo data: partner DEMO with sellers DEMO1 (default) and DEMO2. Idempotent."
+    help = (
+        "Load the demo airline: fleet, a schedule from today for 330 days, partner DEMO with "
+        "sellers DEMO1 (default) and DEMO2. Idempotent; run daily to roll the schedule on."
+    )
 
     @transaction.atomic
     def handle(self, *args, **options):
         partner = partner_ensure(code="DEMO", name="Demo Travel Partner")
         seller_ensure(partner=partner, code="DEMO1", name="Demo Travel Online", is_default=True)
         seller_ensure(partner=partner, code="DEMO2", name="Demo Travel Business")
-        self.stdout.write("Demo data ready: partner DEMO, sellers DEMO1 (default), DEMO2.")
+        self.stdout.write("Partner DEMO with sellers DEMO1 (default) and DEMO2.")
+
+        fleet_ensure(DEMO_FLEET)
+        today = clock.now().astimezone(UTC).date()
+        text = demo_ssim(today, days=DEMO_SCHEDULE_DAYS)
+        result = schedule_load(
+            schedule=parse_ssim(text, known_station=known_station),
+            file_name=f"demo-{today:%Y%m%d}.ssim",
+            sha256=hashlib.sha256(text.encode()).hexdigest(),
+            now=clock.now(),
+        )
+        if result.load is None:
+            self.stdout.write(f"Demo schedule from {today} already loaded.")
+        else:
+            self.stdout.write(
+                f"Demo schedule from {today} for {DEMO_SCHEDULE_DAYS} days: "
+                f"{result.legs_created} flight-date legs created, {result.legs_updated} updated, "
+                f"{result.legs_removed} removed."
+            )

@@ -1,0 +1,95 @@
+"""Selling and releasing seats of a segment on a date (DESIGN.md §6).
+
+A segment covers one or more legs; a sale takes seats on every leg or on none. Each leg's
+sale is one conditional UPDATE over the nested class rows: it adds to `sold` of the sold
+class and every class above it, only where `sold + seats <= authorized`. If fewer rows
+than expected qualify, some class is full and the whole sale is rolled back. The
+condition is re-checked by the database against committed rows, so correctness does not
+depend on any lock; the legs are still locked in id order first so that two sales over
+the same legs queue instead of deadlocking.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.db.models import F
+
+from airline.network.models import BookingClass, FlightLeg, LegInventory
+
+
+class SoldOut(Exception):
+    """Not enough seats in that booking class on some leg of the segment."""
+
+    def __init__(self, leg_id: int, rbd: str) -> None:
+        super().__init__(f"booking class {rbd} has too few seats left on leg {leg_id}")
+        self.leg_id = leg_id
+        self.rbd = rbd
+
+
+@dataclass(frozen=True)
+class ClassAvailability:
+    rbd: str
+    rank: int
+    seats: int  # sellable now in this class: the tightest nested limit at or above it
+
+
+def inventory_sell(*, leg_ids: Sequence[int], rbd: str, seats: int) -> None:
+    """Take `seats` seats in class `rbd` on every leg, or raise SoldOut and take none."""
+    _change(leg_ids, rbd, seats)
+
+
+def inventory_release(*, leg_ids: Sequence[int], rbd: str, seats: int) -> None:
+    """Give back seats taken by `inventory_sell` (a cancellation, an expired hold)."""
+    _change(leg_ids, rbd, -seats)
+
+
+def _change(leg_ids: Sequence[int], rbd: str, seats: int) -> None:
+    if seats == 0:
+        return
+    booking_class = BookingClass.objects.get(rbd=rbd)
+    with transaction.atomic():
+        ordered = sorted(set(leg_ids))
+        # Lock order: ascending leg id, for every sale and release (see module docstring).
+        list(
+            FlightLeg.objects.select_for_update()
+            .filter(id__in=ordered)
+            .order_by("id")
+            .values_list("id")
+        )
+        for leg_id in ordered:
+            rows = LegInventory.objects.filter(
+                leg_id=leg_id, cabin=booking_class.cabin, rank__lte=booking_class.rank
+            )
+            if seats > 0:
+                changed = rows.filter(sold__lte=F("authorized") - seats).update(
+                    sold=F("sold") + seats
+                )
+            else:
+                changed = rows.filter(sold__gte=-seats).update(sold=F("sold") + seats)
+            if changed != booking_class.rank + 1:
+                if seats < 0:
+                    raise ValueError(
+                        f"cannot release {-seats} seats of {rbd} on leg {leg_id}: not sold"
+                    )
+                raise SoldOut(leg_id, rbd)
+
+
+def availability(*, leg_ids: Sequence[int], cabin: str) -> dict[str, int]:
+    """Seats sellable now per booking class of `cabin` on a segment over these legs:
+    for each class the smallest availability over the legs (a seat must be free on all)."""
+    per_leg: dict[int, list[tuple[int, str, int]]] = {}
+    rows = LegInventory.objects.filter(leg_id__in=leg_ids, cabin=cabin).values_list(
+        "leg_id", "rank", "rbd", "authorized", "sold"
+    )
+    for leg_id, rank, rbd, authorized, sold in rows:
+        per_leg.setdefault(leg_id, []).append((rank, rbd, authorized - sold))
+    if len(per_leg) != len(set(leg_ids)):
+        return {}  # the cabin is not on every leg of the segment
+    result: dict[str, int] = {}
+    for classes in per_leg.values():
+        tightest = None
+        for _rank, rbd, room in sorted(classes):
+            tightest = room if tightest is None else min(tightest, room)
+            result[rbd] = min(result.get(rbd, tightest), tightest)
+    return result

@@ -1,0 +1,315 @@
+"""Journeys the schedule offers between two stations on a local date (DESIGN.md §6).
+
+A journey is one segment (nonstop, or direct: one flight number over several legs) or a
+connection of two segments of different flights at the same station, with at least the
+minimum connecting time and at most the maximum, never revisiting a station.
+
+Each worker process keeps the dated legs in memory (read-only; rebuilt from the database
+when a newer schedule is loaded), so building journeys costs no query.
+"""
+
+import bisect
+import itertools
+import threading
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from functools import cached_property
+from zoneinfo import ZoneInfo
+
+from django.conf import settings
+from django.db import DatabaseError, connection
+
+from airline.network.models import FlightLeg, ScheduleLoad, Station
+
+MINIMUM_CONNECTING_TIME = timedelta(minutes=45)
+MAXIMUM_CONNECTING_TIME = timedelta(hours=6)
+VERSION_CHECK_SECONDS = 1.0  # how stale a worker's view of the schedule version may be
+
+
+@dataclass(frozen=True, slots=True)
+class DatedLeg:
+    id: int
+    carrier: str
+    flight_number: int
+    flight_date: date
+    leg_sequence: int
+    origin: str
+    destination: str
+    departs_at: datetime  # UTC
+    arrives_at: datetime  # UTC
+    aircraft_type: str
+    configuration_id: int
+    govt_approval_disclosure: str
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One flight number from its board point to its off point: one or more legs."""
+
+    legs: tuple[DatedLeg, ...]
+
+    @property
+    def origin(self) -> str:
+        return self.legs[0].origin
+
+    @property
+    def destination(self) -> str:
+        return self.legs[-1].destination
+
+    @property
+    def departs_at(self) -> datetime:
+        return self.legs[0].departs_at
+
+    @property
+    def arrives_at(self) -> datetime:
+        return self.legs[-1].arrives_at
+
+    @property
+    def carrier(self) -> str:
+        return self.legs[0].carrier
+
+    @property
+    def flight_number(self) -> int:
+        return self.legs[0].flight_number
+
+    @property
+    def stations(self) -> tuple[str, ...]:
+        return (self.origin, *(leg.destination for leg in self.legs))
+
+
+@dataclass(frozen=True)
+class Journey:
+    segments: tuple[Segment, ...]
+
+    @property
+    def origin(self) -> str:
+        return self.segments[0].origin
+
+    @property
+    def destination(self) -> str:
+        return self.segments[-1].destination
+
+    @property
+    def departs_at(self) -> datetime:
+        return self.segments[0].departs_at
+
+    @property
+    def arrives_at(self) -> datetime:
+        return self.segments[-1].arrives_at
+
+    @property
+    def duration(self) -> timedelta:
+        return self.arrives_at - self.departs_at
+
+    @property
+    def stops(self) -> int:
+        """Intermediate stops: total legs - 1 (DESIGN.md §11)."""
+        return sum(len(s.legs) for s in self.segments) - 1
+
+    @cached_property
+    def key(self) -> str:
+        """Identifies the journey: its legs, in order."""
+        return "-".join(str(leg.id) for s in self.segments for leg in s.legs)
+
+
+class NetworkIndex:
+    """The dated legs of one schedule version, indexed for journey building."""
+
+    def __init__(self, version: int, legs: list[DatedLeg], time_zones: dict[str, str]) -> None:
+        self.version = version
+        self.time_zones = {code: ZoneInfo(name) for code, name in time_zones.items()}
+        departures: dict[str, list[DatedLeg]] = defaultdict(list)
+        flights: dict[tuple, list[DatedLeg]] = defaultdict(list)
+        for leg in legs:
+            departures[leg.origin].append(leg)
+            flights[(leg.carrier, leg.flight_number, leg.flight_date)].append(leg)
+        self._departures = {}
+        for origin, origin_legs in departures.items():
+            origin_legs.sort(key=lambda leg: leg.departs_at)
+            self._departures[origin] = ([leg.departs_at for leg in origin_legs], origin_legs)
+        self._next_leg: dict[int, DatedLeg] = {}
+        for flight_legs in flights.values():
+            flight_legs.sort(key=lambda leg: leg.leg_sequence)
+            for before, after in itertools.pairwise(flight_legs):
+                self._next_leg[before.id] = after
+        self.served_markets = self._markets()
+
+    def station_zone(self, code: str) -> ZoneInfo:
+        return self.time_zones[code]
+
+    def journeys(self, origin: str, destination: str, local_date: date) -> list[Journey]:
+        """Every journey from `origin` departing on `local_date` (origin's time) to
+        `destination`, earliest departure first, then shortest."""
+        zone = self.time_zones.get(origin)
+        if zone is None or destination not in self.time_zones or origin == destination:
+            return []
+        day_start = datetime.combine(local_date, datetime.min.time(), tzinfo=zone).astimezone(UTC)
+        day_end = datetime.combine(
+            local_date + timedelta(days=1), datetime.min.time(), tzinfo=zone
+        ).astimezone(UTC)
+        found: list[Journey] = []
+        for first_leg in self._departing(origin, day_start, day_end):
+            for segment in self._segments_from(first_leg):
+                if segment.destination == destination:
+                    found.append(Journey((segment,)))
+                else:
+                    found.extend(self._connections(segment, destination))
+        found.sort(key=lambda j: (j.departs_at, j.duration, j.key))
+        return found
+
+    def _connections(self, first: Segment, destination: str) -> list[Journey]:
+        visited = set(first.stations)
+        journeys = []
+        earliest = first.arrives_at + MINIMUM_CONNECTING_TIME
+        latest = first.arrives_at + MAXIMUM_CONNECTING_TIME
+        for leg in self._departing(first.destination, earliest, latest + timedelta(microseconds=1)):
+            if (leg.carrier, leg.flight_number) == (first.carrier, first.flight_number):
+                continue  # staying on board is the direct segment, not a connection
+            for second in self._segments_from(leg):
+                if second.destination == destination and not visited & set(second.stations[1:]):
+                    journeys.append(Journey((first, second)))
+        return journeys
+
+    def _departing(self, station: str, start: datetime, end: datetime) -> list[DatedLeg]:
+        times, legs = self._departures.get(station, ((), ()))
+        return legs[bisect.bisect_left(times, start) : bisect.bisect_left(times, end)]
+
+    def _segments_from(self, first_leg: DatedLeg):
+        """Segments boarding at `first_leg`: alighting after it, or after a later leg."""
+        legs = [first_leg]
+        seen = {first_leg.origin, first_leg.destination}
+        while True:
+            yield Segment(tuple(legs))
+            after = self._next_leg.get(legs[-1].id)
+            if after is None or after.destination in seen:
+                return
+            legs.append(after)
+            seen.add(after.destination)
+
+    def _markets(self) -> frozenset[tuple[str, str]]:
+        """Station pairs the schedule serves on some date: by a segment, or by two
+        segments through a third station (whether a given date has a connection that
+        meets the connecting times is answered by `journeys`)."""
+        direct: dict[str, set[str]] = defaultdict(set)
+        for _, legs in self._departures.values():
+            for leg in legs:
+                for segment in self._segments_from(leg):
+                    direct[segment.origin].add(segment.destination)
+        markets = {(o, d) for o, ds in direct.items() for d in ds}
+        for origin, middles in direct.items():
+            for middle in middles:
+                markets.update((origin, d) for d in direct.get(middle, ()) if d != origin)
+        return frozenset(markets)
+
+
+class _IndexHolder:
+    """The process's current index, built on demand and rebuilt when the schedule
+    version moves on; building happens on one thread at a time."""
+
+    def __init__(self) -> None:
+        self._index: NetworkIndex | None = None
+        self._lock = threading.Lock()
+        self._checked_at = 0.0
+        self._warming = False
+
+    def get(self) -> NetworkIndex:
+        index = self._index
+        if index is not None and time.monotonic() - self._checked_at < VERSION_CHECK_SECONDS:
+            return index
+        version = schedule_version()
+        self._checked_at = time.monotonic()
+        if index is not None and index.version == version:
+            return index
+        with self._lock:
+            # Only ever forward: a slower build of an older version must not replace a
+            # newer index another thread installed meanwhile.
+            if self._index is None or version > self._index.version:
+                self._index = build_index(version)
+            return self._index
+
+    @property
+    def has_schedule(self) -> bool:
+        """An index of a loaded schedule is in memory (version 0 means none is loaded)."""
+        return self._index is not None and self._index.version > 0
+
+    def warm_in_background(self) -> None:
+        with self._lock:
+            if self._warming:
+                return
+            self._warming = True
+
+        def warm() -> None:
+            try:
+                self.get()
+            except DatabaseError:
+                pass  # not ready; /health keeps saying loading and a later call retries
+            finally:
+                self._warming = False
+                connection.close()  # this thread's own connection
+
+        threading.Thread(target=warm, name="network-index-warm", daemon=True).start()
+
+    def reset(self) -> None:
+        with self._lock:
+            self._index = None
+            self._checked_at = 0.0
+
+
+_holder = _IndexHolder()
+
+
+def network_index() -> NetworkIndex:
+    """This process's index of the current schedule (built now if it is not warm)."""
+    return _holder.get()
+
+
+def warm_network_index() -> None:
+    """Build this process's index in a background thread (gunicorn's post_worker_init)."""
+    _holder.warm_in_background()
+
+
+def reset_network_index() -> None:
+    _holder.reset()
+
+
+def network_is_ready() -> bool:
+    """Readiness for /health: a schedule is loaded and this process's index is warm.
+    Not warm yet: start warming in the background and say so."""
+    if _holder.has_schedule:
+        return True
+    if settings.NETWORK_WARM_ON_HEALTH_CHECK:
+        _holder.warm_in_background()
+    return False
+
+
+def schedule_version() -> int:
+    """The newest schedule load's id, 0 when none is loaded (one indexed row, read at most
+    once per VERSION_CHECK_SECONDS per process)."""
+    return ScheduleLoad.objects.order_by("-id").values_list("id", flat=True).first() or 0
+
+
+def build_index(version: int) -> NetworkIndex:
+    rows = FlightLeg.objects.filter(is_cancelled=False).values_list(
+        "id",
+        "carrier",
+        "flight_number",
+        "flight_date",
+        "leg_sequence",
+        "origin_id",
+        "destination_id",
+        "departs_at",
+        "arrives_at",
+        "aircraft_type__iata_code",
+        "configuration_id",
+        "govt_approval_disclosure",
+    )
+    legs = [DatedLeg(*row) for row in rows.iterator(chunk_size=5000)]
+    zones = dict(Station.objects.values_list("code", "time_zone"))
+    return NetworkIndex(version, legs, zones)
+
+
+def is_valid_market(origin: str, destination: str) -> bool:
+    """DESIGN.md §6: both stations known and the pair served by the schedule."""
+    return (origin, destination) in network_index().served_markets

@@ -1,0 +1,249 @@
+"""The airline's network: stations, fleet, the schedule and the seat inventory of every
+flight-date leg (DESIGN.md §6)."""
+
+from django.db import models
+from django.db.models import F, Q
+
+
+class CabinCode(models.TextChoices):
+    """Cabin type codes of SPEC.md §1."""
+
+    ECONOMY = "Y", "Economy"
+    PREMIUM_ECONOMY = "W", "Premium Economy"
+    BUSINESS = "C", "Business"
+    FIRST = "F", "First"
+
+
+class Station(models.Model):
+    """An airport, as the airportsdata package describes it (never hand-written)."""
+
+    code = models.CharField(max_length=3, primary_key=True)
+    name = models.CharField(max_length=120)
+    city = models.CharField(max_length=80)
+    country = models.CharField(max_length=2)
+    time_zone = models.CharField(max_length=64, help_text="IANA time zone, e.g. America/New_York")
+    latitude = models.FloatField()
+    longitude = models.FloatField()
+
+    class Meta:
+        ordering = ["code"]
+
+    def __str__(self) -> str:
+        return f"{self.code} {self.city}"
+
+
+class AircraftType(models.Model):
+    """An aircraft type: its IATA code (as in SSIM) and the carrier's own code."""
+
+    iata_code = models.CharField(max_length=3, unique=True)
+    carrier_code = models.CharField(max_length=10, blank=True)
+    name = models.CharField(max_length=60)
+
+    class Meta:
+        ordering = ["iata_code"]
+
+    def __str__(self) -> str:
+        return f"{self.iata_code} {self.name}"
+
+
+class SeatConfiguration(models.Model):
+    """One cabin arrangement of an aircraft type; `code` is the SSIM aircraft
+    configuration it is filed under (e.g. C12Y138)."""
+
+    aircraft_type = models.ForeignKey(
+        AircraftType, on_delete=models.PROTECT, related_name="configurations"
+    )
+    code = models.CharField(max_length=20)
+    name = models.CharField(max_length=60, blank=True)
+    blocked_seats = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='Seats never sold, e.g. ["12A", "12F"] (crew rest, inoperative)',
+    )
+
+    class Meta:
+        ordering = ["aircraft_type", "code"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["aircraft_type", "code"], name="one_configuration_code_per_type"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.aircraft_type.iata_code} {self.code}"
+
+
+class CabinLayout(models.Model):
+    """The rows and seats of one cabin of a configuration. `seat_letters` lists the seats
+    of a row left to right with a space for each aisle: "ABC DEF"."""
+
+    configuration = models.ForeignKey(
+        SeatConfiguration, on_delete=models.CASCADE, related_name="cabins"
+    )
+    cabin = models.CharField(max_length=1, choices=CabinCode.choices)
+    name = models.CharField(max_length=40)
+    first_row = models.PositiveSmallIntegerField()
+    last_row = models.PositiveSmallIntegerField()
+    seat_letters = models.CharField(max_length=16)
+    skipped_rows = models.JSONField(
+        default=list, blank=True, help_text="Row numbers not used, e.g. [13]"
+    )
+    exit_rows = models.JSONField(default=list, blank=True)
+    extra_legroom_rows = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["configuration", "first_row"]
+        constraints = [
+            models.UniqueConstraint(fields=["configuration", "cabin"], name="one_layout_per_cabin"),
+            models.CheckConstraint(
+                condition=Q(last_row__gte=F("first_row")), name="cabin_rows_ordered"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.configuration} {self.cabin} rows {self.first_row}-{self.last_row}"
+
+
+class BookingClass(models.Model):
+    """One step of a cabin's nested booking-class ladder. Rank 0 is the cabin's top class
+    and may sell the whole cabin; each lower class may sell at most `authorized_percent`
+    of it, nested (seats sold low count against every class above)."""
+
+    cabin = models.CharField(max_length=1, choices=CabinCode.choices)
+    rbd = models.CharField(max_length=1, unique=True)
+    rank = models.PositiveSmallIntegerField()
+    authorized_percent = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["cabin", "rank"]
+        constraints = [
+            models.UniqueConstraint(fields=["cabin", "rank"], name="one_booking_class_per_rank"),
+            models.CheckConstraint(
+                condition=Q(authorized_percent__gt=0, authorized_percent__lte=100),
+                name="authorized_is_a_percent",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.cabin}/{self.rbd} ({self.authorized_percent}%)"
+
+
+class ScheduleLoad(models.Model):
+    """One `load_schedule` run; the newest id is the schedule version each worker's
+    in-memory itinerary index compares itself with (airline/network/itineraries.py)."""
+
+    carrier = models.CharField(max_length=3)
+    file_name = models.CharField(max_length=255)
+    sha256 = models.CharField(max_length=64)
+    loaded_at = models.DateTimeField()
+    legs_created = models.PositiveIntegerField(default=0)
+    legs_updated = models.PositiveIntegerField(default=0)
+    legs_removed = models.PositiveIntegerField(default=0)
+    legs_kept_with_sales = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"{self.carrier} {self.file_name} at {self.loaded_at:%Y-%m-%d %H:%M}"
+
+
+class ScheduledLeg(models.Model):
+    """One SSIM flight leg record: a leg of a flight over a period, on some weekdays."""
+
+    carrier = models.CharField(max_length=3)
+    flight_number = models.PositiveSmallIntegerField()
+    suffix = models.CharField(max_length=1, blank=True)
+    itinerary_variation = models.PositiveSmallIntegerField()
+    leg_sequence = models.PositiveSmallIntegerField()
+    service_type = models.CharField(max_length=1)
+    period_start = models.DateField()
+    period_end = models.DateField()
+    days_of_operation = models.CharField(
+        max_length=7, help_text="ISO weekdays, e.g. 12345 for Mon-Fri"
+    )
+    frequency_rate = models.PositiveSmallIntegerField(default=1)
+    origin = models.ForeignKey(Station, on_delete=models.PROTECT, related_name="+")
+    destination = models.ForeignKey(Station, on_delete=models.PROTECT, related_name="+")
+    departure_time = models.TimeField(help_text="Passenger STD, local to the origin")
+    arrival_time = models.TimeField(help_text="Passenger STA, local to the destination")
+    aircraft_type = models.ForeignKey(AircraftType, on_delete=models.PROTECT, related_name="+")
+    configuration = models.ForeignKey(SeatConfiguration, on_delete=models.PROTECT, related_name="+")
+    govt_approval_disclosure = models.CharField(max_length=200, blank=True)
+    source_line = models.PositiveIntegerField(help_text="Line of the SSIM file it came from")
+
+    class Meta:
+        ordering = ["carrier", "flight_number", "period_start", "leg_sequence"]
+
+    def __str__(self) -> str:
+        flight = f"{self.carrier}{self.flight_number}"
+        return f"{flight} leg {self.leg_sequence} {self.period_start}..{self.period_end}"
+
+
+class FlightLeg(models.Model):
+    """A leg of a flight on one date: what is flown, and what seats are sold on.
+
+    `flight_date` is the local date of the flight's first departure (SSIM's flight date);
+    times are stored in UTC and shown in each station's own time zone."""
+
+    carrier = models.CharField(max_length=3)
+    flight_number = models.PositiveSmallIntegerField()
+    flight_date = models.DateField()
+    leg_sequence = models.PositiveSmallIntegerField()
+    origin = models.ForeignKey(Station, on_delete=models.PROTECT, related_name="+")
+    destination = models.ForeignKey(Station, on_delete=models.PROTECT, related_name="+")
+    departs_at = models.DateTimeField()
+    arrives_at = models.DateTimeField()
+    aircraft_type = models.ForeignKey(AircraftType, on_delete=models.PROTECT, related_name="+")
+    configuration = models.ForeignKey(SeatConfiguration, on_delete=models.PROTECT, related_name="+")
+    service_type = models.CharField(max_length=1, default="J")
+    govt_approval_disclosure = models.CharField(max_length=200, blank=True)
+    is_cancelled = models.BooleanField(
+        default=False, help_text="Dropped by a newer schedule while it still had sales"
+    )
+
+    class Meta:
+        ordering = ["departs_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["carrier", "flight_number", "flight_date", "leg_sequence"],
+                name="one_leg_per_flight_date",
+            ),
+            models.CheckConstraint(
+                condition=Q(arrives_at__gt=F("departs_at")), name="leg_arrives_after_departing"
+            ),
+        ]
+        indexes = [models.Index(fields=["origin", "departs_at"], name="leg_by_origin_time")]
+
+    def __str__(self) -> str:
+        flight = f"{self.carrier}{self.flight_number}"
+        return f"{flight} {self.flight_date} {self.origin_id}-{self.destination_id}"
+
+
+class LegInventory(models.Model):
+    """Seats of one booking class on one flight-date leg, nested (DESIGN.md §6).
+
+    `authorized` is how many seats this class and every class below it may sell together;
+    `sold` is how many they have sold. Rank 0's `authorized` is the cabin's capacity, so
+    its `sold` is the cabin's sold count. Selling in class k adds to `sold` of ranks 0..k.
+    """
+
+    leg = models.ForeignKey(FlightLeg, on_delete=models.CASCADE, related_name="inventory")
+    cabin = models.CharField(max_length=1, choices=CabinCode.choices)
+    rbd = models.CharField(max_length=1)
+    rank = models.PositiveSmallIntegerField()
+    authorized = models.PositiveIntegerField()
+    sold = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["leg", "cabin", "rank"]
+        constraints = [
+            models.UniqueConstraint(fields=["leg", "rbd"], name="one_inventory_row_per_class"),
+            # The invariant no concurrent sale may break, whatever the code above it does.
+            models.CheckConstraint(
+                condition=Q(sold__lte=F("authorized")), name="never_sold_beyond_authorized"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.leg} {self.rbd}: {self.sold}/{self.authorized}"

@@ -1,0 +1,183 @@
+"""Loading and replacing schedules (DESIGN.md §6): `load_schedule FILE.ssim`."""
+
+import os
+from datetime import UTC, date, datetime, time, timedelta
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db.models import F
+
+from airline.network.inventory import inventory_sell
+from airline.network.models import (
+    FlightLeg,
+    LegInventory,
+    ScheduledLeg,
+    ScheduleLoad,
+    SeatConfiguration,
+    Station,
+)
+from airline.network.services import configuration_capacities
+from tests.network.ssim_builder import Leg, ssim_file
+
+pytestmark = pytest.mark.django_db
+
+SAMPLES = Path(
+    os.environ.get(
+        "SSIM_SAMPLES_DIR", Path(__file__).resolve().parents[3] / "shared" / "ssim-samples"
+    )
+)
+JAN = date(2027, 1, 4)  # a Monday
+
+
+def load(tmp_path: Path, legs: list[Leg], name: str = "test.ssim") -> str:
+    path = tmp_path / name
+    path.write_text(ssim_file(legs))
+    out = StringIO()
+    call_command("load_schedule", str(path), stdout=out)
+    return out.getvalue()
+
+
+def pvd_chs(**overrides) -> Leg:
+    fields = {
+        "number": 101,
+        "origin": "PVD",
+        "destination": "CHS",
+        "departs": time(7, 0),
+        "arrives": time(9, 5),
+        "start": JAN,
+        "end": JAN + timedelta(days=6),
+    }
+    return Leg(**{**fields, **overrides})
+
+
+def test_the_third_party_sample_loads(tmp_path):
+    out = StringIO()
+    call_command("load_schedule", str(SAMPLES / "avionworx-sample.ssim"), stdout=out)
+
+    assert "Loaded avionworx-sample.ssim" in out.getvalue()
+    assert ScheduledLeg.objects.count() == 514
+    assert Station.objects.get(code="RUN").time_zone == "Indian/Reunion"
+    assert Station.objects.get(code="MRU").time_zone == "Indian/Mauritius"
+    # Configurations we have no layout for get one matching the filed seat counts.
+    boeing_733 = SeatConfiguration.objects.get(aircraft_type__iata_code="733", code="W18Y112")
+    assert configuration_capacities(boeing_733) == {"W": 18, "Y": 112}
+    boeing_772 = SeatConfiguration.objects.get(aircraft_type__iata_code="772", code="J14W34Y316")
+    assert configuration_capacities(boeing_772) == {"C": 14, "W": 34, "Y": 316}
+    legs = FlightLeg.objects.filter(carrier="XX")
+    assert legs.count() > 514
+    assert not legs.filter(arrives_at__lte=F("departs_at")).exists()
+
+
+def test_loading_the_same_file_again_changes_nothing(tmp_path):
+    load(tmp_path, [pvd_chs()])
+    ids = set(FlightLeg.objects.values_list("id", flat=True))
+
+    out = load(tmp_path, [pvd_chs()])
+
+    assert "nothing changed" in out
+    assert set(FlightLeg.objects.values_list("id", flat=True)) == ids
+    assert ScheduleLoad.objects.count() == 1
+
+
+def test_dated_legs_carry_utc_times_from_the_filed_local_times_and_offsets(tmp_path):
+    load(tmp_path, [pvd_chs(days="135")])
+
+    legs = FlightLeg.objects.order_by("flight_date")
+    assert [leg.flight_date for leg in legs] == [
+        JAN,
+        JAN + timedelta(days=2),
+        JAN + timedelta(days=4),
+    ]
+    first = legs[0]
+    assert first.departs_at == datetime(2027, 1, 4, 12, 0, tzinfo=UTC)
+    assert first.arrives_at == datetime(2027, 1, 4, 14, 5, tzinfo=UTC)
+    assert dict(
+        LegInventory.objects.filter(leg=first, rank=0).values_list("cabin", "authorized")
+    ) == {"Y": 76}
+
+
+def test_a_replacement_updates_creates_and_removes_legs(tmp_path):
+    load(tmp_path, [pvd_chs(), pvd_chs(number=102, origin="CHS", destination="PVD")])
+    kept_id = FlightLeg.objects.get(flight_number=101, flight_date=JAN).pk
+
+    out = load(
+        tmp_path,
+        [
+            pvd_chs(departs=time(8, 0), arrives=time(10, 5)),
+            pvd_chs(number=103, origin="PVD", destination="TPA"),
+        ],
+        "v2.ssim",
+    )
+
+    retimed = FlightLeg.objects.get(flight_number=101, flight_date=JAN)
+    assert retimed.pk == kept_id  # updated in place: bookings keep their leg
+    assert retimed.departs_at == datetime(2027, 1, 4, 13, 0, tzinfo=UTC)
+    assert not FlightLeg.objects.filter(flight_number=102).exists()
+    assert FlightLeg.objects.filter(flight_number=103).count() == 7
+    assert "7 flight-date legs created, 7 updated, 7 removed" in out
+
+
+def test_a_dropped_leg_with_sales_is_kept_as_cancelled(tmp_path):
+    load(tmp_path, [pvd_chs()])
+    booked = FlightLeg.objects.get(flight_date=JAN)
+    inventory_sell(leg_ids=[booked.pk], rbd="Y", seats=2)
+
+    out = load(tmp_path, [pvd_chs(start=JAN + timedelta(days=1))], "v2.ssim")
+
+    booked.refresh_from_db()
+    assert booked.is_cancelled
+    assert LegInventory.objects.get(leg=booked, rbd="Y").sold == 2
+    assert "1 kept as cancelled" in out
+
+
+def test_an_equipment_change_resizes_inventory_but_never_below_what_is_sold(tmp_path):
+    SeatConfiguration.objects.all().delete()
+    load(tmp_path, [pvd_chs(aircraft="320", configuration="C12Y138")])
+    leg = FlightLeg.objects.get(flight_date=JAN)
+    inventory_sell(leg_ids=[leg.pk], rbd="Y", seats=100)
+
+    load(tmp_path, [pvd_chs(aircraft="E75", configuration="Y76")], "v2.ssim")
+
+    rows = dict(LegInventory.objects.filter(leg=leg).values_list("rbd", "authorized"))
+    assert rows["Y"] == 100  # 76 seats now, 100 already sold: the limit stays at what is sold
+    assert rows["L"] == 76 * 20 // 100
+
+
+def test_a_government_approval_disclosure_is_read_from_its_segment_data(tmp_path):
+    load(tmp_path, [pvd_chs(segment_data=[(901, "SUBJECT TO GOVERNMENT APPROVAL")])])
+
+    assert set(FlightLeg.objects.values_list("govt_approval_disclosure", flat=True)) == {
+        "SUBJECT TO GOVERNMENT APPROVAL"
+    }
+
+
+def test_an_invalid_file_is_refused_whole_and_names_the_line(tmp_path):
+    load(tmp_path, [pvd_chs()])
+    before = (FlightLeg.objects.count(), ScheduledLeg.objects.count(), ScheduleLoad.objects.count())
+    lines = ssim_file([pvd_chs(number=201), pvd_chs(number=202)]).splitlines()
+    lines[11] = lines[11][:100]  # the second leg record, cut short
+    (tmp_path / "bad.ssim").write_text("\n".join(lines) + "\n")
+
+    with pytest.raises(CommandError, match=r"not loaded, nothing changed[\s\S]*line 12"):
+        call_command("load_schedule", str(tmp_path / "bad.ssim"), stdout=StringIO())
+
+    assert (
+        FlightLeg.objects.count(),
+        ScheduledLeg.objects.count(),
+        ScheduleLoad.objects.count(),
+    ) == before
+
+
+def test_an_unknown_station_is_refused(tmp_path):
+    (tmp_path / "bad.ssim").write_text(ssim_file([pvd_chs(destination="QQQ")]))
+
+    with pytest.raises(CommandError, match="QQQ"):
+        call_command("load_schedule", str(tmp_path / "bad.ssim"), stdout=StringIO())
+    assert not FlightLeg.objects.exists()
+
+
+def test_a_missing_file_is_refused(tmp_path):
+    with pytest.raises(CommandError, match="No such file"):
+        call_command("load_schedule", str(tmp_path / "nope.ssim"))
