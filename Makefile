@@ -48,6 +48,10 @@ test: $(VENV)/.dev
 	DATABASE_URL= $(PY) manage.py makemigrations --check --dry-run  # models vs migrations; no server needed
 	$(VENV)/bin/pytest
 
+## bench: performance figures beside same-run references (a scratch database airline_bench)
+bench: $(VENV)/.dev
+	$(PY) -m benchmarks.network
+
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .

@@ -5,10 +5,11 @@ sale is one conditional UPDATE over the nested class rows: it adds to `sold` of 
 class and every class above it, only where `sold + seats <= authorized`. If fewer rows
 than expected qualify, some class is full and the whole sale is rolled back. The
 condition is re-checked by the database against committed rows, so correctness does not
-depend on any lock; the legs are still locked in id order first so that two sales over
-the same legs queue instead of deadlocking.
+depend on any lock; a multi-leg sale still locks its legs in id order first so that two
+sales over the same legs queue instead of deadlocking.
 """
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -47,32 +48,49 @@ def inventory_release(*, leg_ids: Sequence[int], rbd: str, seats: int) -> None:
 def _change(leg_ids: Sequence[int], rbd: str, seats: int) -> None:
     if seats == 0:
         return
-    booking_class = BookingClass.objects.get(rbd=rbd)
+    cabin, rank = booking_class_position(rbd)
+    ordered = sorted(set(leg_ids))
     with transaction.atomic():
-        ordered = sorted(set(leg_ids))
-        # Lock order: ascending leg id, for every sale and release (see module docstring).
-        list(
-            FlightLeg.objects.select_for_update()
-            .filter(id__in=ordered)
-            .order_by("id")
-            .values_list("id")
-        )
-        for leg_id in ordered:
-            rows = LegInventory.objects.filter(
-                leg_id=leg_id, cabin=booking_class.cabin, rank__lte=booking_class.rank
+        if len(ordered) > 1:
+            # Lock order: ascending leg id, for every multi-leg sale and release (see the
+            # module docstring). A one-leg change is a single UPDATE and needs no lock.
+            list(
+                FlightLeg.objects.select_for_update()
+                .filter(id__in=ordered)
+                .order_by("id")
+                .values_list("id")
             )
+        for leg_id in ordered:
+            rows = LegInventory.objects.filter(leg_id=leg_id, cabin=cabin, rank__lte=rank)
             if seats > 0:
                 changed = rows.filter(sold__lte=F("authorized") - seats).update(
                     sold=F("sold") + seats
                 )
             else:
                 changed = rows.filter(sold__gte=-seats).update(sold=F("sold") + seats)
-            if changed != booking_class.rank + 1:
+            if changed != rank + 1:
                 if seats < 0:
                     raise ValueError(
                         f"cannot release {-seats} seats of {rbd} on leg {leg_id}: not sold"
                     )
                 raise SoldOut(leg_id, rbd)
+
+
+_ladder_cache: tuple[float, dict[str, tuple[str, int]]] = (0.0, {})
+LADDER_CACHE_SECONDS = 60
+
+
+def booking_class_position(rbd: str) -> tuple[str, int]:
+    """(cabin, rank) of a booking class. Cached per process for a minute: the ladder is
+    reference data that changes rarely, and a sale should not pay a query for it."""
+    global _ladder_cache
+    loaded_at, ladder = _ladder_cache
+    if rbd not in ladder or time.monotonic() - loaded_at > LADDER_CACHE_SECONDS:
+        ladder = {b.rbd: (b.cabin, b.rank) for b in BookingClass.objects.all()}
+        _ladder_cache = (time.monotonic(), ladder)
+    if rbd not in ladder:
+        raise ValueError(f"unknown booking class {rbd!r}")
+    return ladder[rbd]
 
 
 def availability(*, leg_ids: Sequence[int], cabin: str) -> dict[str, int]:

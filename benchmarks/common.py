@@ -1,0 +1,60 @@
+"""Shared pieces of the benchmarks: a fresh database, timing statistics, a report table."""
+
+import os
+import statistics
+import time
+from collections.abc import Callable
+
+import psycopg
+
+BENCH_DATABASE = "airline_bench"
+
+
+def prepare_environment() -> None:
+    """Point Django at a scratch PostgreSQL database and Redis db 2 (never the dev ones)."""
+    os.environ.setdefault("AIRLINE_ENV", "test")
+    os.environ.setdefault("DATABASE_URL", f"postgres://postgres@127.0.0.1:5432/{BENCH_DATABASE}")
+    os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/2")
+    os.environ.setdefault("CACHE_KEY_PREFIX", "bench")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "airline.settings")
+
+
+def recreate_database() -> None:
+    with psycopg.connect("postgres://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {BENCH_DATABASE} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {BENCH_DATABASE}")
+
+
+def timings(fn: Callable[[], object], repeat: int) -> list[float]:
+    """Seconds per call, `repeat` calls."""
+    result = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        fn()
+        result.append(time.perf_counter() - started)
+    return result
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.3f} ms"
+
+
+def report(title: str, rows: list[tuple[str, str, str, str]]) -> None:
+    """rows: (measure, value, reference, ratio)."""
+    print(f"\n{title}")
+    widths = [
+        max(len(r[i]) for r in [("measure", "value", "same-run reference", "ratio"), *rows])
+        for i in range(4)
+    ]
+    header = ("measure", "value", "same-run reference", "ratio")
+    for row in [header, tuple("-" * w for w in widths), *rows]:
+        print("  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))
