@@ -63,6 +63,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "airline.api",
     "airline.network",
+    "airline.fares",
     "sellers",
     "offers",
     "orders",
@@ -189,6 +190,26 @@ if WHITENOISE_USE_FINDERS:
 # also starts it at worker boot, gunicorn.conf.py). The test suite turns this off so no
 # warming thread outlives the test that started it.
 NETWORK_WARM_ON_HEALTH_CHECK = env_bool("NETWORK_WARM_ON_HEALTH_CHECK", AIRLINE_ENV != "test")
+
+# --- Fares (DESIGN.md §7) ----------------------------------------------------------------
+# US taxes per passenger per one-way journey (airline/fares/taxes.py explains each key).
+US_TAXES = {
+    "US": {"description": "US Transportation Tax", "rate": "0.075"},
+    "ZP": {"description": "US Flight Segment Tax", "per_segment": "5.30"},
+    "AY": {
+        "description": "September 11th Security Fee",
+        "per_enplanement": "5.60",
+        "max_per_one_way": "11.20",
+    },
+    "XF": {
+        "description": "Passenger Facility Charge",
+        "per_enplanement": "4.50",
+        "max_enplanements_per_one_way": 2,
+    },
+}
+
+# --- Offers (DESIGN.md §7) ---------------------------------------------------------------
+OFFER_TTL_SECONDS = env_int("OFFER_TTL_SECONDS", 30 * 60)
 
 # --- API ------------------------------------------------------------------------------
 API_VERSIONS = ("v0", "v1", "v2")  # identical; DESIGN.md §4

@@ -8,6 +8,7 @@ from rest_framework.negotiation import DefaultContentNegotiation
 
 from airline.api.versioning import VersionConverter
 from airline.api.views import health, unknown_route
+from offers import urls as offers_urls
 from sellers import urls as sellers_urls
 
 register_converter(VersionConverter, "version")
@@ -25,6 +26,7 @@ docs_urlpatterns = [
 
 json_urlpatterns = [
     *sellers_urls.json_urlpatterns,
+    *offers_urls.urlpatterns,
     *docs_urlpatterns,
 ]
 

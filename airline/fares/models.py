@@ -45,9 +45,7 @@ class Bundle(models.Model):
         decimal_places=2,
         help_text="USD per passenger per segment, added to the fare (part of the base)",
     )
-    benefits = models.JSONField(
-        default=list, blank=True, validators=[validators.validate_benefits]
-    )
+    benefits = models.JSONField(default=list, blank=True, validators=[validators.validate_benefits])
     baggage_disclosures = models.JSONField(
         default=list, blank=True, validators=[validators.validate_baggage_disclosures]
     )
@@ -64,7 +62,10 @@ class Bundle(models.Model):
     )
     changeable = models.BooleanField(default=False)
     change_fee = models.DecimalField(
-        max_digits=8, decimal_places=2, default=0, help_text="USD per passenger, plus any fare difference"
+        max_digits=8,
+        decimal_places=2,
+        default=0,
+        help_text="USD per passenger, plus any fare difference",
     )
     refund_method = models.CharField(
         max_length=12, choices=RefundMethod.choices, default=RefundMethod.CREDIT_SCALE
@@ -76,8 +77,12 @@ class Bundle(models.Model):
     class Meta:
         ordering = ["rank", "code"]
         constraints = [
-            models.CheckConstraint(condition=Q(supplement__gte=0), name="bundle_supplement_not_negative"),
-            models.CheckConstraint(condition=Q(change_fee__gte=0), name="bundle_change_fee_not_negative"),
+            models.CheckConstraint(
+                condition=Q(supplement__gte=0), name="bundle_supplement_not_negative"
+            ),
+            models.CheckConstraint(
+                condition=Q(change_fee__gte=0), name="bundle_change_fee_not_negative"
+            ),
             # Bags beyond what is included are sold as CB1..CB3 (DESIGN.md §7).
             models.CheckConstraint(
                 condition=Q(checked_bags_included__lte=3), name="bundle_at_most_three_bags"

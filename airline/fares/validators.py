@@ -98,8 +98,9 @@ PENALTY = {
     "fixedAmount": _is_number,
     "fullReservationOnly": _is_bool,
     "requiresRewardsAccount": _is_bool,
-    "restrictions": lambda value: isinstance(value, list)
-    and all(_object(RESTRICTION, frozenset())(r) for r in value),
+    "restrictions": lambda value: (
+        isinstance(value, list) and all(_object(RESTRICTION, frozenset())(r) for r in value)
+    ),
 }
 SEAT_PROFILE = {"code": _is_string, "description": _is_string, "characteristicCodes": _is_strings}
 

@@ -10,7 +10,7 @@ sales over the same legs queue instead of deadlocking.
 """
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -93,21 +93,35 @@ def booking_class_position(rbd: str) -> tuple[str, int]:
     return ladder[rbd]
 
 
-def availability(*, leg_ids: Sequence[int], cabin: str) -> dict[str, int]:
-    """Seats sellable now per booking class of `cabin` on a segment over these legs:
-    for each class the smallest availability over the legs (a seat must be free on all)."""
-    per_leg: dict[int, list[tuple[int, str, int]]] = {}
-    rows = LegInventory.objects.filter(leg_id__in=leg_ids, cabin=cabin).values_list(
-        "leg_id", "rank", "rbd", "authorized", "sold"
+def leg_availability(leg_ids: Iterable[int]) -> dict[int, dict[str, dict[str, int]]]:
+    """Seats sellable now on each leg, per cabin and booking class: one query for a whole
+    search. A class's figure is the tightest nested limit at or above it."""
+    rows = (
+        LegInventory.objects.filter(leg_id__in=set(leg_ids))
+        .order_by("leg_id", "cabin", "rank")
+        .values_list("leg_id", "cabin", "rbd", "authorized", "sold")
     )
-    for leg_id, rank, rbd, authorized, sold in rows:
-        per_leg.setdefault(leg_id, []).append((rank, rbd, authorized - sold))
-    if len(per_leg) != len(set(leg_ids)):
-        return {}  # the cabin is not on every leg of the segment
-    result: dict[str, int] = {}
-    for classes in per_leg.values():
-        tightest = None
-        for _rank, rbd, room in sorted(classes):
-            tightest = room if tightest is None else min(tightest, room)
-            result[rbd] = min(result.get(rbd, tightest), tightest)
+    result: dict[int, dict[str, dict[str, int]]] = {}
+    tightest: dict[tuple[int, str], int] = {}
+    for leg_id, cabin, rbd, authorized, sold in rows:
+        room = authorized - sold
+        key = (leg_id, cabin)
+        tightest[key] = min(tightest.get(key, room), room)
+        result.setdefault(leg_id, {}).setdefault(cabin, {})[rbd] = tightest[key]
     return result
+
+
+def segment_availability(
+    per_leg: dict[int, dict[str, dict[str, int]]], leg_ids: Sequence[int], cabin: str
+) -> dict[str, int]:
+    """A segment's seats per class of `cabin`: a seat must be free on every leg, so the
+    smallest figure over its legs; empty when some leg lacks the cabin."""
+    classes = [per_leg.get(leg_id, {}).get(cabin) for leg_id in leg_ids]
+    if not classes or any(c is None for c in classes):
+        return {}
+    return {rbd: min(c.get(rbd, 0) for c in classes) for rbd in classes[0]}
+
+
+def availability(*, leg_ids: Sequence[int], cabin: str) -> dict[str, int]:
+    """Seats sellable now per booking class of `cabin` on a segment over these legs."""
+    return segment_availability(leg_availability(leg_ids), leg_ids, cabin)

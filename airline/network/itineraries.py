@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo
 from django.conf import settings
 from django.db import DatabaseError, connection
 
-from airline.network.models import FlightLeg, ScheduleLoad, Station
+from airline.network.models import AircraftType, FlightLeg, ScheduleLoad, Station
 
 MINIMUM_CONNECTING_TIME = timedelta(minutes=45)
 MAXIMUM_CONNECTING_TIME = timedelta(hours=6)
@@ -117,9 +117,17 @@ class Journey:
 class NetworkIndex:
     """The dated legs of one schedule version, indexed for journey building."""
 
-    def __init__(self, version: int, legs: list[DatedLeg], time_zones: dict[str, str]) -> None:
+    def __init__(
+        self,
+        version: int,
+        legs: list[DatedLeg],
+        time_zones: dict[str, str],
+        aircraft_codes: dict[str, str] | None = None,
+    ) -> None:
         self.version = version
         self.time_zones = {code: ZoneInfo(name) for code, name in time_zones.items()}
+        self.aircraft_codes = aircraft_codes or {}
+        self._legs = {leg.id: leg for leg in legs}
         departures: dict[str, list[DatedLeg]] = defaultdict(list)
         flights: dict[tuple, list[DatedLeg]] = defaultdict(list)
         for leg in legs:
@@ -138,6 +146,18 @@ class NetworkIndex:
 
     def station_zone(self, code: str) -> ZoneInfo:
         return self.time_zones[code]
+
+    def carrier_aircraft_code(self, iata_code: str) -> str:
+        """The carrier's own code for an aircraft type (SPEC.md §2.2 Leg)."""
+        return self.aircraft_codes.get(iata_code) or iata_code
+
+    def journey_of(self, segments: list[list[int]]) -> Journey | None:
+        """The journey over these legs (ids, per segment), or None if any leg is no
+        longer scheduled (a stored offer outlived a schedule change)."""
+        try:
+            return Journey(tuple(Segment(tuple(self._legs[i] for i in legs)) for legs in segments))
+        except KeyError:
+            return None
 
     def journeys(self, origin: str, destination: str, local_date: date) -> list[Journey]:
         """Every journey from `origin` departing on `local_date` (origin's time) to
@@ -307,7 +327,8 @@ def build_index(version: int) -> NetworkIndex:
     )
     legs = [DatedLeg(*row) for row in rows.iterator(chunk_size=5000)]
     zones = dict(Station.objects.values_list("code", "time_zone"))
-    return NetworkIndex(version, legs, zones)
+    aircraft = dict(AircraftType.objects.values_list("iata_code", "carrier_code"))
+    return NetworkIndex(version, legs, zones, aircraft)
 
 
 def is_valid_market(origin: str, destination: str) -> bool:

@@ -400,6 +400,27 @@ def _scheduled_leg(leg: SsimLeg, stations: dict, configurations: dict) -> Schedu
     )
 
 
+def segment_markets(schedule: SsimSchedule) -> set[tuple[str, str]]:
+    """Every (board point, off point) a passenger can fly on one flight number: each leg,
+    and each run of consecutive legs (PVD-TPA on a PVD-CHS-TPA flight)."""
+    routes: dict[tuple, dict[int, SsimLeg]] = {}
+    for leg in schedule.legs:
+        key = (
+            leg.airline_designator,
+            leg.flight_number,
+            leg.operational_suffix,
+            leg.itinerary_variation,
+        )
+        routes.setdefault(key, {})[leg.leg_sequence] = leg
+    markets = set()
+    for legs in routes.values():
+        ordered = [legs[n] for n in sorted(legs)]
+        for board in range(len(ordered)):
+            for off in range(board, len(ordered)):
+                markets.add((ordered[board].departure_station, ordered[off].arrival_station))
+    return markets
+
+
 def _configuration_key(leg: SsimLeg) -> tuple[str, str]:
     """(aircraft type, configuration code): the seat part of SSIM's aircraft
     configuration/version field, without the version after "VV" (W18Y112VV112)."""

@@ -7,9 +7,10 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from airline.api import clock
+from airline.fares.services import fares_ensure_demo
 from airline.network.demo_fleet import DEMO_FLEET
-from airline.network.demo_schedule import demo_ssim
-from airline.network.services import fleet_ensure, known_station, schedule_load
+from airline.network.demo_schedule import demo_ssim, distance_km
+from airline.network.services import fleet_ensure, known_station, schedule_load, segment_markets
 from airline.network.ssim import parse_ssim
 from sellers.services import partner_ensure, seller_ensure
 
@@ -18,8 +19,9 @@ DEMO_SCHEDULE_DAYS = 330
 
 class Command(BaseCommand):
     help = (
-        "Load the demo airline: fleet, a schedule from today for 330 days, partner DEMO with "
-        "sellers DEMO1 (default) and DEMO2. Idempotent; run daily to roll the schedule on."
+        "Load the demo airline: fleet, a schedule from today for 330 days, its fares, "
+        "partner DEMO with sellers DEMO1 (default) and DEMO2. Idempotent; run daily to "
+        "roll the schedule on."
     )
 
     @transaction.atomic
@@ -32,8 +34,12 @@ class Command(BaseCommand):
         fleet_ensure(DEMO_FLEET)
         today = clock.now().astimezone(UTC).date()
         text = demo_ssim(today, days=DEMO_SCHEDULE_DAYS)
+        schedule = parse_ssim(text, known_station=known_station)
+        markets = segment_markets(schedule)
+        fares = fares_ensure_demo((o, d, distance_km(o, d)) for o, d in sorted(markets))
+        self.stdout.write(f"Demo fares: {fares} fares in {len(markets)} markets.")
         result = schedule_load(
-            schedule=parse_ssim(text, known_station=known_station),
+            schedule=schedule,
             file_name=f"demo-{today:%Y%m%d}.ssim",
             sha256=hashlib.sha256(text.encode()).hexdigest(),
             now=clock.now(),

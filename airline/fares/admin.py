@@ -1,0 +1,56 @@
+"""Back office for bundles (fare families) and published fares: both are data that
+revenue management edits here. The bundle JSON is validated against SPEC.md §2.2 on save
+(airline/fares/validators.py), since it goes on the wire as stored."""
+
+from django.contrib import admin
+
+from airline.fares.models import Bundle, Fare
+
+
+@admin.register(Bundle)
+class BundleAdmin(admin.ModelAdmin):
+    list_display = [
+        "rank",
+        "code",
+        "name",
+        "cabin",
+        "supplement",
+        "carry_on_included",
+        "checked_bags_included",
+        "seat_selection",
+        "changeable",
+        "refund_method",
+    ]
+    list_display_links = ["code"]
+    list_editable = ["supplement"]
+    fieldsets = [
+        (None, {"fields": ["code", "name", "rank", "cabin", "description"]}),
+        ("Price", {"fields": ["supplement", "fare_basis_suffix"]}),
+        (
+            "What the services act on",
+            {
+                "fields": [
+                    "carry_on_included",
+                    "checked_bags_included",
+                    "seat_selection",
+                    "changeable",
+                    "change_fee",
+                    "refund_method",
+                ]
+            },
+        ),
+        (
+            "Shown to partners (SPEC.md §2.2 shapes, camelCase keys)",
+            {"fields": ["benefits", "baggage_disclosures", "penalties", "seat_profiles"]},
+        ),
+    ]
+
+
+@admin.register(Fare)
+class FareAdmin(admin.ModelAdmin):
+    list_display = ["origin", "destination", "rbd", "base_amount", "fare_basis"]
+    list_display_links = ["origin", "destination"]
+    list_editable = ["base_amount"]
+    list_filter = ["rbd", "origin"]
+    search_fields = ["origin", "destination", "fare_basis"]
+    list_per_page = 100

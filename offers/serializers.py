@@ -1,0 +1,40 @@
+"""Request shapes of shopping and pricing (SPEC.md §4.4, §4.5). Shape only: the rules
+that span fields (dates in order, passenger mix, markets) are in offers/services.py."""
+
+from rest_framework import serializers
+
+from airline.api.serializers import StrictSerializer
+
+CABINS = ["Y", "W", "C", "F"]
+
+
+class OriginDestinationIn(StrictSerializer):
+    origin = serializers.RegexField(r"^[A-Za-z]{3}$", help_text="IATA airport code, any case")
+    destination = serializers.RegexField(r"^[A-Za-z]{3}$")
+    departureDate = serializers.DateField(input_formats=["%Y-%m-%d"], help_text="YYYY-MM-DD")
+
+
+class PassengerIn(StrictSerializer):
+    type = serializers.ChoiceField(choices=["ADT", "CHD", "INF"])
+    paxId = serializers.CharField(min_length=1, max_length=64, required=False)
+
+
+class SearchIn(StrictSerializer):
+    originDestinations = OriginDestinationIn(many=True, allow_empty=False, max_length=6)
+    passengers = PassengerIn(many=True, allow_empty=False)
+    cabinTypeCode = serializers.ChoiceField(choices=CABINS, required=False)
+    currency = serializers.RegexField(
+        r"^[A-Z]{3}$", required=False, help_text="Only USD is accepted"
+    )
+
+
+class SelectionIn(StrictSerializer):
+    offerId = serializers.CharField(min_length=1)
+    offerItemIds = serializers.ListField(
+        child=serializers.CharField(min_length=1), allow_empty=False
+    )
+
+
+class PriceIn(StrictSerializer):
+    selections = SelectionIn(many=True, allow_empty=False)
+    passengers = PassengerIn(many=True, allow_empty=False)

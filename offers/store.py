@@ -1,0 +1,144 @@
+"""The offer store: offers and priced offers kept server-side between calls (SPEC.md §3
+"Offer validity"; DESIGN.md §7).
+
+One search (or one pricing) is stored as one batch under one key, so a search costs one
+write however many offers it returns; an offer id is `<batch id>.<n>`. The store is the
+shared cache: Redis when REDIS_URL is set, else the database cache, never process memory,
+so an offer made by one worker can be priced by another. Batches outlive their offers'
+expiry by a day, so an expired offer answers ERR-3001, not ERR-3000.
+"""
+
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import orjson
+import redis.exceptions
+from django.conf import settings
+from django.core.cache import cache
+from django.db import DatabaseError
+
+from airline.api.errors import ApiError, Err
+
+
+class OfferSource:
+    """Where an offer came from; it decides how it may be priced (SPEC.md §3)."""
+
+    SHOPPING = "shopping"
+    PRICING = "pricing"
+    RESHOP = "reshop"
+    ANCILLARY = "ancillary"
+
+
+STORE_ERRORS = (DatabaseError, redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+KEEP_AFTER_EXPIRY = timedelta(days=1)
+
+
+@dataclass
+class OfferBatch:
+    """Offers created together: same seller, passengers, source and expiry."""
+
+    id: str
+    seller_id: str
+    source: str
+    created_at: datetime
+    expires_at: datetime
+    passengers: list[dict[str, str]]  # [{paxId, ptc}]
+    offers: dict[str, dict[str, Any]]  # offer id -> the stored offer
+
+    def offer_id(self, n: int) -> str:
+        return f"{self.id}.{n}"
+
+
+def new_batch(
+    *, seller_id: str, source: str, now: datetime, passengers: list[dict[str, str]]
+) -> OfferBatch:
+    ttl = timedelta(seconds=settings.OFFER_TTL_SECONDS)
+    return OfferBatch(
+        id=secrets.token_urlsafe(12),
+        seller_id=seller_id,
+        source=source,
+        created_at=now,
+        expires_at=now + ttl,
+        passengers=passengers,
+        offers={},
+    )
+
+
+def batch_save(batch: OfferBatch) -> None:
+    """Store the batch; ERR-9002 if the store cannot be reached."""
+    payload = orjson.dumps(
+        {
+            "id": batch.id,
+            "seller_id": batch.seller_id,
+            "source": batch.source,
+            "created_at": batch.created_at.isoformat(),
+            "expires_at": batch.expires_at.isoformat(),
+            "passengers": batch.passengers,
+            "offers": batch.offers,
+        },
+        default=_encode,
+    )
+    timeout = (batch.expires_at - batch.created_at + KEEP_AFTER_EXPIRY).total_seconds()
+    try:
+        cache.set(_key(batch.id), payload, timeout=int(timeout))
+    except STORE_ERRORS as exc:
+        raise _unavailable() from exc
+
+
+def offer_load(
+    *, offer_id: str, seller_id: str, now: datetime
+) -> tuple[OfferBatch, dict[str, Any]]:
+    """The batch and the offer with this id, for this seller.
+
+    ERR-3000 when unknown or another seller's (never reveal it exists), ERR-3001 when
+    expired, ERR-9002 when the store cannot be reached."""
+    batch_id, dot, _ = offer_id.rpartition(".")
+    if not dot or not batch_id:
+        raise offer_not_found(offer_id)
+    try:
+        raw = cache.get(_key(batch_id))
+    except STORE_ERRORS as exc:
+        raise _unavailable() from exc
+    if raw is None:
+        raise offer_not_found(offer_id)
+    data = orjson.loads(raw)
+    if data["seller_id"] != seller_id or offer_id not in data["offers"]:
+        raise offer_not_found(offer_id)
+    batch = OfferBatch(
+        id=data["id"],
+        seller_id=data["seller_id"],
+        source=data["source"],
+        created_at=datetime.fromisoformat(data["created_at"]),
+        expires_at=datetime.fromisoformat(data["expires_at"]),
+        passengers=data["passengers"],
+        offers=data["offers"],
+    )
+    if now >= batch.expires_at:
+        raise ApiError(
+            Err.OFFER_EXPIRED,
+            f"Offer {offer_id} expired at {batch.expires_at:%Y-%m-%dT%H:%M:%SZ}",
+            path="offerId",
+        )
+    return batch, batch.offers[offer_id]
+
+
+def offer_not_found(offer_id: str) -> ApiError:
+    return ApiError(Err.OFFER_NOT_FOUND, f"Offer {offer_id} not found", path="offerId")
+
+
+def _unavailable() -> ApiError:
+    return ApiError(Err.OFFER_CACHE_UNAVAILABLE, "The offer store is unavailable; retry later")
+
+
+def _key(batch_id: str) -> str:
+    return f"offers:{batch_id}"
+
+
+def _encode(value: Any) -> Any:
+    from decimal import Decimal
+
+    if isinstance(value, Decimal):
+        return str(value)  # exact: stored money keeps its cents
+    raise TypeError(type(value).__name__)
