@@ -262,6 +262,19 @@ SPECTACULAR_SETTINGS = {
         }
     },
     "SECURITY": [{"bearerAuth": []}],
+    "ENUM_NAME_OVERRIDES": {
+        "PassengerTypeCode": ["ADT", "CHD", "INF"],
+        "CabinTypeCode": ["Y", "W", "C", "F"],
+        "FeeType": [
+            "Tax",
+            "Surcharge",
+            "ServiceFee",
+            "PenaltyFee",
+            "SeatFee",
+            "BaggageFee",
+            "PaymentFee",
+        ],
+    },
 }
 
 # --- Logging: one JSON line per request on stdout (airline.api.middleware) -------------

@@ -4,6 +4,7 @@ import re
 
 import pytest
 import yaml
+from django.core.management import call_command
 
 pytestmark = pytest.mark.django_db
 
@@ -50,3 +51,21 @@ def test_docs_pages_load_all_their_assets_from_this_server(client, page):
     for asset in assets:
         assert client.get(asset).status_code == 200, asset
     assert not re.search(r'(?:src|href)="https?://', html)  # nothing fetched from the internet
+
+
+def test_the_description_generates_without_a_warning(tmp_path):
+    """Every endpoint's request, responses and authentication are fully described."""
+    call_command(
+        "spectacular",
+        "--api-version",
+        "v1",
+        "--validate",
+        "--fail-on-warn",
+        "--file",
+        str(tmp_path / "schema.yaml"),
+    )
+
+    document = yaml.safe_load((tmp_path / "schema.yaml").read_text())
+    assert {"/json/v1/offers", "/json/v1/offers/byJourney", "/json/v1/offers/price"} <= set(
+        document["paths"]
+    )
