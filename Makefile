@@ -51,6 +51,7 @@ test: $(VENV)/.dev
 ## bench: performance figures beside same-run references (a scratch database airline_bench)
 bench: $(VENV)/.dev
 	$(PY) -m benchmarks.network
+	$(PY) -m benchmarks.shopping
 
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check --fix .

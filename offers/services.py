@@ -9,7 +9,7 @@ inventory, and stores the merged quote as a new offer with a fresh expiry.
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -17,15 +17,16 @@ from django.db import DatabaseError
 
 from airline.api import clock
 from airline.api.errors import ApiError, Err
+from airline.fares import reference
 from airline.fares.money import Price, price_sum
 from airline.fares.pricing import (
     NoFare,
     PassengerMix,
+    PricedOption,
     SegmentToPrice,
     cheapest_available_rbd,
     price_option,
 )
-from airline.fares.selectors import booking_class_ladders, bundles_for_sale, fares_for_markets
 from airline.fares.terms import BundleTerms, FareTerms
 from airline.network.inventory import leg_availability, segment_availability
 from airline.network.itineraries import Journey, NetworkIndex, network_index
@@ -35,6 +36,9 @@ from offers.wire import flight_wire, journey_id
 from sellers.authentication import Principal
 
 SEATS_REMAINING_CAP = 9  # SPEC.md §2.2
+# What a shopping offer keeps in the store: enough to price it again from live data;
+# the rest of what the search showed is rebuilt then (and is most of the bytes).
+SHOPPING_STORED = ("legIndex", "offerItemId", "bundle", "cabin", "segments", "rbds", "journeyId")
 
 
 @dataclass(frozen=True)
@@ -68,7 +72,8 @@ class Option:
 
 @dataclass
 class _Context:
-    """What one request reads once and every option of it uses."""
+    """What one request reads once and every option of it uses, and what its options
+    have already worked out."""
 
     index: NetworkIndex
     seats: dict[int, dict[str, dict[str, int]]]
@@ -76,6 +81,9 @@ class _Context:
     ladders: dict[str, tuple[str, ...]]
     mix: PassengerMix
     pax: tuple[Pax, ...]
+    classes: dict[tuple, tuple] = field(default_factory=dict)
+    prices: dict[tuple, Any] = field(default_factory=dict)
+    flights: dict[tuple, dict[str, Any]] = field(default_factory=dict)
 
 
 def search_check(*, data: dict[str, Any], now: datetime) -> SearchQuery:
@@ -108,12 +116,12 @@ def search_check(*, data: dict[str, Any], now: datetime) -> SearchQuery:
     passengers = tuple(passengers_check(data["passengers"]))
     index = _index()
     for direction in directions:
-        for field, code in (("origin", direction.origin), ("destination", direction.destination)):
+        for name, code in (("origin", direction.origin), ("destination", direction.destination)):
             if code not in index.time_zones:
                 raise ApiError(
                     Err.INVALID_MARKET,
                     f"{code} is not a station we serve",
-                    path=f"originDestinations.{field}",
+                    path=f"originDestinations.{name}",
                 )
         if (direction.origin, direction.destination) not in index.served_markets:
             raise ApiError(
@@ -150,7 +158,7 @@ def offers_search(*, principal: Principal, query: SearchQuery) -> OfferBatch:
                     "offerItemId": f"{offer_id}.1",
                     **option.stored,
                 }
-    batch_save(batch)
+    batch_save(batch, fields=SHOPPING_STORED)
     return batch
 
 
@@ -200,7 +208,7 @@ def offers_price(
             )
         journeys.append(journey)
     context = _context(index, journeys, pax)
-    bundles = {b.code: b for b in bundles_for_sale(codes=[offer["bundle"] for offer in chosen])}
+    bundles = {b.code: b for b in reference.bundles([offer["bundle"] for offer in chosen])}
 
     priced = new_batch(
         seller_id=str(principal.seller.pk),
@@ -231,58 +239,97 @@ def offers_price(
 
 def _option(journey: Journey, bundle: BundleTerms, context: _Context) -> Option | None:
     """One journey in one bundle for the party, or None when it cannot be sold: the
-    cabin is missing, too few seats in every class, or a market has no fare."""
-    seats_needed = context.mix.adults + context.mix.children  # a lap infant takes no seat
-    ladder = context.ladders.get(bundle.cabin, ())
-    rbds, seats_left, to_price = [], [], []
-    for segment in journey.segments:
-        leg_ids = [leg.id for leg in segment.legs]
-        seats = segment_availability(context.seats, leg_ids, bundle.cabin)
-        rbd = cheapest_available_rbd(seats, ladder, seats_needed) if seats else None
-        if rbd is None:
-            return None
-        rbds.append(rbd)
-        seats_left.append(seats[rbd])
-        to_price.append(
-            SegmentToPrice(
-                segment.origin, segment.destination, rbd, tuple(leg.origin for leg in segment.legs)
-            )
+    cabin is missing, too few seats in every class, or a market has no fare.
+
+    Bundles of one cabin share the journey's classes and flight wire, and flights of one
+    market in one class share a price, so each is worked out once per request."""
+    classes = context.classes.get((journey.key, bundle.cabin))
+    if classes is None:
+        classes = context.classes[(journey.key, bundle.cabin)] = _classes(
+            journey, bundle.cabin, context
         )
-    try:
-        priced = price_option(
-            segments=to_price, bundle=bundle, fares=context.fares, mix=context.mix
-        )
-    except NoFare:
+    if classes is _NO_SEATS:
         return None
-    pax_by_type: dict[str, list[str]] = {}
-    for p in context.pax:
-        pax_by_type.setdefault(p.ptc, []).append(p.pax_id)
+    rbds, seats_left = classes
+    to_price = tuple(
+        SegmentToPrice(s.origin, s.destination, rbd, tuple(leg.origin for leg in s.legs))
+        for s, rbd in zip(journey.segments, rbds, strict=True)
+    )
+    price_key = (to_price, bundle.code)
+    if price_key not in context.prices:
+        try:
+            priced = price_option(
+                segments=to_price, bundle=bundle, fares=context.fares, mix=context.mix
+            )
+        except NoFare:
+            priced = None
+        context.prices[price_key] = priced and (priced, _price_wires(priced, context.pax))
+    if context.prices[price_key] is None:
+        return None
+    priced, (total_wire, passenger_prices) = context.prices[price_key]
+    flight_key = (journey.key, bundle.cabin, rbds)
+    if flight_key not in context.flights:
+        context.flights[flight_key] = flight_wire(
+            journey, context.index, cabin=bundle.cabin, rbds=list(rbds)
+        )
     stored = {
         "bundle": bundle.code,
         "cabin": bundle.cabin,
         "segments": [[leg.id for leg in s.legs] for s in journey.segments],
-        "rbds": rbds,
+        "rbds": list(rbds),
         "journeyId": journey_id(journey),
         "seatsRemaining": min(SEATS_REMAINING_CAP, *seats_left),
-        "totalPrice": priced.total.to_wire(),
-        "flight": flight_wire(journey, context.index, cabin=bundle.cabin, rbds=rbds),
+        "totalPrice": total_wire,
+        "flight": context.flights[flight_key],
         # One Fare per option; each segment carries its own rbd (SPEC.md §2.2 Segment).
         "fare": bundle.fare_wire(
             rbd=rbds[0],
             fare_basis_code=priced.fare_basis_codes[0],
             pax_ref_ids=[p.pax_id for p in context.pax],
         ),
-        "passengerPrices": [
-            {
-                "ptc": ptc,
-                "count": count,
-                "paxRefIds": pax_by_type[ptc],
-                "price": priced.per_ptc[ptc].to_wire(),
-            }
-            for ptc, count in priced.counts.items()
-        ],
+        "passengerPrices": passenger_prices,
     }
     return Option(stored=stored, price=priced.total)
+
+
+_NO_SEATS = ((), ())
+
+
+def _classes(
+    journey: Journey, cabin: str, context: _Context
+) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """Per segment, the cheapest class of `cabin` with seats for the party (a lap infant
+    takes none), and the seats left in it; _NO_SEATS when some segment has none."""
+    seats_needed = context.mix.adults + context.mix.children
+    ladder = context.ladders.get(cabin, ())
+    rbds, seats_left = [], []
+    for segment in journey.segments:
+        seats = segment_availability(context.seats, [leg.id for leg in segment.legs], cabin)
+        rbd = cheapest_available_rbd(seats, ladder, seats_needed) if seats else None
+        if rbd is None:
+            return _NO_SEATS
+        rbds.append(rbd)
+        seats_left.append(seats[rbd])
+    return tuple(rbds), tuple(seats_left)
+
+
+def _price_wires(
+    priced: PricedOption, pax: Sequence[Pax]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The option's totalPrice and passengerPrices (SPEC.md §2.2 PassengerPrice)."""
+    pax_by_type: dict[str, list[str]] = {}
+    for p in pax:
+        pax_by_type.setdefault(p.ptc, []).append(p.pax_id)
+    rows = [
+        {
+            "ptc": ptc,
+            "count": count,
+            "paxRefIds": pax_by_type[ptc],
+            "price": priced.per_ptc[ptc].to_wire(),
+        }
+        for ptc, count in priced.counts.items()
+    ]
+    return priced.total.to_wire(), rows
 
 
 def _context(index: NetworkIndex, journeys: Sequence[Journey], pax: Sequence[Pax]) -> _Context:
@@ -290,8 +337,8 @@ def _context(index: NetworkIndex, journeys: Sequence[Journey], pax: Sequence[Pax
     markets = {(s.origin, s.destination) for j in journeys for s in j.segments}
     try:
         seats = leg_availability(leg_ids)
-        fares = fares_for_markets(markets)
-        ladders = booking_class_ladders()
+        fares = reference.fares(markets)
+        ladders = reference.ladders()
     except DatabaseError as exc:
         raise ApiError(
             Err.AVAILABILITY_FAILED, "Availability could not be read; retry later"
@@ -304,7 +351,7 @@ def _context(index: NetworkIndex, journeys: Sequence[Journey], pax: Sequence[Pax
 def _bundles(principal: Principal, cabin: str | None) -> list[BundleTerms]:
     """The bundles this key may sell (DESIGN.md §5 product limits) in the cabin asked for."""
     allowed = principal.key.allowed_bundles or None
-    return [b for b in bundles_for_sale(codes=allowed) if cabin is None or b.cabin == cabin]
+    return [b for b in reference.bundles(allowed) if cabin is None or b.cabin == cabin]
 
 
 def _index() -> NetworkIndex:

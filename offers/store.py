@@ -66,8 +66,12 @@ def new_batch(
     )
 
 
-def batch_save(batch: OfferBatch) -> None:
-    """Store the batch; ERR-9002 if the store cannot be reached."""
+def batch_save(batch: OfferBatch, fields: tuple[str, ...] | None = None) -> None:
+    """Store the batch, each offer narrowed to `fields` when given; ERR-9002 if the store
+    cannot be reached."""
+    offers = batch.offers
+    if fields is not None:
+        offers = {offer_id: {f: offer[f] for f in fields} for offer_id, offer in offers.items()}
     payload = orjson.dumps(
         {
             "id": batch.id,
@@ -76,7 +80,7 @@ def batch_save(batch: OfferBatch) -> None:
             "created_at": batch.created_at.isoformat(),
             "expires_at": batch.expires_at.isoformat(),
             "passengers": batch.passengers,
-            "offers": batch.offers,
+            "offers": offers,
         },
         default=_encode,
     )

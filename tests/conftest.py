@@ -11,15 +11,18 @@ from rest_framework.test import APIClient
 
 from airline.api import clock as service_clock
 from airline.api import readiness
+from airline.fares import reference as fares_reference
 from sellers.models import ApiKey
 from tests.sellers.factories import ApiKeyFactory, PartnerFactory, SellerFactory
 
 
 @pytest.fixture(autouse=True)
-def _empty_cache() -> Iterator[None]:
-    """Rate counters and cached offers must not leak from one test into the next."""
+def _empty_caches() -> Iterator[None]:
+    """Rate counters, cached offers and in-memory reference data must not leak from one
+    test into the next."""
     yield
     cache.delete_pattern("*")  # only this worker's keys (tests/settings.py)
+    fares_reference.forget()
 
 
 @dataclass

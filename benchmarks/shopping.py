@@ -1,0 +1,282 @@
+"""Shopping benchmark (issue: shopping and pricing). Run with `make bench`.
+
+A real gunicorn (2 workers) on PostgreSQL and Redis serves create offers and price offer
+for a round trip of 2 ADT + 1 CHD on a busy market (CHS-PVD: nonstops and connections)
+and on a connection-only market (PVD-MSY), and the bare /health, all in the same run:
+- server time per request (median, p95), read from the service's own access-log line,
+  at 8 concurrent clients;
+- requests per second at 16 concurrent clients, as a ratio to /health's;
+- a profile of the search itself, in process: where the time goes.
+"""
+
+import cProfile
+import http.client
+import json
+import multiprocessing
+import os
+import pstats
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from io import StringIO
+from pathlib import Path
+
+from benchmarks.common import median, ms, p95, prepare_environment
+
+REPO = Path(__file__).resolve().parents[1]
+SECONDS = 8  # per measured phase
+PARTY = [{"type": "ADT"}, {"type": "ADT"}, {"type": "CHD"}]
+
+
+def _client(
+    port: int,
+    method: str,
+    path: str,
+    body: bytes | None,
+    headers: dict,
+    tag: str,
+    until: float,
+    counter,
+) -> None:
+    sent = 0
+    while time.monotonic() < until:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        connection.request(
+            method,
+            path,
+            body=body,
+            headers={**headers, "x-request-id": f"{tag}-{os.getpid()}-{sent}"},
+        )
+        response = connection.getresponse()
+        response.read()
+        assert response.status in (200, 201), (path, response.status)
+        connection.close()
+        sent += 1
+    with counter.get_lock():
+        counter.value += sent
+
+
+def load(
+    port: int, method: str, path: str, body: dict | None, headers: dict, tag: str, clients: int
+) -> float:
+    """Requests per second that `clients` processes get through in SECONDS."""
+    counter = multiprocessing.Value("i", 0)
+    payload = json.dumps(body).encode() if body is not None else None
+    until = time.monotonic() + SECONDS
+    processes = [
+        multiprocessing.Process(
+            target=_client, args=(port, method, path, payload, headers, tag, until, counter)
+        )
+        for _ in range(clients)
+    ]
+    started = time.monotonic()
+    for p in processes:
+        p.start()
+    for p in processes:
+        p.join()
+        assert p.exitcode == 0
+    return counter.value / (time.monotonic() - started)
+
+
+def server_times(log: Path, tag: str) -> list[float]:
+    times = []
+    for line in log.read_text().splitlines():
+        if f'"request_id":"{tag}-' in line:
+            times.append(json.loads(line)["duration_ms"] / 1000)
+    return times
+
+
+def main() -> None:
+    prepare_environment()
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    # Both are quick no-ops when `benchmarks.network` has just seeded this database.
+    call_command("migrate", verbosity=0)
+    call_command("seed_demo", stdout=StringIO())
+    out = StringIO()
+    call_command(
+        "create_api_key", "--partner", "DEMO", "--rate", "1000000", "--name", "bench", stdout=out
+    )
+    raw_key = out.getvalue().strip().splitlines()[-1]
+
+    profile_search()
+
+    from tests.e2e.servers import free_port
+
+    port = free_port()
+    log = Path(os.environ.get("AIRLINE_VAR_DIR", REPO / "var")) / "bench-shopping.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w") as sink:
+        server = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "airline.wsgi",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--workers",
+                "2",
+            ],
+            cwd=REPO,
+            env={**os.environ, "LOG_LEVEL": "INFO"},
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        _wait_ready(port)
+        token = _post(port, "/auth/token", None, {"x-api-key": raw_key})["access_token"]
+        auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        day = datetime.now(tz=UTC).date() + timedelta(days=14)
+        scenarios = {"busy CHS-PVD": ("CHS", "PVD"), "connection-only PVD-MSY": ("PVD", "MSY")}
+
+        rows_latency, rows_rate = [], []
+        health_rate = load(port, "GET", "/health", None, {}, "h16", 16)
+        load(port, "GET", "/health", None, {}, "h8", 8)
+        health_times = server_times(log, "h8")
+        rows_latency.append(("GET /health", ms(median(health_times)), ms(p95(health_times)), "-"))
+        rows_rate.append(("GET /health", f"{health_rate:.0f}/s", "1.00"))
+
+        for name, (origin, destination) in scenarios.items():
+            search = {
+                "originDestinations": [
+                    {
+                        "origin": origin,
+                        "destination": destination,
+                        "departureDate": day.isoformat(),
+                    },
+                    {
+                        "origin": destination,
+                        "destination": origin,
+                        "departureDate": (day + timedelta(days=7)).isoformat(),
+                    },
+                ],
+                "passengers": PARTY,
+            }
+            data = _post(port, "/json/v1/offers", search, auth)["data"]
+            chosen = {}
+            for offer in data["offers"]:
+                chosen.setdefault(offer["offerItems"][0]["legIndex"], offer)
+            price = {
+                "selections": [
+                    {"offerId": o["offerId"], "offerItemIds": [o["offerItems"][0]["offerItemId"]]}
+                    for o in chosen.values()
+                ],
+                "passengers": PARTY,
+            }
+            for label, path, body in (
+                ("create offers", "/json/v1/offers", search),
+                ("price offer", "/json/v1/offers/price", price),
+            ):
+                tag = f"{label[:1]}{name[:4]}".replace(" ", "")
+                load(port, "POST", path, body, auth, tag + "8", 8)
+                times = server_times(log, tag + "8")
+                rate = load(port, "POST", path, body, auth, tag + "16", 16)
+                target = "<= 50 ms" if label == "create offers" else "<= 30 ms"
+                rows_latency.append(
+                    (
+                        f"{label}, {name} ({len(data['offers'])} offers)",
+                        ms(median(times)),
+                        ms(p95(times)),
+                        target,
+                    )
+                )
+                rows_rate.append((f"{label}, {name}", f"{rate:.0f}/s", f"{rate / health_rate:.2f}"))
+    finally:
+        server.terminate()
+        server.wait(timeout=15)
+
+    _table(
+        "Server time at 8 concurrent clients (gunicorn 2 workers, PostgreSQL + Redis)",
+        ("request", "median", "p95", "target p95"),
+        rows_latency,
+    )
+    _table(
+        "Requests per second at 16 concurrent clients (same run)",
+        ("request", "rate", "ratio to /health (target >= 0.15 for create offers)"),
+        rows_rate,
+    )
+
+
+def profile_search() -> None:
+    """cProfile of offers_search for the busy round trip, in this process, warm."""
+    from airline.network.itineraries import network_index
+    from offers.services import offers_search, search_check
+    from sellers.authentication import Principal
+    from sellers.models import ApiKey
+
+    key = (
+        ApiKey.objects.select_related("partner", "seller").filter(name="bench").latest("created_at")
+    )
+    principal = Principal(key=key, seller=key.partner.sellers.get(is_default=True))
+    day = datetime.now(tz=UTC).date() + timedelta(days=14)
+    data = {
+        "originDestinations": [
+            {"origin": "CHS", "destination": "PVD", "departureDate": day},
+            {"origin": "PVD", "destination": "CHS", "departureDate": day + timedelta(days=7)},
+        ],
+        "passengers": PARTY,
+    }
+    network_index()
+    query = search_check(data=data, now=datetime.now(tz=UTC))
+    for _ in range(20):
+        offers_search(principal=principal, query=query)
+    profiler = cProfile.Profile()
+    started = time.perf_counter()
+    profiler.enable()
+    for _ in range(50):
+        offers_search(principal=principal, query=query)
+    profiler.disable()
+    each = (time.perf_counter() - started) / 50
+    print(
+        f"\nProfile of offers_search, busy round trip, in process: {ms(each)} per search (profiled)"
+    )
+    stream = StringIO()
+    pstats.Stats(profiler, stream=stream).sort_stats("cumulative").print_stats(
+        r"(airline|offers|django/db|django_redis|orjson)", 14
+    )
+    print("\n".join(line for line in stream.getvalue().splitlines() if line.strip())[-2400:])
+
+
+def _table(title: str, header: tuple, rows: list[tuple]) -> None:
+    print(f"\n{title}")
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    for row in [header, tuple("-" * w for w in widths), *rows]:
+        print("  " + "  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)))
+
+
+def _post(port: int, path: str, body: dict | None, headers: dict) -> dict:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    connection.request(
+        "POST", path, body=json.dumps(body).encode() if body is not None else None, headers=headers
+    )
+    response = connection.getresponse()
+    payload = json.loads(response.read())
+    assert response.status in (200, 201), payload
+    return payload
+
+
+def _wait_ready(port: int) -> None:
+    """Until 50 health checks in a row say ok: every worker's index is warm, not just the
+    first one to answer."""
+    deadline = time.monotonic() + 120
+    in_a_row = 0
+    while in_a_row < 50:
+        if time.monotonic() > deadline:
+            raise RuntimeError("server did not become ready")
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            connection.request("GET", "/health")
+            in_a_row = in_a_row + 1 if connection.getresponse().status == 200 else 0
+        except OSError:
+            in_a_row = 0
+        if in_a_row == 0:
+            time.sleep(0.2)
+
+
+if __name__ == "__main__":
+    main()
