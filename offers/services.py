@@ -8,6 +8,7 @@ batch; pricing reloads the chosen ones, re-checks seats and prices against live
 inventory, and stores the merged quote as a new offer with a fresh expiry.
 """
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
@@ -32,7 +33,7 @@ from airline.network.inventory import leg_availability, segment_availability
 from airline.network.itineraries import Journey, NetworkIndex, network_index
 from offers.passengers import Pax, mix_of, passengers_check
 from offers.store import OfferBatch, OfferSource, batch_save, new_batch, offer_load
-from offers.wire import flight_wire, journey_id
+from offers.wire import flight_wire
 from sellers.authentication import Principal
 
 SEATS_REMAINING_CAP = 9  # SPEC.md §2.2
@@ -83,7 +84,6 @@ class _Context:
     pax: tuple[Pax, ...]
     classes: dict[tuple, tuple] = field(default_factory=dict)
     prices: dict[tuple, Any] = field(default_factory=dict)
-    flights: dict[tuple, dict[str, Any]] = field(default_factory=dict)
 
 
 def search_check(*, data: dict[str, Any], now: datetime) -> SearchQuery:
@@ -257,35 +257,34 @@ def _option(journey: Journey, bundle: BundleTerms, context: _Context) -> Option 
     )
     price_key = (to_price, bundle.code)
     if price_key not in context.prices:
-        try:
-            priced = price_option(
-                segments=to_price, bundle=bundle, fares=context.fares, mix=context.mix
-            )
-        except NoFare:
-            priced = None
+        fares = tuple(context.fares.get((p.origin, p.destination, p.rbd)) for p in to_price)
+        priced = None if None in fares else _priced(to_price, bundle, fares, context.mix)
         context.prices[price_key] = priced and (priced, _price_wires(priced, context.pax))
     if context.prices[price_key] is None:
         return None
     priced, (total_wire, passenger_prices) = context.prices[price_key]
-    flight_key = (journey.key, bundle.cabin, rbds)
-    if flight_key not in context.flights:
-        context.flights[flight_key] = flight_wire(
-            journey, context.index, cabin=bundle.cabin, rbds=list(rbds)
-        )
+    flight_key = (context.index.version, journey.key, bundle.cabin, rbds)
+    flight = _flights.get(flight_key)
+    if flight is None:
+        if len(_flights) > FLIGHT_CACHE_SIZE:
+            _flights.clear()
+        flight = flight_wire(journey, context.index, cabin=bundle.cabin, rbds=list(rbds))
+        _flights[flight_key] = flight
     stored = {
         "bundle": bundle.code,
         "cabin": bundle.cabin,
         "segments": [[leg.id for leg in s.legs] for s in journey.segments],
         "rbds": list(rbds),
-        "journeyId": journey_id(journey),
+        "journeyId": flight["journeyId"],
         "seatsRemaining": min(SEATS_REMAINING_CAP, *seats_left),
         "totalPrice": total_wire,
-        "flight": context.flights[flight_key],
+        "flight": flight,
         # One Fare per option; each segment carries its own rbd (SPEC.md §2.2 Segment).
         "fare": bundle.fare_wire(
             rbd=rbds[0],
             fare_basis_code=priced.fare_basis_codes[0],
             pax_ref_ids=[p.pax_id for p in context.pax],
+            prerendered=True,
         ),
         "passengerPrices": passenger_prices,
     }
@@ -293,6 +292,27 @@ def _option(journey: Journey, bundle: BundleTerms, context: _Context) -> Option 
 
 
 _NO_SEATS = ((), ())
+
+# Across requests, per process: what depends only on immutable inputs. A flight's wire
+# depends on the schedule version and its legs; a price on the fares, bundle terms and
+# party, all part of the key, so an edit to any of them is a new key, never a stale answer.
+FLIGHT_CACHE_SIZE = 20_000
+_flights: dict[tuple, dict[str, Any]] = {}
+
+
+@functools.lru_cache(maxsize=20_000)
+def _priced(
+    to_price: tuple[SegmentToPrice, ...],
+    bundle: BundleTerms,
+    fares: tuple[FareTerms, ...],
+    mix: PassengerMix,
+) -> PricedOption | None:
+    try:
+        return price_option(
+            segments=to_price, bundle=bundle, fares={f.key: f for f in fares}, mix=mix
+        )
+    except NoFare:
+        return None
 
 
 def _classes(
@@ -325,11 +345,17 @@ def _price_wires(
             "ptc": ptc,
             "count": count,
             "paxRefIds": pax_by_type[ptc],
-            "price": priced.per_ptc[ptc].to_wire(),
+            "price": _wire(priced.per_ptc[ptc]),
         }
         for ptc, count in priced.counts.items()
     ]
-    return priced.total.to_wire(), rows
+    return _wire(priced.total), rows
+
+
+@functools.lru_cache(maxsize=20_000)
+def _wire(price: Price) -> dict[str, Any]:
+    """A price's wire form, made once per distinct price (shared: never mutate it)."""
+    return price.to_wire()
 
 
 def _context(index: NetworkIndex, journeys: Sequence[Journey], pax: Sequence[Pax]) -> _Context:

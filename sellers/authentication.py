@@ -11,6 +11,7 @@ from rest_framework_simplejwt.exceptions import TokenError
 from rest_framework_simplejwt.tokens import AccessToken
 
 from airline.api.errors import ApiError, Err
+from sellers.authcache import remembered
 from sellers.models import ApiKey, Seller
 from sellers.selectors import (
     api_key_get_by_prefix,
@@ -87,6 +88,14 @@ def principal_from_token(token: str) -> Principal:
         prefix, seller_id = str(claims[KEY_CLAIM]), UUID(str(claims[SELLER_CLAIM]))
     except (TokenError, KeyError, ValueError):
         raise ApiError(Err.UNAUTHENTICATED, "The bearer token is invalid or has expired") from None
+    try:
+        return remembered((prefix, seller_id), lambda: _resolve(prefix, seller_id))
+    except STORE_ERRORS as exc:
+        raise auth_store_unavailable() from exc
+
+
+def _resolve(prefix: str, seller_id: UUID) -> Principal:
+    """The key and seller a token names, checked (sellers/authcache.py reuses the result)."""
     try:
         key = api_key_get_by_prefix(prefix=prefix)
     except STORE_ERRORS as exc:

@@ -6,6 +6,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from sellers.authcache import auth_changed
+
 
 class Partner(models.Model):
     """A company selling the airline's flights through the API (agency, OTA, aggregator)."""
@@ -20,6 +22,10 @@ class Partner(models.Model):
 
     def __str__(self) -> str:
         return f"{self.code} ({self.name})"
+
+    def save(self, *args, **kwargs) -> None:
+        super().save(*args, **kwargs)
+        auth_changed()  # sellers/authcache.py: resolved tokens must see this
 
 
 class Seller(models.Model):
@@ -48,6 +54,10 @@ class Seller(models.Model):
 
     def __str__(self) -> str:
         return self.code
+
+    def save(self, *args, **kwargs) -> None:
+        super().save(*args, **kwargs)
+        auth_changed()
 
 
 class ApiKey(models.Model):
@@ -100,6 +110,10 @@ class ApiKey(models.Model):
 
     def __str__(self) -> str:
         return f"{self.prefix} ({self.name or self.kind})"
+
+    def save(self, *args, **kwargs) -> None:
+        super().save(*args, **kwargs)
+        auth_changed()
 
     @property
     def kind(self) -> str:

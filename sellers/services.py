@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from rest_framework_simplejwt.tokens import AccessToken
 
+from sellers.authcache import auth_changed
 from sellers.keys import generate_key, hash_key
 from sellers.models import ApiKey, Partner, Seller
 
@@ -148,6 +149,7 @@ def api_key_revoke(*, key: ApiKey, at: datetime) -> bool:
     revoked = ApiKey.objects.filter(pk=key.pk, is_active=True).update(
         is_active=False, revoked_at=at
     )
+    auth_changed()  # a bulk update skips save(): tell the token caches ourselves
     key.refresh_from_db(fields=["is_active", "revoked_at"])
     return bool(revoked)
 

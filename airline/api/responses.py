@@ -6,6 +6,7 @@
   `data: null`, so it is an envelope too (DESIGN.md §11).
 """
 
+from decimal import Decimal
 from typing import Any
 
 import orjson
@@ -67,8 +68,6 @@ def error_response(request: HttpRequest, err: ApiError) -> HttpResponse:
 
 def _default(value: Any) -> Any:
     """orjson hook for the types it does not know: Decimal money goes out as a number."""
-    from decimal import Decimal
-
     if isinstance(value, Decimal):
         return float(value)
     raise TypeError(f"{type(value).__name__} is not JSON serializable")

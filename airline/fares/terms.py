@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from airline.fares.money import money
 from airline.network.fleet import Zone
 from airline.network.models import CabinCode
@@ -59,6 +61,9 @@ class BundleTerms:
     baggage_disclosures: tuple[Mapping[str, Any], ...] = field(default=(), compare=False)
     penalties: tuple[Mapping[str, Any], ...] = field(default=(), compare=False)
     seat_profiles: tuple[Mapping[str, Any], ...] = field(default=(), compare=False)
+    # The four display lists above, serialized once: a search shows each bundle in dozens
+    # of offers, and these lists are most of each offer's bytes (benchmarks/shopping.py).
+    display_json: Mapping[str, bytes] = field(default_factory=dict, compare=False)
 
     def seat_zone_is_free(self, zone: str) -> bool:
         """Whether a seat of this zone (network.fleet.Zone) costs nothing in this bundle."""
@@ -90,9 +95,16 @@ class BundleTerms:
         return 0
 
     def fare_wire(
-        self, *, rbd: str, fare_basis_code: str, pax_ref_ids: Sequence[str] = ()
+        self,
+        *,
+        rbd: str,
+        fare_basis_code: str,
+        pax_ref_ids: Sequence[str] = (),
+        prerendered: bool = False,
     ) -> dict[str, Any]:
-        """SPEC.md §2.2's Fare object for a segment sold in this bundle and class."""
+        """SPEC.md §2.2's Fare object for a segment sold in this bundle and class. With
+        `prerendered`, the display lists are orjson Fragments of `display_json`: the
+        same JSON, for a response that is only serialized."""
         wire: dict[str, Any] = {
             "fareBasisCode": fare_basis_code,
             "cabinTypeCode": self.cabin,
@@ -105,6 +117,9 @@ class BundleTerms:
         wire["bundleName"] = self.name
         if self.description:
             wire["description"] = self.description
+        if prerendered and self.display_json:
+            wire.update({name: orjson.Fragment(raw) for name, raw in self.display_json.items()})
+            return wire
         wire["benefits"] = list(self.benefits)
         wire["baggageDisclosures"] = list(self.baggage_disclosures)
         wire["penalties"] = list(self.penalties)
@@ -142,4 +157,10 @@ def bundle_terms(bundle: "Bundle") -> BundleTerms:
         baggage_disclosures=tuple(bundle.baggage_disclosures),
         penalties=tuple(bundle.penalties),
         seat_profiles=tuple(bundle.seat_profiles),
+        display_json={
+            "benefits": orjson.dumps(bundle.benefits),
+            "baggageDisclosures": orjson.dumps(bundle.baggage_disclosures),
+            "penalties": orjson.dumps(bundle.penalties),
+            "seatProfiles": orjson.dumps(bundle.seat_profiles),
+        },
     )
