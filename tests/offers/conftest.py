@@ -2,7 +2,8 @@
 fares for its markets: from tomorrow for 60 days,
 
 - MX101/102  PVD-CHS-PVD nonstop, E175 (economy only), daily
-- MX501      PVD-CHS-TPA direct one-stop, A320 (business and economy), daily
+- MX501      PVD-CHS-TPA direct one-stop, A320 (business and economy), daily; its
+             CHS-TPA leg is filed "subject to government approval" (DEI 901)
 - MX701/702  PVD-CLT, CLT-MSY: PVD-MSY by connection only (75 minutes at CLT)
 """
 
@@ -66,6 +67,7 @@ def network(db, tmp_path):
             sequence=2,
             aircraft="320",
             configuration="C12Y138",
+            segment_data=[(901, "SUBJECT TO GOVERNMENT APPROVAL")],
         ),
         Leg(701, "PVD", "CLT", time(8, 0), time(9, 55), start, end),
         Leg(702, "CLT", "MSY", time(11, 10), time(12, 15), start, end, arrival_offset=CST),

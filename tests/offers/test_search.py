@@ -97,6 +97,22 @@ class TestOneWay:
         nicest = offers[3]["offerItems"][0]
         assert {s["cabinTypeCode"] for s in nicest["flight"]["segments"]} == {"C"}
 
+    def test_a_government_approval_disclosure_shows_where_the_schedule_files_one(
+        self, api, auth, network
+    ):
+        offers = offers_of(search(api, auth, search_body(("PVD", "TPA", network))))
+
+        [segment] = offers[0]["offerItems"][0]["flight"]["segments"]
+        assert segment["govtApprovalDisclosure"] == "SUBJECT TO GOVERNMENT APPROVAL"
+        first_leg, second_leg = segment["legs"]
+        assert "govtApprovalDisclosure" not in first_leg  # absent when unaffected (SPEC.md §2.2)
+        assert second_leg["govtApprovalDisclosure"] == "SUBJECT TO GOVERNMENT APPROVAL"
+        nonstop = offers_of(search(api, auth, search_body(("PVD", "CHS", network))))
+        mx101 = next(
+            o for o in nonstop if o["offerItems"][0]["flight"]["flightNumbers"] == ["MX101"]
+        )
+        assert "govtApprovalDisclosure" not in mx101["offerItems"][0]["flight"]["segments"][0]
+
     def test_a_market_served_only_by_connection(self, api, auth, network):
         offers = offers_of(search(api, auth, search_body(("PVD", "MSY", network))))
 
