@@ -30,7 +30,7 @@ def flat_view(batch: OfferBatch) -> dict[str, Any]:
                 "offerId": offer_id,
                 "ownerCode": settings.AIRLINE_DESIGNATOR,
                 "expiresAt": expires_at,
-                "description": _description(offer),
+                "description": offer["description"],
                 "totalPrice": offer["totalPrice"],
                 "offerItems": [item],
             }
@@ -101,15 +101,9 @@ def priced_view(batch: OfferBatch, journeys: list[Journey], index: NetworkIndex)
             "offerId": offer_id,
             "ownerCode": settings.AIRLINE_DESIGNATOR,
             "expiresAt": clock.format_utc(batch.expires_at),
-            "description": " + ".join(_description(item) for item in offer["items"]),
+            "description": " + ".join(item["description"] for item in offer["items"]),
             "totalPrice": offer["totalPrice"],
             "items": items,
         },
         "journeys": journey_wires,
     }
-
-
-def _description(offer: dict[str, Any]) -> str:
-    flight = offer["flight"]
-    numbers = " ".join(flight["flightNumbers"])
-    return f"{numbers} {flight['origin']}-{flight['destination']}, {offer['fare']['bundleName']}"

@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
 
+import orjson
 from django.db import DatabaseError
 
 from airline.api import clock
 from airline.api.errors import ApiError, Err
+from airline.api.responses import dumps
 from airline.fares import reference
 from airline.fares.money import Price, price_sum
 from airline.fares.pricing import (
@@ -264,18 +266,25 @@ def _option(journey: Journey, bundle: BundleTerms, context: _Context) -> Option 
         return None
     priced, (total_wire, passenger_prices) = context.prices[price_key]
     flight_key = (context.index.version, journey.key, bundle.cabin, rbds)
-    flight = _flights.get(flight_key)
-    if flight is None:
+    cached = _flights.get(flight_key)
+    if cached is None:
         if len(_flights) > FLIGHT_CACHE_SIZE:
             _flights.clear()
-        flight = flight_wire(journey, context.index, cabin=bundle.cabin, rbds=list(rbds))
-        _flights[flight_key] = flight
+        wire = flight_wire(journey, context.index, cabin=bundle.cabin, rbds=list(rbds))
+        route = f"{' '.join(wire['flightNumbers'])} {wire['origin']}-{wire['destination']}"
+        cached = _flights[flight_key] = (
+            wire["journeyId"],
+            route,
+            orjson.Fragment(orjson.dumps(wire)),
+        )
+    journey_ref, route, flight = cached
     stored = {
         "bundle": bundle.code,
         "cabin": bundle.cabin,
         "segments": [[leg.id for leg in s.legs] for s in journey.segments],
         "rbds": list(rbds),
-        "journeyId": flight["journeyId"],
+        "journeyId": journey_ref,
+        "description": f"{route}, {bundle.name}",
         "seatsRemaining": min(SEATS_REMAINING_CAP, *seats_left),
         "totalPrice": total_wire,
         "flight": flight,
@@ -293,11 +302,12 @@ def _option(journey: Journey, bundle: BundleTerms, context: _Context) -> Option 
 
 _NO_SEATS = ((), ())
 
-# Across requests, per process: what depends only on immutable inputs. A flight's wire
+# Across requests, per process, and kept as ready JSON (orjson Fragments, serialized
+# once, not once per offer per response): what depends only on immutable inputs. A flight's wire
 # depends on the schedule version and its legs; a price on the fares, bundle terms and
 # party, all part of the key, so an edit to any of them is a new key, never a stale answer.
 FLIGHT_CACHE_SIZE = 20_000
-_flights: dict[tuple, dict[str, Any]] = {}
+_flights: dict[tuple, tuple[str, str, orjson.Fragment]] = {}
 
 
 @functools.lru_cache(maxsize=20_000)
@@ -353,9 +363,9 @@ def _price_wires(
 
 
 @functools.lru_cache(maxsize=20_000)
-def _wire(price: Price) -> dict[str, Any]:
-    """A price's wire form, made once per distinct price (shared: never mutate it)."""
-    return price.to_wire()
+def _wire(price: Price) -> orjson.Fragment:
+    """A price's wire form as ready JSON, made once per distinct price."""
+    return orjson.Fragment(dumps(price.to_wire()))
 
 
 def _context(index: NetworkIndex, journeys: Sequence[Journey], pax: Sequence[Pax]) -> _Context:

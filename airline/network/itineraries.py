@@ -142,6 +142,17 @@ class NetworkIndex:
             flight_legs.sort(key=lambda leg: leg.leg_sequence)
             for before, after in itertools.pairwise(flight_legs):
                 self._next_leg[before.id] = after
+        # Legs leaving a station from which a destination is reachable on the same
+        # flight, by departure: a connection looks only at these, not at every leg
+        # leaving a hub within six hours.
+        towards: dict[tuple[str, str], list[DatedLeg]] = defaultdict(list)
+        for _, origin_legs in self._departures.values():
+            for leg in origin_legs:
+                for segment in self._segments_from(leg):
+                    towards[(leg.origin, segment.destination)].append(leg)
+        self._towards = {
+            key: ([leg.departs_at for leg in legs], legs) for key, legs in towards.items()
+        }
         self.served_markets = self._markets()
 
     def station_zone(self, code: str) -> ZoneInfo:
@@ -184,7 +195,9 @@ class NetworkIndex:
         journeys = []
         earliest = first.arrives_at + MINIMUM_CONNECTING_TIME
         latest = first.arrives_at + MAXIMUM_CONNECTING_TIME
-        for leg in self._departing(first.destination, earliest, latest + timedelta(microseconds=1)):
+        times, legs = self._towards.get((first.destination, destination), ((), ()))
+        start, end = bisect.bisect_left(times, earliest), bisect.bisect_right(times, latest)
+        for leg in legs[start:end]:
             if (leg.carrier, leg.flight_number) == (first.carrier, first.flight_number):
                 continue  # staying on board is the direct segment, not a connection
             for second in self._segments_from(leg):
