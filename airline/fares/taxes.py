@@ -1,8 +1,7 @@
 """US taxes and fees on domestic air transportation, as carriers file them (DESIGN.md §7).
 
-The amounts change by law every year or two, so they live in the `US_TAXES` setting, not
-in code; DEFAULT_US_TAXES applies when the setting is absent. Each entry has exactly one
-way of charging:
+The amounts change by law every year or two, so they live in the `US_TAXES` setting
+(airline/settings.py), not in code. Each entry has exactly one way of charging:
 
 - `rate`: a share of the base (fare plus bundle supplement): US, the 7.5% ticket tax.
 - `per_segment`: an amount per flight segment in the tax law's sense (26 U.S.C. 4261: a
@@ -29,20 +28,6 @@ from django.core.exceptions import ImproperlyConfigured
 
 from airline.fares.money import ZERO, Tax, money
 
-DEFAULT_US_TAXES: dict[str, dict[str, Any]] = {
-    "US": {"description": "US Transportation Tax", "rate": "0.075"},
-    "ZP": {"description": "US Flight Segment Tax", "per_segment": "5.30"},
-    "AY": {
-        "description": "September 11th Security Fee",
-        "per_enplanement": "5.60",
-        "max_per_one_way": "11.20",
-    },
-    "XF": {
-        "description": "Passenger Facility Charge",
-        "per_enplanement": "4.50",
-        "max_enplanements_per_one_way": 2,
-    },
-}
 _BASES = ("rate", "per_segment", "per_enplanement")
 _KEYS = frozenset({"description", *_BASES, "max_per_one_way", "max_enplanements_per_one_way"})
 
@@ -94,7 +79,7 @@ def tax_rules() -> tuple[TaxRule, ...]:
     """The parsed `US_TAXES` setting, parsed once per process (pricing is a hot path)."""
     global _cached
     if _cached is None:
-        _cached = parse_tax_rules(getattr(settings, "US_TAXES", DEFAULT_US_TAXES))
+        _cached = parse_tax_rules(settings.US_TAXES)
     return _cached
 
 

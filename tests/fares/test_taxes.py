@@ -4,12 +4,15 @@ one-way trip, XF at no more than two enplanement airports per one-way trip."""
 from decimal import Decimal
 
 import pytest
+from django.conf import settings as django_settings
 from django.core.exceptions import ImproperlyConfigured
 from django.test import override_settings
 
 from airline.fares.pricing import PassengerMix, SegmentToPrice, price_option
-from airline.fares.taxes import DEFAULT_US_TAXES, forget_tax_rules, parse_tax_rules, tax_rules
+from airline.fares.taxes import forget_tax_rules, parse_tax_rules, tax_rules
 from tests.fares.factories import bundle, fare, fares
+
+US_TAXES = django_settings.US_TAXES
 
 ONE_ADULT = PassengerMix(adults=1)
 
@@ -132,7 +135,7 @@ def test_ay_and_xf_are_capped_on_a_three_segment_one_way():
 
 def test_the_amounts_come_from_the_us_taxes_setting():
     # Today's TSA rule, for instance: AY 5.60 per one-way trip whatever the enplanements.
-    changed = {**DEFAULT_US_TAXES, "AY": {**DEFAULT_US_TAXES["AY"], "max_per_one_way": "5.60"}}
+    changed = {**US_TAXES, "AY": {**US_TAXES["AY"], "max_per_one_way": "5.60"}}
     segments = [nonstop("PVD", "CLT"), nonstop("CLT", "MSY")]
     terms = fares(fare("PVD", "CLT", "L", "120.00"), fare("CLT", "MSY", "L", "140.00"))
 
@@ -140,7 +143,7 @@ def test_the_amounts_come_from_the_us_taxes_setting():
         option = price_option(segments=segments, bundle=bundle(), fares=terms, mix=ONE_ADULT)
 
     assert taxes_of(option)["AY"] == Decimal("5.60")
-    assert tax_rules() == parse_tax_rules(DEFAULT_US_TAXES)  # back once the override ends
+    assert tax_rules() == parse_tax_rules(US_TAXES)  # back once the override ends
 
 
 def test_without_the_setting_the_defaults_apply(settings):
@@ -150,7 +153,7 @@ def test_without_the_setting_the_defaults_apply(settings):
     del settings.US_TAXES
     forget_tax_rules(setting="US_TAXES")
 
-    assert tax_rules() == parse_tax_rules(DEFAULT_US_TAXES)
+    assert tax_rules() == parse_tax_rules(US_TAXES)
 
 
 @pytest.mark.parametrize(
