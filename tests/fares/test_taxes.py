@@ -146,16 +146,6 @@ def test_the_amounts_come_from_the_us_taxes_setting():
     assert tax_rules() == parse_tax_rules(US_TAXES)  # back once the override ends
 
 
-def test_without_the_setting_the_defaults_apply(settings):
-    # Setting it first makes the fixture's teardown send setting_changed, which drops the
-    # cached rules again; deleting a setting sends no signal, hence the explicit forget.
-    settings.US_TAXES = {"US": {"description": "Other", "rate": "0.5"}}
-    del settings.US_TAXES
-    forget_tax_rules(setting="US_TAXES")
-
-    assert tax_rules() == parse_tax_rules(US_TAXES)
-
-
 @pytest.mark.parametrize(
     "entry",
     [
