@@ -9,7 +9,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.test import override_settings
 
 from airline.fares.pricing import PassengerMix, SegmentToPrice, price_option
-from airline.fares.taxes import forget_tax_rules, parse_tax_rules, tax_rules
+from airline.fares.taxes import parse_tax_rules, tax_rules
 from tests.fares.factories import bundle, fare, fares
 
 US_TAXES = django_settings.US_TAXES
