@@ -210,7 +210,8 @@ def offers_price(
             )
         journeys.append(journey)
     context = _context(index, journeys, pax)
-    bundles = {b.code: b for b in reference.bundles([offer["bundle"] for offer in chosen])}
+    # The key's product limits as they are now, not as they were at the search.
+    bundles = {b.code: b for b in _bundles(principal, None)}
 
     priced = new_batch(
         seller_id=str(principal.seller.pk),

@@ -259,3 +259,12 @@ def test_a_price_for_another_party_is_repriced_for_it(api, auth, round_trip):
     assert [row["ptc"] for row in item["passengerPrices"]] == ["ADT"]
     assert amount(item["totalPrice"]["total"]) * 3 == amount(out["totalPrice"]["total"])
     assert amount(item["totalPrice"]["total"]) > Decimal(0)
+
+
+def test_a_bundle_the_key_may_no_longer_sell_is_refused(api, auth, round_trip, partner_key):
+    out, _ = round_trip
+    assert out["offerItems"][0]["fare"]["bundleName"] == "No Flex"
+    partner_key.key.allowed_bundles = ["NICE"]
+    partner_key.key.save(update_fields=["allowed_bundles"])
+
+    error_of(price(api, auth, selection(out)), 400, "ERR-3003", "selections.offerItemIds")
