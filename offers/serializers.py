@@ -29,9 +29,9 @@ class SearchIn(StrictSerializer):
 
 
 class SelectionIn(StrictSerializer):
-    offerId = serializers.CharField(min_length=1)
+    offerId = serializers.CharField(min_length=1, max_length=100)
     offerItemIds = serializers.ListField(
-        child=serializers.CharField(min_length=1), allow_empty=False
+        child=serializers.CharField(min_length=1, max_length=100), allow_empty=False
     )
 
 

@@ -176,6 +176,8 @@ class NetworkIndex:
         zone = self.time_zones.get(origin)
         if zone is None or destination not in self.time_zones or origin == destination:
             return []
+        if not date.min + timedelta(days=2) <= local_date <= date.max - timedelta(days=2):
+            return []  # no flights at the ends of the calendar, where day bounds overflow
         day_start = datetime.combine(local_date, datetime.min.time(), tzinfo=zone).astimezone(UTC)
         day_end = datetime.combine(
             local_date + timedelta(days=1), datetime.min.time(), tzinfo=zone

@@ -214,6 +214,13 @@ def test_served_markets_include_connections_but_not_unserved_pairs():
     assert {("PVD", "CLT"), ("CLT", "MSY"), ("PVD", "MSY")} == set(network.served_markets)
 
 
+def test_dates_at_the_ends_of_the_calendar_have_no_flights():
+    network = index(leg(1, "PVD", "CHS", utc(2027, 3, 1, 12), 120))
+
+    assert network.journeys("PVD", "CHS", date.max) == []
+    assert network.journeys("PVD", "CHS", date.min) == []
+
+
 def test_unknown_stations_and_same_station_give_nothing():
     network = index(leg(1, "PVD", "CHS", utc(2027, 3, 1, 12), 120))
 

@@ -207,8 +207,22 @@ def test_a_reshop_offer_must_be_priced_with_quote_order(
             },
             "selections.x",
         ),
+        (
+            {
+                "selections": [{"offerId": "a" * 101, "offerItemIds": ["a.1.1"]}],
+                "passengers": PARTY,
+            },
+            "selections.offerId",
+        ),
     ],
-    ids=["no-selections", "missing-selections", "no-items", "no-passengers", "unknown-property"],
+    ids=[
+        "no-selections",
+        "missing-selections",
+        "no-items",
+        "no-passengers",
+        "unknown-property",
+        "long-id",
+    ],
 )
 def test_malformed_requests(api, auth, network, body, path):
     response = api.post("/json/v1/offers/price", body, format="json", **auth)

@@ -128,6 +128,12 @@ class TestOneWay:
 
         assert offers[0]["offerItems"][0]["flight"]["origin"] == "PVD"
 
+    def test_the_last_date_of_the_calendar_gives_no_offers(self, api, auth, network):
+        body = search_body(("PVD", "CHS", network))
+        body["originDestinations"][0]["departureDate"] = "9999-12-31"
+
+        assert offers_of(search(api, auth, body)) == []
+
     def test_a_date_with_no_flights_gives_no_offers(self, api, auth, network):
         assert (
             offers_of(search(api, auth, search_body(("PVD", "CHS", network + timedelta(days=200)))))
