@@ -125,7 +125,7 @@ def search_check(*, data: dict[str, Any], now: datetime) -> SearchQuery:
                     f"{code} is not a station we serve",
                     path=f"originDestinations.{name}",
                 )
-        if (direction.origin, direction.destination) not in index.served_markets:
+        if not index.is_valid_market(direction.origin, direction.destination):
             raise ApiError(
                 Err.INVALID_MARKET,
                 f"We do not fly {direction.origin} to {direction.destination}",

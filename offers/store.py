@@ -11,6 +11,7 @@ expiry by a day, so an expired offer answers ERR-3001, not ERR-3000.
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 import orjson
@@ -141,8 +142,6 @@ def _key(batch_id: str) -> str:
 
 
 def _encode(value: Any) -> Any:
-    from decimal import Decimal
-
     if isinstance(value, Decimal):
         return str(value)  # exact: stored money keeps its cents
     raise TypeError(type(value).__name__)

@@ -158,6 +158,10 @@ class NetworkIndex:
     def station_zone(self, code: str) -> ZoneInfo:
         return self.time_zones[code]
 
+    def is_valid_market(self, origin: str, destination: str) -> bool:
+        """DESIGN.md §6: both stations known and the pair served by the schedule."""
+        return (origin, destination) in self.served_markets
+
     def carrier_aircraft_code(self, iata_code: str) -> str:
         """The carrier's own code for an aircraft type (SPEC.md §2.2 Leg)."""
         return self.aircraft_codes.get(iata_code) or iata_code
@@ -228,11 +232,9 @@ class NetworkIndex:
         segments through a third station (whether a given date has a connection that
         meets the connecting times is answered by `journeys`)."""
         direct: dict[str, set[str]] = defaultdict(set)
-        for _, legs in self._departures.values():
-            for leg in legs:
-                for segment in self._segments_from(leg):
-                    direct[segment.origin].add(segment.destination)
-        markets = {(o, d) for o, ds in direct.items() for d in ds}
+        for origin, destination in self._towards:  # every pair one flight number serves
+            direct[origin].add(destination)
+        markets = set(self._towards)
         for origin, middles in direct.items():
             for middle in middles:
                 markets.update((origin, d) for d in direct.get(middle, ()) if d != origin)
@@ -347,5 +349,5 @@ def build_index(version: int) -> NetworkIndex:
 
 
 def is_valid_market(origin: str, destination: str) -> bool:
-    """DESIGN.md §6: both stations known and the pair served by the schedule."""
-    return (origin, destination) in network_index().served_markets
+    """DESIGN.md §6, on this process's current schedule."""
+    return network_index().is_valid_market(origin, destination)
