@@ -211,6 +211,20 @@ US_TAXES = {
 # --- Offers (DESIGN.md §7) ---------------------------------------------------------------
 OFFER_TTL_SECONDS = env_int("OFFER_TTL_SECONDS", 30 * 60)
 
+# --- Orders (DESIGN.md §8) ---------------------------------------------------------------
+# The airline's IATA accounting code: the first three digits of every ticket number.
+AIRLINE_ACCOUNTING_CODE = env_str("AIRLINE_ACCOUNTING_CODE", "880")
+# How long an unpaid hold lasts, and how close to departure no hold is allowed.
+HOLD_HOURS = env_int("HOLD_HOURS", 24)
+HOLD_CUTOFF_HOURS_BEFORE_DEPARTURE = env_int("HOLD_CUTOFF_HOURS_BEFORE_DEPARTURE", 24)
+# The payment gateway class (orders/payments.py). The test-mode gateway approves and
+# declines the documented test cards and never moves money.
+PAYMENT_GATEWAY = env_str("PAYMENT_GATEWAY", "orders.payments.TestGateway")
+IDEMPOTENCY_TTL_HOURS = 24  # DESIGN.md §4
+# A request still marked in progress after this long is taken to have died with its
+# worker; the key can then be used again.
+IDEMPOTENCY_LEASE_SECONDS = env_int("IDEMPOTENCY_LEASE_SECONDS", 120)
+
 # --- API ------------------------------------------------------------------------------
 API_VERSIONS = ("v0", "v1", "v2")  # identical; DESIGN.md §4
 DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024  # 1 MiB, SPEC.md §8

@@ -9,6 +9,7 @@ from rest_framework.negotiation import DefaultContentNegotiation
 from airline.api.versioning import VersionConverter
 from airline.api.views import health, unknown_route
 from offers import urls as offers_urls
+from orders import urls as orders_urls
 from sellers import urls as sellers_urls
 
 register_converter(VersionConverter, "version")
@@ -27,6 +28,7 @@ docs_urlpatterns = [
 json_urlpatterns = [
     *sellers_urls.json_urlpatterns,
     *offers_urls.urlpatterns,
+    *orders_urls.urlpatterns,
     *docs_urlpatterns,
 ]
 

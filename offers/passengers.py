@@ -19,22 +19,27 @@ class Pax:
         return {"paxId": self.pax_id, "ptc": self.ptc}
 
 
-def passengers_check(passengers: Iterable[Mapping[str, str]]) -> list[Pax]:
-    """Validated passengers in declaration order, with paxIds filled in."""
+def passengers_check(
+    passengers: Iterable[Mapping[str, str]], *, id_field: str = "paxId"
+) -> list[Pax]:
+    """Validated passengers in declaration order, with paxIds filled in. `id_field` is
+    the request's name for the id (create order calls it passengerId)."""
     ordinals: Counter[str] = Counter()
     result = []
     for passenger in passengers:
         ordinals[passenger["type"]] += 1
         result.append(
             Pax(
-                passenger.get("paxId") or f"{passenger['type']}-{ordinals[passenger['type']]}",
+                passenger.get(id_field) or f"{passenger['type']}-{ordinals[passenger['type']]}",
                 passenger["type"],
             )
         )
     ids = [p.pax_id for p in result]
     if len(set(ids)) != len(ids):
         duplicate = next(i for i in ids if ids.count(i) > 1)
-        raise ApiError(Err.VALIDATION, f"paxId {duplicate} is used twice", path="passengers.paxId")
+        raise ApiError(
+            Err.VALIDATION, f"{id_field} {duplicate} is used twice", path=f"passengers.{id_field}"
+        )
     if ordinals["ADT"] == 0:
         raise ApiError(
             Err.VALIDATION, "At least one adult (ADT) must travel", path="passengers.type"

@@ -111,6 +111,21 @@ class Price:
     def __add__(self, other: "Price") -> "Price":
         return price_sum((self, other))
 
+    @classmethod
+    def from_wire(cls, wire: dict[str, Any]) -> "Price":
+        """A Price back from its wire form (a stored offer's), amounts read exactly."""
+        return cls(
+            base=_amount_of(wire["base"]),
+            taxes=tuple(
+                Tax(t.get("code", ""), t.get("description", ""), _amount_of(t["amount"]))
+                for t in wire["taxes"]
+            ),
+            fees=tuple(
+                Fee(f["type"], f.get("code", ""), f.get("description", ""), _amount_of(f["amount"]))
+                for f in wire["fees"]
+            ),
+        )
+
     def to_wire(self, currency: str = "USD") -> dict[str, Any]:
         """SPEC.md §1's Price object; amounts are 2-place Decimals, which the JSON
         renderer writes as numbers."""
@@ -120,6 +135,13 @@ class Price:
             "taxes": [t.to_wire(currency) for t in self.taxes],
             "fees": [f.to_wire(currency) for f in self.fees],
         }
+
+
+def _amount_of(wire: dict[str, Any]) -> Decimal:
+    # JSON numbers come back as floats; their repr is the shortest exact decimal, which
+    # for a cent amount is the amount itself.
+    value = wire["amount"]
+    return money(repr(value) if isinstance(value, float) else value)
 
 
 def price_sum(prices: Iterable[Price]) -> Price:

@@ -35,45 +35,59 @@ class ClassAvailability:
     seats: int  # sellable now in this class: the tightest nested limit at or above it
 
 
+@dataclass(frozen=True)
+class SeatChange:
+    """Seats of one booking class on one segment's legs: taken (> 0) or given back (< 0)."""
+
+    leg_ids: tuple[int, ...]
+    rbd: str
+    seats: int
+
+
 def inventory_sell(*, leg_ids: Sequence[int], rbd: str, seats: int) -> None:
     """Take `seats` seats in class `rbd` on every leg, or raise SoldOut and take none."""
-    _change(leg_ids, rbd, seats)
+    inventory_apply([SeatChange(tuple(leg_ids), rbd, seats)])
 
 
 def inventory_release(*, leg_ids: Sequence[int], rbd: str, seats: int) -> None:
     """Give back seats taken by `inventory_sell` (a cancellation, an expired hold)."""
-    _change(leg_ids, rbd, -seats)
+    inventory_apply([SeatChange(tuple(leg_ids), rbd, -seats)])
 
 
-def _change(leg_ids: Sequence[int], rbd: str, seats: int) -> None:
-    if seats == 0:
+def inventory_apply(changes: Sequence[SeatChange]) -> None:
+    """Apply every change (a whole booking's segments) or none: SoldOut when a class on
+    some leg has too few seats."""
+    changes = [c for c in changes if c.seats]
+    if not changes:
         return
-    cabin, rank = booking_class_position(rbd)
-    ordered = sorted(set(leg_ids))
+    every_leg = sorted({leg_id for c in changes for leg_id in c.leg_ids})
     with transaction.atomic():
-        if len(ordered) > 1:
-            # Lock order: ascending leg id, for every multi-leg sale and release (see the
-            # module docstring). A one-leg change is a single UPDATE and needs no lock.
+        if len(every_leg) > 1:
+            # Lock order: ascending leg id over the whole booking, for every multi-leg
+            # sale and release (see the module docstring), so two bookings that share
+            # legs queue instead of deadlocking. A one-leg change is a single UPDATE.
             list(
                 FlightLeg.objects.select_for_update()
-                .filter(id__in=ordered)
+                .filter(id__in=every_leg)
                 .order_by("id")
                 .values_list("id")
             )
-        for leg_id in ordered:
-            rows = LegInventory.objects.filter(leg_id=leg_id, cabin=cabin, rank__lte=rank)
-            if seats > 0:
-                changed = rows.filter(sold__lte=F("authorized") - seats).update(
-                    sold=F("sold") + seats
-                )
-            else:
-                changed = rows.filter(sold__gte=-seats).update(sold=F("sold") + seats)
-            if changed != rank + 1:
-                if seats < 0:
-                    raise ValueError(
-                        f"cannot release {-seats} seats of {rbd} on leg {leg_id}: not sold"
-                    )
-                raise SoldOut(leg_id, rbd)
+        for change in changes:
+            for leg_id in sorted(set(change.leg_ids)):
+                _change_leg(leg_id, change.rbd, change.seats)
+
+
+def _change_leg(leg_id: int, rbd: str, seats: int) -> None:
+    cabin, rank = booking_class_position(rbd)
+    rows = LegInventory.objects.filter(leg_id=leg_id, cabin=cabin, rank__lte=rank)
+    if seats > 0:
+        changed = rows.filter(sold__lte=F("authorized") - seats).update(sold=F("sold") + seats)
+    else:
+        changed = rows.filter(sold__gte=-seats).update(sold=F("sold") + seats)
+    if changed != rank + 1:
+        if seats < 0:
+            raise ValueError(f"cannot release {-seats} seats of {rbd} on leg {leg_id}: not sold")
+        raise SoldOut(leg_id, rbd)
 
 
 _ladder_cache: tuple[float, dict[str, tuple[str, int]]] = (0.0, {})

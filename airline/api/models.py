@@ -1,0 +1,33 @@
+"""Kernel tables: the Idempotency-Key records of DESIGN.md §4."""
+
+from django.db import models
+
+
+class IdempotencyRecord(models.Model):
+    """The first request made with an Idempotency-Key, and once it succeeded, its
+    response, replayed to repeats of the same request for 24 hours.
+
+    `fingerprint` is a keyed hash (HMAC) of the method, path and body: the body of a card
+    payment holds the card number, and a plain hash of it could be brute-forced."""
+
+    class State(models.TextChoices):
+        RUNNING = "running"
+        DONE = "done"
+
+    scope = models.CharField(max_length=40, help_text="The API key prefix it is scoped to")
+    key = models.CharField(max_length=255)
+    fingerprint = models.CharField(max_length=64)
+    state = models.CharField(max_length=7, choices=State.choices)
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    body = models.BinaryField(null=True, blank=True)
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["scope", "key"], name="one_record_per_idempotency_key")
+        ]
+        indexes = [models.Index(fields=["created_at"], name="idempotency_by_age")]
+
+    def __str__(self) -> str:
+        return f"{self.scope} {self.key} {self.state}"

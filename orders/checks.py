@@ -1,0 +1,264 @@
+"""The rules a booking request must pass before anything is written (SPEC.md §2.5.1,
+§4.7; DESIGN.md §8): passengers, names, ages, infants, contact details.
+
+`check_*` functions validate and return clean values, or raise the documented error with
+the offending field's path; they never touch the database.
+"""
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+import phonenumbers
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+
+from airline.api.errors import ApiError, Err
+from offers.passengers import Pax, passengers_check
+from orders.selectors import OrderSearch
+
+# Letters of any script, with the spaces, hyphens, apostrophes and periods real names
+# carry ("O'Neil", "Smith-Jones", "St. John").
+NAME = re.compile(r"^[^\W\d_](?:[^\W\d_]|[ '\-.])*$")
+AGE_LIMITS = {"INF": (0, 1), "CHD": (2, 11), "ADT": (12, 130)}  # DESIGN.md §8, inclusive
+
+
+@dataclass(frozen=True)
+class PassengerIn:
+    pax_id: str
+    ptc: str
+    given_name: str
+    surname: str
+    date_of_birth: date | None = None
+    gender: str = ""
+    nationality: str = ""
+    residence_country: str = ""
+    loyalty_program: dict[str, Any] | None = None
+    travel_documents: list[dict[str, Any]] = field(default_factory=list)
+    contacts: dict[str, str] | None = None
+    infant_pax_id: str = ""
+
+
+@dataclass(frozen=True)
+class ContactIn:
+    email: str
+    phone: str
+    given_name: str
+    surname: str
+    postal_address: dict[str, Any] | None = None
+
+
+def check_passengers(
+    passengers: Sequence[Mapping[str, Any]], *, first_travel_date: date
+) -> list[PassengerIn]:
+    """Passengers as a booking needs them: the party rules of search (ids unique, an
+    adult, infants not above adults), valid names, dates of birth that fit the passenger
+    type on the first travel date, each infant carried by exactly one adult."""
+    party: list[Pax] = passengers_check(passengers, id_field="passengerId")
+    checked = [
+        _check_passenger(p, pax, first_travel_date)
+        for p, pax in zip(passengers, party, strict=True)
+    ]
+    _check_infants(checked)
+    return checked
+
+
+def check_party_matches(passengers: Sequence[PassengerIn], priced: Sequence[Mapping]) -> None:
+    """The booked passengers are exactly the priced offer's (DESIGN.md §11: create
+    order's passengerIds are the priced offer's paxIds)."""
+    wanted = {p["paxId"]: p["ptc"] for p in priced}
+    given = {p.pax_id: p.ptc for p in passengers}
+    if given != wanted:
+        listed = ", ".join(f"{pax_id} ({ptc})" for pax_id, ptc in wanted.items())
+        raise ApiError(
+            Err.ORDER_NOT_CREATED,
+            f"The priced offer is for {listed}; the passengers must be exactly those",
+            path="passengers.passengerId",
+        )
+
+
+def check_contact(contact: Mapping[str, Any], *, lead: PassengerIn) -> ContactIn:
+    """The booking contact; its name defaults to the lead passenger's (SPEC.md §2.5.1)."""
+    name = contact.get("name") or {}
+    given_name = name.get("givenName") or lead.given_name
+    surname = name.get("surname") or lead.surname
+    _check_name(given_name, "contact.name.givenName")
+    _check_name(surname, "contact.name.surname")
+    return ContactIn(
+        email=check_email(contact["emailAddress"], path="contact.emailAddress"),
+        phone=check_phone(contact.get("phoneNumber"), path="contact.phoneNumber"),
+        given_name=given_name,
+        surname=surname,
+        postal_address=contact.get("postalAddress"),
+    )
+
+
+def check_email(value: str, *, path: str) -> str:
+    try:
+        validate_email(value)
+    except ValidationError:
+        raise ApiError(Err.INVALID_VALUE, "Not a valid email address", path=path) from None
+    return value
+
+
+def check_phone(value: str | None, *, path: str) -> str:
+    """The number in E.164 (`+14155550123`); numbers without a country code are read as
+    North American. Empty stays empty."""
+    if not value:
+        return ""
+    try:
+        number = phonenumbers.parse(value, "US")
+    except phonenumbers.NumberParseException:
+        number = None
+    if number is None or not phonenumbers.is_valid_number(number):
+        raise ApiError(
+            Err.INVALID_VALUE, "The phone number cannot be written in E.164 form", path=path
+        )
+    return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+
+
+def age_on(born: date, day: date) -> int:
+    return day.year - born.year - ((day.month, day.day) < (born.month, born.day))
+
+
+def _check_passenger(data: Mapping[str, Any], pax: Pax, first_travel_date: date) -> PassengerIn:
+    name = data["name"]
+    _check_name(name["givenName"], "passengers.name.givenName")
+    _check_name(name["surname"], "passengers.name.surname")
+    born = data.get("dateOfBirth")
+    if born is not None:
+        if born > first_travel_date:
+            raise ApiError(
+                Err.VALIDATION,
+                f"{pax.pax_id}: dateOfBirth is after the first travel date",
+                path="passengers.dateOfBirth",
+            )
+        low, high = AGE_LIMITS[pax.ptc]
+        age = age_on(born, first_travel_date)
+        if not low <= age <= high:
+            raise ApiError(
+                Err.VALIDATION,
+                f"{pax.pax_id} is {age} on {first_travel_date}; type {pax.ptc} is for ages "
+                f"{low} to {high}",
+                path="passengers.dateOfBirth",
+            )
+    contacts = data.get("contacts")
+    if contacts:
+        contacts = {
+            k: v
+            for k, v in (
+                (
+                    "emailAddress",
+                    contacts.get("emailAddress")
+                    and check_email(
+                        contacts["emailAddress"], path="passengers.contacts.emailAddress"
+                    ),
+                ),
+                (
+                    "phoneNumber",
+                    check_phone(
+                        contacts.get("phoneNumber"), path="passengers.contacts.phoneNumber"
+                    ),
+                ),
+            )
+            if v
+        }
+    return PassengerIn(
+        pax_id=pax.pax_id,
+        ptc=pax.ptc,
+        given_name=name["givenName"].strip(),
+        surname=name["surname"].strip(),
+        date_of_birth=born,
+        gender=data.get("gender", ""),
+        nationality=data.get("nationality", ""),
+        residence_country=data.get("residenceCountry", ""),
+        loyalty_program=data.get("loyaltyProgram"),
+        travel_documents=_documents(data.get("travelDocuments") or []),
+        contacts=contacts or None,
+        infant_pax_id=data.get("infantPassengerId", ""),
+    )
+
+
+def _documents(documents: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    # Dates become ISO strings so the documents can be stored as JSON as they came.
+    return [
+        {k: (v.isoformat() if isinstance(v, date) else v) for k, v in doc.items()}
+        for doc in documents
+    ]
+
+
+def _check_name(value: str, path: str) -> None:
+    if not NAME.match(value.strip()):
+        raise ApiError(
+            Err.VALIDATION,
+            "Names are letters, with spaces, hyphens, apostrophes or periods between them",
+            path=path,
+        )
+
+
+def _check_infants(passengers: Sequence[PassengerIn]) -> None:
+    """Each infant rides on the lap of exactly one adult, who names it (DESIGN.md §11)."""
+    types = {p.pax_id: p.ptc for p in passengers}
+    carried: dict[str, str] = {}
+    for p in passengers:
+        if not p.infant_pax_id:
+            continue
+        if p.ptc != "ADT":
+            raise ApiError(
+                Err.VALIDATION,
+                f"{p.pax_id} is {p.ptc}; only an adult carries an infant",
+                path="passengers.infantPassengerId",
+            )
+        if types.get(p.infant_pax_id) != "INF":
+            raise ApiError(
+                Err.VALIDATION,
+                f"{p.infant_pax_id} is not an infant passenger of this booking",
+                path="passengers.infantPassengerId",
+            )
+        if p.infant_pax_id in carried:
+            raise ApiError(
+                Err.VALIDATION,
+                f"Infant {p.infant_pax_id} is carried by both {carried[p.infant_pax_id]} "
+                f"and {p.pax_id}",
+                path="passengers.infantPassengerId",
+            )
+        carried[p.infant_pax_id] = p.pax_id
+    alone = [p.pax_id for p in passengers if p.ptc == "INF" and p.pax_id not in carried]
+    if alone:
+        raise ApiError(
+            Err.VALIDATION,
+            f"Infant {alone[0]} needs an adult who names it in infantPassengerId",
+            path="passengers.infantPassengerId",
+        )
+
+
+def check_order_search(params: Mapping[str, Any], *, agency_code: str) -> OrderSearch:
+    """OrderList's criteria from its validated query (SPEC.md §4.8): scoped to the key's
+    agency code, which organizationCode may only repeat (ERR-8001 otherwise)."""
+    asked = params.get("organizationCode", "").upper()
+    if asked and asked != agency_code.upper():
+        raise ApiError(Err.FORBIDDEN, f"This API key cannot list orders of organization {asked}")
+    flight = params.get("flightNumber", "").upper()
+    flight_number = None
+    if flight:
+        carrier, number = ("", flight) if flight[:2].isdigit() else (flight[:2], flight[2:])
+        if not number.isdigit():
+            raise ApiError(
+                Err.VALIDATION, "flightNumber must be like 123 or MX123", path="flightNumber"
+            )
+        # Another carrier's flight is never on our orders: a number no flight has.
+        flight_number = int(number) if carrier in ("", settings.AIRLINE_DESIGNATOR) else -1
+    return OrderSearch(
+        agency_code=agency_code,
+        first_name=params.get("firstName", "").strip(),
+        last_name=params.get("lastName", "").strip(),
+        departure_date=params.get("departureDate"),
+        origin=params.get("origin", "").upper(),
+        destination=params.get("destination", "").upper(),
+        flight_number=flight_number,
+        page_size=params["pageSize"],
+        last_index=params["lastIndex"],
+    )

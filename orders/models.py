@@ -1,0 +1,327 @@
+"""Orders: the booking and everything hanging off it (SPEC.md §2.5; DESIGN.md §8).
+
+An order is written once, whole, in one transaction with the seats it takes. Its child
+rows carry the cross-reference ids the order view shows (PAX-, JOU-, SEG-, LEG-, OOI-,
+CTC-), stored rather than derived so they stay stable across reads and changes. Money is
+kept as Decimal amounts plus the Price wire (base, taxes, fees) it was sold at.
+"""
+
+from django.db import models
+from django.db.models import Q
+from django.db.models.functions import Upper
+
+from airline.network.models import FlightLeg
+from sellers.models import Seller
+
+
+class OrderStatus(models.TextChoices):
+    """SPEC.md §3 order statuses."""
+
+    CONFIRMED = "CONFIRMED"
+    ONHOLD = "ONHOLD"
+    CANCELLED = "CANCELLED"
+    CLOSED = "CLOSED"
+    PENDING = "PENDING"
+
+
+class Channel(models.TextChoices):
+    """Where an order came from."""
+
+    JSON = "JSON", "JSON API"
+    NDC = "NDC", "NDC/XML API"
+    IMPORT = "IMPORT", "Imported from another channel"
+
+
+class Order(models.Model):
+    """One booking: header, totals, and who sold it through which channel.
+
+    `id` orders the keyset pagination of OrderList (SPEC.md §4.8 lastIndex); `order_id`
+    is the opaque id clients see."""
+
+    id = models.BigAutoField(primary_key=True)
+    order_id = models.CharField(max_length=24, unique=True)
+    record_locator = models.CharField(max_length=6, unique=True)
+    owner_code = models.CharField(max_length=3)
+    seller = models.ForeignKey(Seller, on_delete=models.PROTECT, related_name="orders")
+    agency_code = models.CharField(max_length=10, blank=True, db_index=False)
+    channel = models.CharField(max_length=6, choices=Channel.choices)
+    status = models.CharField(max_length=9, choices=OrderStatus.choices)
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+    currency = models.CharField(max_length=3, default="USD")
+    total = models.DecimalField(max_digits=12, decimal_places=2)
+    paid = models.DecimalField(max_digits=12, decimal_places=2, default=0)
+    payment_time_limit = models.DateTimeField(null=True, blank=True)
+    # The priced offer this order was booked from: unique, so one priced offer becomes
+    # at most one order even when two requests race (DESIGN.md §8).
+    source_offer_id = models.CharField(max_length=64, null=True, blank=True, unique=True)
+    remarks = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [
+            # OrderList: one agency's orders in cursor order (SPEC.md §4.8).
+            models.Index(fields=["agency_code", "id"], name="order_by_agency"),
+            # expire_holds: the holds whose limit has passed.
+            models.Index(
+                fields=["payment_time_limit"],
+                name="hold_by_limit",
+                condition=Q(status="ONHOLD"),
+            ),
+        ]
+        constraints = [
+            models.CheckConstraint(condition=Q(paid__gte=0), name="order_paid_not_negative"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.record_locator} {self.status}"
+
+    @property
+    def balance_due(self):
+        return max(self.total - self.paid, 0)
+
+
+class OrderEvent(models.Model):
+    """One state change of an order: who did what, when (DESIGN.md §10, STYLE.md)."""
+
+    order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="events")
+    at = models.DateTimeField()
+    actor = models.CharField(max_length=80, help_text="seller/key, command or 'system'")
+    kind = models.CharField(max_length=40)
+    detail = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["order", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M} {self.kind} by {self.actor}"
+
+
+class Passenger(models.Model):
+    """A traveller on the order. `infant` is the lap infant this adult carries."""
+
+    class Ptc(models.TextChoices):
+        ADT = "ADT", "Adult"
+        CHD = "CHD", "Child"
+        INF = "INF", "Infant"
+
+    order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="passengers")
+    ref = models.CharField(max_length=20, help_text="PAX- id shown to clients")
+    offer_pax_id = models.CharField(max_length=64, help_text="paxId of the priced offer")
+    position = models.PositiveSmallIntegerField()
+    ptc = models.CharField(max_length=3, choices=Ptc.choices)
+    given_name = models.CharField(max_length=64)
+    surname = models.CharField(max_length=64)
+    date_of_birth = models.DateField(null=True, blank=True)
+    gender = models.CharField(max_length=6, blank=True)
+    nationality = models.CharField(max_length=2, blank=True)
+    residence_country = models.CharField(max_length=2, blank=True)
+    loyalty_program = models.JSONField(null=True, blank=True)
+    travel_documents = models.JSONField(default=list, blank=True)
+    contacts = models.JSONField(null=True, blank=True, help_text="{emailAddress, phoneNumber}")
+    infant = models.OneToOneField(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="carried_by"
+    )
+
+    class Meta:
+        ordering = ["order", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["order", "ref"], name="one_pax_ref_per_order"),
+        ]
+        indexes = [
+            # OrderList and `bookings --last-name`: passengers by surname, any case.
+            models.Index(Upper("surname"), "order", name="pax_by_surname"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.surname}/{self.given_name} {self.ptc}"
+
+
+class Contact(models.Model):
+    """The order's primary contact (SPEC.md §2.5 contacts[])."""
+
+    order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="contacts")
+    ref = models.CharField(max_length=20)
+    type_code = models.CharField(max_length=1, default="P")
+    email = models.EmailField(max_length=254)
+    phone = models.CharField(max_length=20, blank=True, help_text="E.164")
+    given_name = models.CharField(max_length=64)
+    surname = models.CharField(max_length=64)
+    postal_address = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["order", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.surname}/{self.given_name} <{self.email}>"
+
+
+class Journey(models.Model):
+    """One direction of the trip, as it was booked."""
+
+    order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="journeys")
+    ref = models.CharField(max_length=20)
+    position = models.PositiveSmallIntegerField()
+    origin = models.CharField(max_length=3)
+    destination = models.CharField(max_length=3)
+    departs_at = models.DateTimeField(help_text="UTC")
+    arrives_at = models.DateTimeField(help_text="UTC")
+    is_cancelled = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["order", "position"]
+        indexes = [
+            # OrderList: does this order have a journey departing in the window?
+            models.Index(fields=["order", "departs_at"], name="journey_by_order_time"),
+            models.Index(fields=["departs_at"], name="journey_by_time"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.origin}-{self.destination} {self.departs_at:%Y-%m-%d %H:%M}Z"
+
+
+class Segment(models.Model):
+    """One flight number on a date within a journey, and the seats it took."""
+
+    order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="segments")
+    journey = models.ForeignKey(Journey, on_delete=models.CASCADE, related_name="segments")
+    ref = models.CharField(max_length=20)
+    position = models.PositiveSmallIntegerField()
+    carrier = models.CharField(max_length=3)
+    flight_number = models.PositiveSmallIntegerField()
+    origin = models.CharField(max_length=3)
+    destination = models.CharField(max_length=3)
+    departs_at = models.DateTimeField()
+    arrives_at = models.DateTimeField()
+    cabin = models.CharField(max_length=1)
+    rbd = models.CharField(max_length=1)
+    seats = models.PositiveSmallIntegerField(help_text="Seats taken from inventory (no INF)")
+    holds_inventory = models.BooleanField(
+        default=True, help_text="Its seats are still taken (false once released)"
+    )
+
+    class Meta:
+        ordering = ["order", "journey__position", "position"]
+        indexes = [models.Index(fields=["flight_number", "departs_at"], name="segment_by_flight")]
+
+    def __str__(self) -> str:
+        return f"{self.carrier}{self.flight_number} {self.origin}-{self.destination} {self.rbd}"
+
+
+class Leg(models.Model):
+    """A leg of a booked segment: the flight-date leg whose inventory it uses."""
+
+    segment = models.ForeignKey(Segment, on_delete=models.CASCADE, related_name="legs")
+    flight_leg = models.ForeignKey(FlightLeg, on_delete=models.PROTECT, related_name="+")
+    ref = models.CharField(max_length=20)
+    position = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["segment", "position"]
+
+    def __str__(self) -> str:
+        return self.ref
+
+
+class OrderItem(models.Model):
+    """A flight line: one journey in one bundle for the whole party (SPEC.md §2.5 items)."""
+
+    order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="items")
+    journey = models.OneToOneField(Journey, on_delete=models.CASCADE, related_name="item")
+    ref = models.CharField(max_length=20)
+    status = models.CharField(max_length=9, default="CONFIRMED")
+    bundle = models.CharField(max_length=10)
+    total = models.DecimalField(max_digits=12, decimal_places=2)
+    price = models.JSONField(help_text="Price wire: total, base, taxes, fees")
+    fare = models.JSONField(help_text="Fare wire as offered")
+    passenger_prices = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["order", "journey__position"]
+
+    def __str__(self) -> str:
+        return self.ref
+
+
+class Payment(models.Model):
+    """Money taken (or given back). The card's full number and CVV are never stored:
+    brand, last four and expiry are (DESIGN.md §8)."""
+
+    class Status(models.TextChoices):
+        SUCCESSFUL = "SUCCESSFUL"
+        REFUNDED = "REFUNDED"
+        FAILED = "FAILED"
+
+    order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="payments")
+    ref = models.CharField(max_length=24)
+    created_at = models.DateTimeField()
+    amount = models.DecimalField(max_digits=12, decimal_places=2)
+    currency = models.CharField(max_length=3, default="USD")
+    status = models.CharField(max_length=10, choices=Status.choices)
+    method = models.CharField(max_length=10, default="CreditCard")
+    card_brand = models.CharField(max_length=2, blank=True)
+    card_last4 = models.CharField(max_length=4, blank=True)
+    card_expiry = models.CharField(max_length=4, blank=True, help_text="MMYY")
+    gateway_reference = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        ordering = ["order", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.ref} {self.amount} {self.status}"
+
+
+class Ticket(models.Model):
+    """An e-ticket: one per passenger, numbered airline accounting code + serial."""
+
+    order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="tickets")
+    passenger = models.ForeignKey(Passenger, on_delete=models.CASCADE, related_name="tickets")
+    number = models.CharField(max_length=13, unique=True)
+    issued_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["order", "id"]
+
+    def __str__(self) -> str:
+        return self.number
+
+
+class Coupon(models.Model):
+    """A flight coupon: one passenger on one segment."""
+
+    class Status(models.TextChoices):
+        OPEN = "OPEN"
+        USED = "USED"
+        REFUNDED = "REFUNDED"
+        EXCHANGED = "EXCHANGED"
+        VOID = "VOID"
+
+    ticket = models.ForeignKey(Ticket, on_delete=models.CASCADE, related_name="coupons")
+    segment = models.ForeignKey(Segment, on_delete=models.CASCADE, related_name="coupons")
+    number = models.PositiveSmallIntegerField()
+    status = models.CharField(max_length=9, choices=Status.choices, default=Status.OPEN)
+
+    class Meta:
+        ordering = ["ticket", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["ticket", "number"], name="one_coupon_number"),
+            models.CheckConstraint(condition=Q(number__gte=1), name="coupon_numbered_from_1"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.ticket.number}/{self.number}"
+
+
+class TicketSerial(models.Model):
+    """Hands out ticket serials: the id of a row inserted here is the serial, so
+    concurrent bookings never share a number and never wait on each other."""
+
+    id = models.BigAutoField(primary_key=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(id__lt=10**10), name="ticket_serial_fits_ten_digits")
+        ]
+
+    def __str__(self) -> str:
+        return str(self.pk)

@@ -1,0 +1,213 @@
+"""OpenAPI schemas and examples of the order endpoints (documentation only: the views
+render plain dicts, orders/presenters.py)."""
+
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter
+from rest_framework import serializers as s
+
+from airline.api.openapi import enveloped
+from offers.openapi import Fare, MonetaryAmount, Price
+
+IDEMPOTENCY_HEADER = OpenApiParameter(
+    "Idempotency-Key",
+    str,
+    OpenApiParameter.HEADER,
+    required=False,
+    description=(
+        "1-255 printable characters, scoped to your API key. The same key and body within "
+        "24 h replays the first successful response (header Idempotent-Replayed: true); "
+        "another body is ERR-1011 (422); one still running is ERR-1012 (409)."
+    ),
+)
+
+
+class Name(s.Serializer):
+    givenName = s.CharField()
+    surname = s.CharField()
+
+
+class OrderItem(s.Serializer):
+    itemId = s.CharField(help_text="OOI-...")
+    statusCode = s.CharField()
+    totalPrice = Price()
+    paxRefIds = s.ListField(child=s.CharField())
+    segmentRefIds = s.ListField(child=s.CharField())
+    fare = Fare()
+
+
+class OrderHeader(s.Serializer):
+    orderId = s.CharField()
+    recordLocator = s.CharField()
+    ownerCode = s.CharField()
+    statusCode = s.ChoiceField(choices=["CONFIRMED", "ONHOLD", "CANCELLED", "CLOSED", "PENDING"])
+    creationDateTime = s.DateTimeField()
+    totalPrice = Price()
+    balanceDue = MonetaryAmount(required=False, help_text="On hold only")
+    paymentTimeLimit = s.DateTimeField(required=False, help_text="On hold only (UTC)")
+    items = OrderItem(many=True)
+
+
+class OrderPax(s.Serializer):
+    paxId = s.CharField(help_text="PAX-...")
+    ptc = s.ChoiceField(choices=["ADT", "CHD", "INF"])
+    name = Name()
+    dateOfBirth = s.DateField(required=False)
+    gender = s.CharField(required=False)
+    nationality = s.CharField(required=False)
+    residenceCountry = s.CharField(required=False)
+    loyaltyProgram = s.DictField(required=False)
+    travelDocuments = s.ListField(child=s.DictField(), required=False)
+    contacts = s.DictField(required=False)
+    infantRefId = s.CharField(required=False, help_text="On an adult: the infant they carry")
+
+
+class PhoneNumber(s.Serializer):
+    number = s.CharField(help_text="E.164")
+    type = s.CharField()
+
+
+class OrderContact(s.Serializer):
+    contactId = s.CharField()
+    contactTypeCode = s.CharField()
+    contactTypeName = s.CharField()
+    emailAddress = s.CharField()
+    phoneNumbers = PhoneNumber(many=True)
+    name = Name()
+
+
+class OrderLeg(s.Serializer):
+    legId = s.CharField()
+    origin = s.CharField()
+    destination = s.CharField()
+    departureDateTime = s.CharField()
+    arrivalDateTime = s.CharField()
+    aircraftTypeCode = s.CharField()
+
+
+class OrderSegment(s.Serializer):
+    segmentId = s.CharField()
+    marketingCarrier = s.CharField()
+    marketingFlightNumber = s.CharField()
+    origin = s.CharField()
+    destination = s.CharField()
+    departureDateTime = s.CharField()
+    arrivalDateTime = s.CharField()
+    cabinTypeCode = s.CharField()
+    rbd = s.CharField()
+    legs = OrderLeg(many=True)
+
+
+class OrderJourney(s.Serializer):
+    journeyId = s.CharField()
+    origin = s.CharField()
+    destination = s.CharField()
+    departureDateTime = s.CharField()
+    arrivalDateTime = s.CharField()
+    duration = s.CharField()
+    stops = s.IntegerField()
+    segments = OrderSegment(many=True)
+
+
+class PaymentMethod(s.Serializer):
+    type = s.ChoiceField(choices=["CreditCard", "Credit"])
+    cardType = s.CharField(required=False)
+    maskedNumber = s.CharField(required=False)
+
+
+class OrderPayment(s.Serializer):
+    paymentId = s.CharField()
+    amount = MonetaryAmount()
+    statusCode = s.ChoiceField(choices=["SUCCESSFUL", "REFUNDED", "FAILED"])
+    method = PaymentMethod()
+
+
+class OrderTicket(s.Serializer):
+    ticketNumber = s.RegexField(r"^\d{13}$")
+    couponNumber = s.IntegerField()
+    paxRefId = s.CharField()
+    segmentRefId = s.CharField()
+    statusCode = s.ChoiceField(choices=["OPEN", "USED", "REFUNDED", "EXCHANGED", "VOID"])
+
+
+class OrderViewData(s.Serializer):
+    order = OrderHeader()
+    services = s.ListField(child=s.DictField())
+    pax = OrderPax(many=True)
+    contacts = OrderContact(many=True)
+    journeys = OrderJourney(many=True)
+    payments = OrderPayment(many=True)
+    tickets = OrderTicket(many=True)
+
+
+class OrderSummary(s.Serializer):
+    orderId = s.CharField()
+    recordLocator = s.CharField()
+    statusCode = s.CharField(required=False)
+    departureDate = s.DateField(required=False)
+    flightNumber = s.CharField(required=False)
+    origin = s.CharField(required=False)
+    destination = s.CharField(required=False)
+    sourceOrganizationCode = s.CharField(required=False)
+    passengerName = Name(required=False)
+
+
+class Page(s.Serializer):
+    pageSize = s.IntegerField()
+    count = s.IntegerField()
+    lastIndex = s.IntegerField(help_text="Send as lastIndex for the next page")
+    hasMore = s.BooleanField()
+
+
+class OrderListData(s.Serializer):
+    orders = OrderSummary(many=True)
+    page = Page()
+
+
+ORDER_VIEW_RESPONSE = enveloped("OrderView", OrderViewData())
+ORDER_LIST_RESPONSE = enveloped("OrderList", OrderListData())
+
+_PASSENGERS = [
+    {
+        "passengerId": "ADT-1",
+        "type": "ADT",
+        "name": {"givenName": "Ada", "surname": "Lovelace"},
+        "infantPassengerId": "INF-1",
+    },
+    {
+        "passengerId": "INF-1",
+        "type": "INF",
+        "name": {"givenName": "Byron", "surname": "Lovelace"},
+        "dateOfBirth": "2026-02-01",
+    },
+]
+_CONTACT = {"emailAddress": "ada@example.com", "phoneNumber": "+1 401 555 0100"}
+CREATE_EXAMPLES = [
+    OpenApiExample(
+        "Hold",
+        request_only=True,
+        value={
+            "offerId": "<priced offerId>",
+            "offerItemIds": ["<priced offerId>.1"],
+            "passengers": _PASSENGERS,
+            "contact": _CONTACT,
+            "payment": {"type": "Hold"},
+        },
+    ),
+    OpenApiExample(
+        "Card",
+        request_only=True,
+        value={
+            "offerId": "<priced offerId>",
+            "offerItemIds": ["<priced offerId>.1", "<priced offerId>.2"],
+            "passengers": _PASSENGERS,
+            "contact": _CONTACT,
+            "payment": {
+                "type": "CreditCard",
+                "cardType": "VI",
+                "cardNumber": "4111111111111111",
+                "expiryDate": "1230",
+                "securityCode": "123",
+                "payer": {"name": {"givenName": "Ada", "surname": "Lovelace"}},
+            },
+        },
+    ),
+]

@@ -1,0 +1,157 @@
+"""Card payments: the checks every card passes before a gateway sees it, the gateway
+interface, and the test-mode gateway (DESIGN.md §8, §11 "Card fields").
+
+The full card number and security code live only in the `Card` of one request: never
+stored, never logged, never in an error message. What is kept is brand, last four and
+expiry.
+"""
+
+import secrets
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, Protocol
+
+from django.conf import settings
+from django.utils.module_loading import import_string
+
+from airline.api.errors import ApiError, Err
+
+BRANDS = {"VI": "Visa", "CA": "Mastercard", "AX": "American Express", "DS": "Discover"}
+
+
+@dataclass(frozen=True)
+class Card:
+    brand: str
+    number: str = field(repr=False)
+    expiry: str  # MMYY
+    security_code: str = field(repr=False)
+    holder: str = ""
+
+    @property
+    def last4(self) -> str:
+        return self.number[-4:]
+
+    @property
+    def masked(self) -> str:
+        return "X" * (len(self.number) - 4) + self.last4
+
+
+@dataclass(frozen=True)
+class Charge:
+    """Money the gateway took; `reference` is the gateway's id for it."""
+
+    reference: str
+    amount: Decimal
+    currency: str
+
+
+class PaymentDeclined(Exception):
+    """The issuer said no."""
+
+
+class PaymentTimedOut(Exception):
+    """The gateway did not answer in time; the charge, if any, is voided."""
+
+
+class PaymentGateway(Protocol):
+    def charge(self, *, card: Card, amount: Decimal, currency: str, reference: str) -> Charge:
+        """Take `amount` now, or raise PaymentDeclined / PaymentTimedOut."""
+        ...
+
+    def refund(self, *, charge: Charge, amount: Decimal) -> None:
+        """Give back (part of) a charge; voids it when it has not settled."""
+        ...
+
+
+class TestGateway:
+    """The test-mode gateway: approves the documented test cards, declines
+    4000000000000002 and times out on 4000000000000119 (DESIGN.md §8). No money moves
+    and nothing waits: a timeout is reported at once."""
+
+    APPROVED = frozenset(
+        {"4111111111111111", "5555555555554444", "378282246310005", "6011111111111117"}
+    )
+    DECLINED = "4000000000000002"
+    TIMES_OUT = "4000000000000119"
+
+    def charge(self, *, card: Card, amount: Decimal, currency: str, reference: str) -> Charge:
+        if card.number == self.TIMES_OUT:
+            raise PaymentTimedOut
+        if card.number not in self.APPROVED:
+            raise PaymentDeclined
+        return Charge(reference=f"test_{secrets.token_hex(8)}", amount=amount, currency=currency)
+
+    def refund(self, *, charge: Charge, amount: Decimal) -> None:
+        return None
+
+
+def payment_gateway() -> PaymentGateway:
+    """The configured gateway (settings.PAYMENT_GATEWAY)."""
+    return import_string(settings.PAYMENT_GATEWAY)()
+
+
+def card_check(payment: dict[str, Any], *, now: datetime) -> Card:
+    """A usable card from the request's payment, or the error DESIGN.md §11 names:
+    unknown brand ERR-6001; a number failing Luhn or not of its brand, an expired card or
+    a bad security code length ERR-1005 with the field's path."""
+    brand = str(payment.get("cardType", "")).upper()
+    if brand not in BRANDS:
+        raise ApiError(
+            Err.CARD_BRAND,
+            f"Card brand {brand or '(none)'} is not accepted; use one of {', '.join(BRANDS)}",
+            path="payment.cardType",
+        )
+    number = str(payment.get("cardNumber", "")).replace(" ", "")
+    if not number.isdigit() or not 12 <= len(number) <= 19 or not _luhn_ok(number):
+        raise ApiError(Err.VALIDATION, "The card number is not valid", path="payment.cardNumber")
+    if _brand_of(number) != brand:
+        raise ApiError(
+            Err.VALIDATION,
+            f"The card number is not a {BRANDS[brand]} number",
+            path="payment.cardNumber",
+        )
+    expiry = str(payment.get("expiryDate", ""))
+    if len(expiry) != 4 or not expiry.isdigit() or not 1 <= int(expiry[:2]) <= 12:
+        raise ApiError(Err.VALIDATION, "expiryDate must be MMYY", path="payment.expiryDate")
+    # A card is good through the last day of its expiry month.
+    if (2000 + int(expiry[2:]), int(expiry[:2])) < (now.year, now.month):
+        raise ApiError(Err.VALIDATION, "The card has expired", path="payment.expiryDate")
+    code = str(payment.get("securityCode", ""))
+    if not code.isdigit() or len(code) != (4 if brand == "AX" else 3):
+        raise ApiError(
+            Err.VALIDATION,
+            f"securityCode must be {4 if brand == 'AX' else 3} digits for {BRANDS[brand]}",
+            path="payment.securityCode",
+        )
+    name = (payment.get("payer") or {}).get("name") or {}
+    holder = " ".join(p for p in (name.get("givenName"), name.get("surname")) if p)
+    return Card(brand=brand, number=number, expiry=expiry, security_code=code, holder=holder)
+
+
+def _luhn_ok(number: str) -> bool:
+    total = 0
+    for position, digit in enumerate(reversed(number)):
+        value = int(digit)
+        if position % 2:
+            value = value * 2 - 9 if value > 4 else value * 2
+        total += value
+    return total % 10 == 0
+
+
+def _brand_of(number: str) -> str | None:
+    """The brand a card number belongs to, by its issuer prefix and length."""
+    length = len(number)
+    if number[0] == "4" and length in (13, 16, 19):
+        return "VI"
+    if number[:2] in ("34", "37") and length == 15:
+        return "AX"
+    if length == 16 and (51 <= int(number[:2]) <= 55 or 2221 <= int(number[:4]) <= 2720):
+        return "CA"
+    if 16 <= length <= 19 and (
+        number.startswith(("6011", "65"))
+        or 644 <= int(number[:3]) <= 649
+        or 622126 <= int(number[:6]) <= 622925
+    ):
+        return "DS"
+    return None

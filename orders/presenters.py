@@ -1,0 +1,219 @@
+"""The order view (SPEC.md §2.5, DESIGN.md §11) and OrderList summaries (§2.8), as plain
+dicts from an order loaded with its parts (selectors.ORDER_VIEW_PREFETCH)."""
+
+from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from airline.api import clock
+from airline.fares.money import Price, price_sum
+from airline.network.itineraries import network_index
+from offers.wire import iso_duration, local_time
+from orders.models import Journey, Order, OrderStatus, Passenger, Segment
+from orders.selectors import OrderSearch
+
+
+def money_wire(amount, currency: str = "USD") -> dict[str, Any]:
+    return {"amount": amount, "currency": currency}
+
+
+def order_view(order: Order) -> dict[str, Any]:
+    """`data` of create order, change order and order retrieve."""
+    passengers = list(order.passengers.all())
+    pax_refs = {p.offer_pax_id: p.ref for p in passengers}
+    journeys = list(order.journeys.all())
+    items = sorted(order.items.all(), key=lambda i: i.journey.position if i.journey else 0)
+    header: dict[str, Any] = {
+        "orderId": order.order_id,
+        "recordLocator": order.record_locator,
+        "ownerCode": order.owner_code,
+        "statusCode": order.status,
+        "creationDateTime": clock.format_utc(order.created_at),
+        "totalPrice": price_sum(Price.from_wire(i.price) for i in items).to_wire(order.currency),
+    }
+    if order.status == OrderStatus.ONHOLD:
+        header["balanceDue"] = money_wire(order.balance_due, order.currency)
+        if order.payment_time_limit is not None:
+            header["paymentTimeLimit"] = clock.format_utc(order.payment_time_limit)
+    segments_of = {j.pk: list(j.segments.all()) for j in journeys}
+    header["items"] = [
+        {
+            "itemId": item.ref,
+            "statusCode": item.status,
+            "totalPrice": Price.from_wire(item.price).to_wire(order.currency),
+            "paxRefIds": [p.ref for p in passengers],
+            "segmentRefIds": [s.ref for s in segments_of.get(item.journey_id, [])],
+            "fare": {
+                **item.fare,
+                "paxRefIds": [pax_refs.get(ref, ref) for ref in item.fare.get("paxRefIds", [])],
+            },
+        }
+        for item in items
+    ]
+    segment_refs = {s.pk: s.ref for ss in segments_of.values() for s in ss}
+    pax_by_pk = {p.pk: p.ref for p in passengers}
+    return {
+        "order": header,
+        "services": [],
+        "pax": [_pax_wire(p, pax_by_pk) for p in passengers],
+        "contacts": [_contact_wire(c) for c in order.contacts.all()],
+        "journeys": [_journey_wire(j, segments_of[j.pk]) for j in journeys],
+        "payments": [
+            {
+                "paymentId": p.ref,
+                "amount": money_wire(p.amount, p.currency),
+                "statusCode": p.status,
+                "method": (
+                    {
+                        "type": "CreditCard",
+                        "cardType": p.card_brand,
+                        "maskedNumber": f"XXXXXXXXXXXX{p.card_last4}",
+                    }
+                    if p.method == "CreditCard"
+                    else {"type": p.method}
+                ),
+            }
+            for p in order.payments.all()
+        ],
+        "tickets": [
+            {
+                "ticketNumber": t.number,
+                "couponNumber": c.number,
+                "paxRefId": pax_by_pk[t.passenger_id],
+                "segmentRefId": segment_refs.get(c.segment_id),
+                "statusCode": c.status,
+            }
+            for t in order.tickets.all()
+            for c in t.coupons.all()
+        ],
+    }
+
+
+def summary(order: Order, search: OrderSearch, *, now: datetime) -> dict[str, Any]:
+    """One OrderList row (SPEC.md §2.8): the journey the search matched (the first
+    upcoming one when no flight criteria were given) and the lead passenger."""
+    journeys = [j for j in order.journeys.all() if not j.is_cancelled]
+    journey = next((j for j in journeys if _matches(j, search, now)), None) or (
+        journeys[0] if journeys else None
+    )
+    row: dict[str, Any] = {
+        "orderId": order.order_id,
+        "recordLocator": order.record_locator,
+        "statusCode": order.status,
+    }
+    if journey is not None:
+        segments = list(journey.segments.all())
+        row["departureDate"] = journey.departs_at.astimezone(_zone(journey.origin)).date()
+        row["departureDate"] = row["departureDate"].isoformat()
+        if segments:
+            row["flightNumber"] = str(segments[0].flight_number)
+        row["origin"], row["destination"] = journey.origin, journey.destination
+    if order.agency_code:
+        row["sourceOrganizationCode"] = order.agency_code
+    passengers = list(order.passengers.all())
+    lead = next((p for p in passengers if p.ptc == "ADT"), passengers[0] if passengers else None)
+    if lead is not None:
+        row["passengerName"] = {"givenName": lead.given_name, "surname": lead.surname}
+    return row
+
+
+def _matches(journey: Journey, search: OrderSearch, now: datetime) -> bool:
+    departs = journey.departs_at.astimezone(UTC)
+    if search.departure_date is not None:
+        if departs.date() != search.departure_date:
+            return False
+    elif departs.date() < now.astimezone(UTC).date() - timedelta(days=1):
+        return False
+    if search.origin and journey.origin != search.origin:
+        return False
+    if search.destination and journey.destination != search.destination:
+        return False
+    return search.flight_number is None or any(
+        s.flight_number == search.flight_number for s in journey.segments.all()
+    )
+
+
+def _zone(code: str) -> ZoneInfo:
+    try:
+        return network_index().station_zone(code)
+    except KeyError:
+        return ZoneInfo("UTC")
+
+
+def _pax_wire(p: Passenger, pax_by_pk: dict[int, str]) -> dict[str, Any]:
+    wire: dict[str, Any] = {
+        "paxId": p.ref,
+        "ptc": p.ptc,
+        "name": {"givenName": p.given_name, "surname": p.surname},
+    }
+    optional = {
+        "dateOfBirth": p.date_of_birth.isoformat() if p.date_of_birth else None,
+        "gender": p.gender,
+        "nationality": p.nationality,
+        "residenceCountry": p.residence_country,
+        "loyaltyProgram": p.loyalty_program,
+        "travelDocuments": p.travel_documents,
+        "contacts": p.contacts,
+        "infantRefId": pax_by_pk.get(p.infant_id) if p.infant_id else None,
+    }
+    wire.update({k: v for k, v in optional.items() if v})
+    return wire
+
+
+def _contact_wire(c) -> dict[str, Any]:
+    wire: dict[str, Any] = {
+        "contactId": c.ref,
+        "contactTypeCode": c.type_code,
+        "contactTypeName": "Primary",
+        "emailAddress": c.email,
+        "phoneNumbers": [{"number": c.phone, "type": "Mobile"}] if c.phone else [],
+        "name": {"givenName": c.given_name, "surname": c.surname},
+    }
+    if c.postal_address:
+        wire["postalAddress"] = c.postal_address
+    return wire
+
+
+def _journey_wire(journey: Journey, segments: Iterable[Segment]) -> dict[str, Any]:
+    segments = list(segments)
+    legs = sum(len(s.legs.all()) for s in segments)
+    return {
+        "journeyId": journey.ref,
+        "origin": journey.origin,
+        "destination": journey.destination,
+        "departureDateTime": local_time(journey.departs_at, _zone(journey.origin)),
+        "arrivalDateTime": local_time(journey.arrives_at, _zone(journey.destination)),
+        "duration": iso_duration(journey.arrives_at - journey.departs_at),
+        "stops": max(legs - 1, 0),
+        "segments": [_segment_wire(s) for s in segments],
+    }
+
+
+def _segment_wire(s: Segment) -> dict[str, Any]:
+    return {
+        "segmentId": s.ref,
+        "marketingCarrier": s.carrier,
+        "marketingFlightNumber": str(s.flight_number),
+        "origin": s.origin,
+        "destination": s.destination,
+        "departureDateTime": local_time(s.departs_at, _zone(s.origin)),
+        "arrivalDateTime": local_time(s.arrives_at, _zone(s.destination)),
+        "cabinTypeCode": s.cabin,
+        "rbd": s.rbd,
+        "legs": [
+            {
+                "legId": leg.ref,
+                "origin": leg.flight_leg.origin_id,
+                "destination": leg.flight_leg.destination_id,
+                "departureDateTime": local_time(
+                    leg.flight_leg.departs_at, _zone(leg.flight_leg.origin_id)
+                ),
+                "arrivalDateTime": local_time(
+                    leg.flight_leg.arrives_at, _zone(leg.flight_leg.destination_id)
+                ),
+                "aircraftTypeCode": leg.flight_leg.aircraft_type.iata_code,
+            }
+            for leg in s.legs.all()
+        ],
+    }

@@ -1,0 +1,165 @@
+"""Order reads: one order for its seller, and OrderList's search (SPEC.md §4.8, §4.9).
+
+Owner first: every query starts from the seller or the agency it is scoped to, so
+another seller's order is simply not found (DESIGN.md §5).
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+
+from django.conf import settings
+from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
+from django.db.models.functions import Upper
+
+from airline.api.errors import ApiError, Err
+from orders.models import Journey, Leg, Order, OrderStatus, Passenger, Segment
+
+ORDER_VIEW_PREFETCH = (
+    Prefetch("passengers", queryset=Passenger.objects.order_by("position")),
+    "contacts",
+    Prefetch(
+        "journeys",
+        queryset=Journey.objects.order_by("position").prefetch_related(
+            Prefetch(
+                "segments",
+                queryset=Segment.objects.order_by("position").prefetch_related(
+                    Prefetch(
+                        "legs",
+                        queryset=Leg.objects.order_by("position").select_related(
+                            "flight_leg__aircraft_type"
+                        ),
+                    )
+                ),
+            )
+        ),
+    ),
+    "items",
+    "payments",
+    "tickets__coupons",
+)
+
+
+def order_get(*, seller_id, ref: str, owner_code: str | None = None) -> Order:
+    """The seller's order by order id or record locator, ready to render; ERR-4000 for
+    anything else, another seller's order included."""
+    owner = (owner_code or settings.AIRLINE_DESIGNATOR).upper()
+    if owner != settings.AIRLINE_DESIGNATOR:
+        raise order_not_found(ref)
+    ref = ref.strip()
+    match = Q(order_id=ref) | Q(record_locator=ref.upper()) if len(ref) == 6 else Q(order_id=ref)
+    order = (
+        Order.objects.filter(match, seller_id=seller_id)
+        .select_related("seller")
+        .prefetch_related(*ORDER_VIEW_PREFETCH)
+        .first()
+    )
+    if order is None:
+        raise order_not_found(ref)
+    return order
+
+
+def order_not_found(ref: str) -> ApiError:
+    return ApiError(Err.ORDER_NOT_FOUND, f"Order {ref} not found", path="orderId")
+
+
+@dataclass(frozen=True)
+class OrderSearch:
+    """OrderList's criteria, already validated and normalised (SPEC.md §4.8)."""
+
+    agency_code: str
+    first_name: str = ""
+    last_name: str = ""
+    departure_date: date | None = None
+    origin: str = ""
+    destination: str = ""
+    flight_number: int | None = None
+    page_size: int = 1000
+    last_index: int = 0
+
+
+def journeys_matching(search: OrderSearch, *, now: datetime) -> QuerySet[Journey]:
+    """Journeys that fit the flight criteria: departing on the UTC date asked for, or
+    from yesterday (UTC) on; never cancelled ones."""
+    journeys = Journey.objects.filter(is_cancelled=False)
+    if search.departure_date is not None:
+        start = datetime.combine(search.departure_date, time(0), tzinfo=UTC)
+        journeys = journeys.filter(departs_at__gte=start, departs_at__lt=start + timedelta(days=1))
+    else:
+        yesterday = datetime.combine(now.astimezone(UTC).date() - timedelta(days=1), time(0))
+        journeys = journeys.filter(departs_at__gte=yesterday.replace(tzinfo=UTC))
+    if search.origin:
+        journeys = journeys.filter(origin=search.origin)
+    if search.destination:
+        journeys = journeys.filter(destination=search.destination)
+    if search.flight_number is not None:
+        journeys = journeys.filter(
+            Exists(
+                Segment.objects.filter(journey=OuterRef("pk"), flight_number=search.flight_number)
+            )
+        )
+    return journeys
+
+
+def orders_search(search: OrderSearch, *, now: datetime) -> tuple[list[Order], bool]:
+    """One page of the agency's orders after `last_index`, in id order, and whether more
+    follow. Keyset pagination on the order id: a page is an index range scan however
+    many orders exist, and orders created while a client pages never shift the pages it
+    has not read yet."""
+    orders = Order.objects.filter(agency_code=search.agency_code, pk__gt=search.last_index)
+    orders = orders.exclude(status=OrderStatus.CLOSED).filter(
+        Exists(journeys_matching(search, now=now).filter(order=OuterRef("pk")))
+    )
+    names = Passenger.objects.filter(order=OuterRef("pk"))
+    if search.last_name:
+        names = names.annotate(surname_upper=Upper("surname")).filter(
+            surname_upper=search.last_name.upper()
+        )
+    if search.first_name:
+        names = names.filter(given_name__iexact=search.first_name)
+    if search.last_name or search.first_name:
+        orders = orders.filter(Exists(names))
+    page = list(
+        orders.order_by("pk").prefetch_related(
+            Prefetch("passengers", queryset=Passenger.objects.order_by("position")),
+            Prefetch(
+                "journeys",
+                queryset=Journey.objects.order_by("position").prefetch_related(
+                    Prefetch("segments", queryset=Segment.objects.order_by("position"))
+                ),
+            ),
+        )[: search.page_size + 1]
+    )
+    return page[: search.page_size], len(page) > search.page_size
+
+
+def orders_find(
+    *, last_name: str = "", departure_date: date | None = None, limit: int = 100
+) -> Sequence[Order]:
+    """Support search across every seller (`manage.py bookings`): by surname and/or the
+    UTC date a journey departs."""
+    orders = Order.objects.all()
+    if last_name:
+        orders = orders.filter(
+            Exists(
+                Passenger.objects.annotate(surname_upper=Upper("surname")).filter(
+                    order=OuterRef("pk"), surname_upper=last_name.upper()
+                )
+            )
+        )
+    if departure_date is not None:
+        start = datetime.combine(departure_date, time(0), tzinfo=UTC)
+        orders = orders.filter(
+            Exists(
+                Journey.objects.filter(
+                    order=OuterRef("pk"),
+                    departs_at__gte=start,
+                    departs_at__lt=start + timedelta(days=1),
+                )
+            )
+        )
+    return list(
+        orders.order_by("-pk")
+        .select_related("seller")
+        .prefetch_related(*ORDER_VIEW_PREFETCH)[:limit]
+    )

@@ -1,0 +1,136 @@
+"""Request shapes of the order endpoints (SPEC.md §2.5.1, §4.7, §4.8). Shape only: the
+rules that span fields or need the offer (party, ages, infants, cards) are in
+orders/checks.py and orders/payments.py."""
+
+from rest_framework import serializers
+
+from airline.api.serializers import StrictSerializer
+
+COUNTRY = r"^[A-Z]{2}$"
+
+
+class NameIn(StrictSerializer):
+    givenName = serializers.CharField(max_length=64)
+    surname = serializers.CharField(max_length=64)
+
+
+class OptionalNameIn(StrictSerializer):
+    givenName = serializers.CharField(max_length=64, required=False)
+    surname = serializers.CharField(max_length=64, required=False)
+
+
+class LoyaltyProgramIn(StrictSerializer):
+    programCode = serializers.CharField(max_length=10, required=False)
+    accountNumber = serializers.CharField(max_length=30)
+    tierLevel = serializers.CharField(max_length=20, required=False)
+
+
+class TravelDocumentIn(StrictSerializer):
+    documentType = serializers.ChoiceField(
+        choices=["PT", "NI", "DL", "VI", "RP"], help_text="PT passport, NI national id..."
+    )
+    documentNumber = serializers.CharField(max_length=30)
+    issuingCountry = serializers.RegexField(COUNTRY, required=False)
+    nationality = serializers.RegexField(COUNTRY, required=False)
+    expiryDate = serializers.DateField(input_formats=["%Y-%m-%d"], required=False)
+
+
+class PassengerContactIn(StrictSerializer):
+    # Plain strings: a malformed email or phone is ERR-1004 (orders/checks.py), not 1005.
+    emailAddress = serializers.CharField(max_length=254, required=False)
+    phoneNumber = serializers.CharField(max_length=32, required=False)
+
+
+class BookingPassengerIn(StrictSerializer):
+    passengerId = serializers.CharField(
+        max_length=64, help_text="The priced offer's paxId, e.g. ADT-1"
+    )
+    type = serializers.ChoiceField(choices=["ADT", "CHD", "INF"])
+    name = NameIn()
+    dateOfBirth = serializers.DateField(input_formats=["%Y-%m-%d"], required=False)
+    gender = serializers.ChoiceField(choices=["Male", "Female"], required=False)
+    nationality = serializers.RegexField(COUNTRY, required=False)
+    residenceCountry = serializers.RegexField(COUNTRY, required=False)
+    loyaltyProgram = LoyaltyProgramIn(required=False)
+    travelDocuments = TravelDocumentIn(many=True, required=False)
+    contacts = PassengerContactIn(required=False)
+    infantPassengerId = serializers.CharField(
+        max_length=64, required=False, help_text="On an adult: the infant on their lap"
+    )
+
+
+class PostalAddressIn(StrictSerializer):
+    line1 = serializers.CharField(max_length=100)
+    line2 = serializers.CharField(max_length=100, required=False)
+    city = serializers.CharField(max_length=60)
+    stateProvince = serializers.CharField(max_length=60, required=False)
+    postalCode = serializers.CharField(max_length=20, required=False)
+    countryCode = serializers.RegexField(COUNTRY)
+
+
+class ContactIn(StrictSerializer):
+    emailAddress = serializers.CharField(max_length=254)
+    phoneNumber = serializers.CharField(max_length=32, required=False)
+    name = OptionalNameIn(required=False, help_text="Defaults to the lead passenger")
+    postalAddress = PostalAddressIn(required=False)
+
+
+class PayerIn(StrictSerializer):
+    name = NameIn(required=False)
+    postalAddress = PostalAddressIn(required=False)
+
+
+class PaymentIn(StrictSerializer):
+    # `type` is free text here: a type we do not take is ERR-6000, not a shape error.
+    type = serializers.CharField(max_length=20, help_text="Hold or CreditCard")
+    cardType = serializers.CharField(max_length=4, required=False, help_text="VI, CA, AX, DS")
+    cardNumber = serializers.CharField(max_length=23, required=False)
+    expiryDate = serializers.CharField(max_length=4, required=False, help_text="MMYY")
+    securityCode = serializers.CharField(max_length=4, required=False)
+    payer = PayerIn(required=False)
+
+    def validate(self, attrs):
+        if attrs["type"] == "CreditCard":
+            for name in ("cardType", "cardNumber", "expiryDate", "securityCode"):
+                if not attrs.get(name):
+                    raise serializers.ValidationError({name: ["This field is required."]})
+        return attrs
+
+
+class OfferItemSelectionIn(StrictSerializer):
+    offerItemId = serializers.CharField(max_length=100)
+    passengerIds = serializers.ListField(
+        child=serializers.CharField(max_length=64), required=False, allow_empty=False
+    )
+
+
+class CreateOrderIn(StrictSerializer):
+    offerId = serializers.CharField(max_length=100)
+    offerItemIds = serializers.ListField(
+        child=serializers.CharField(max_length=100), allow_empty=False
+    )
+    offerItemSelections = OfferItemSelectionIn(many=True, required=False)
+    passengers = BookingPassengerIn(many=True, allow_empty=False)
+    contact = ContactIn()
+    remarks = serializers.CharField(max_length=500, required=False, allow_blank=True)
+    payment = PaymentIn()
+
+
+class OrderListQuery(serializers.Serializer):
+    """OrderList's query parameters (SPEC.md §4.8); unknown ones are ignored."""
+
+    organizationCode = serializers.CharField(max_length=10, required=False)
+    firstName = serializers.CharField(max_length=32, required=False)
+    lastName = serializers.CharField(max_length=32, required=False)
+    departureDate = serializers.DateField(input_formats=["%Y-%m-%d"], required=False)
+    origin = serializers.RegexField(r"^[A-Za-z]{3}$", required=False)
+    destination = serializers.RegexField(r"^[A-Za-z]{3}$", required=False)
+    flightNumber = serializers.RegexField(
+        r"^(?:[A-Za-z0-9]{2})?\d{1,4}$", required=False, help_text="123 or MX123"
+    )
+    pageSize = serializers.IntegerField(min_value=10, max_value=1000, default=1000)
+    lastIndex = serializers.IntegerField(min_value=0, default=0)
+
+
+class OrderRetrieveQuery(serializers.Serializer):
+    ownerCode = serializers.RegexField(r"^[A-Za-z0-9]{2,3}$", required=False)

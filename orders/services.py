@@ -1,0 +1,527 @@
+"""Order write flows (SPEC.md §3, §4.7; DESIGN.md §8): create from a priced offer, on
+hold or paid by card; cancel an unpaid hold; expire holds past their time limit.
+
+Every flow is one transaction: the order, its seats and its payment rows are written
+together or not at all. A card is charged before that transaction opens (so no seat is
+locked while a gateway thinks) and refunded if the transaction then fails.
+"""
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+
+from airline.api import clock
+from airline.api.errors import ApiError, Err
+from airline.fares.money import Price, price_sum
+from airline.network.inventory import SeatChange, SoldOut, inventory_apply
+from airline.network.itineraries import Journey as NetworkJourney
+from airline.network.itineraries import network_index
+from offers.store import OfferSource, offer_load
+from offers.wire import journey_id, ref_id
+from orders import ids
+from orders.checks import (
+    ContactIn,
+    PassengerIn,
+    check_contact,
+    check_party_matches,
+    check_passengers,
+)
+from orders.models import (
+    Channel,
+    Contact,
+    Coupon,
+    Journey,
+    Leg,
+    Order,
+    OrderEvent,
+    OrderItem,
+    OrderStatus,
+    Passenger,
+    Payment,
+    Segment,
+    Ticket,
+    TicketSerial,
+)
+from orders.payments import (
+    Card,
+    Charge,
+    PaymentDeclined,
+    PaymentTimedOut,
+    card_check,
+    payment_gateway,
+)
+from orders.selectors import OrderSearch, order_get, orders_search
+from sellers.authentication import Principal
+
+LOCATOR_ATTEMPTS = 5
+
+
+@dataclass(frozen=True)
+class BookedJourney:
+    """A priced offer item with the journey it flies."""
+
+    item: Mapping[str, Any]
+    journey: NetworkJourney
+
+
+def actor_of(principal: Principal) -> str:
+    """Who an API call acts as, for the event history."""
+    return f"{principal.seller.code} (key {principal.key.prefix})"
+
+
+def order_create(
+    *, principal: Principal, data: Mapping[str, Any], channel: str = Channel.JSON
+) -> Order:
+    """Book a priced offer (SPEC.md §4.7): ONHOLD with a payment time limit, or CONFIRMED
+    with a payment and e-tickets."""
+    now = clock.now()
+    offer_id = data["offerId"]
+    batch, offer = offer_load(offer_id=offer_id, seller_id=str(principal.seller.pk), now=now)
+    if batch.source != OfferSource.PRICING:
+        raise ApiError(
+            Err.ORDER_NOT_CREATED,
+            f"Offer {offer_id} is not a priced offer; price it with POST /offers/price first",
+            path="offerId",
+        )
+    booked = _booked_journeys(offer, data["offerItemIds"], data.get("offerItemSelections"), batch)
+    first = min(booked, key=lambda b: b.journey.departs_at).journey
+    first_date = first.departs_at.astimezone(network_index().station_zone(first.origin)).date()
+    passengers = check_passengers(data["passengers"], first_travel_date=first_date)
+    check_party_matches(passengers, batch.passengers)
+    lead = next(p for p in passengers if p.ptc == "ADT")
+    contact = check_contact(data["contact"], lead=lead)
+
+    payment = data["payment"]
+    card, time_limit = None, None
+    if payment["type"] == "Hold":
+        time_limit = hold_time_limit(now=now, first_departure=first.departs_at)
+    elif payment["type"] == "CreditCard":
+        card = card_check(payment, now=now)
+    else:
+        raise ApiError(
+            Err.PAYMENT_METHOD,
+            f"Payment type {payment['type']} is not supported; use Hold or CreditCard",
+            path="payment.type",
+        )
+    if Order.objects.filter(source_offer_id=offer_id).exists():
+        raise _already_booked(offer_id)
+
+    total = price_sum(Price.from_wire(b.item["totalPrice"]) for b in booked)
+    charge = _charge(card, total.total) if card else None
+    try:
+        with transaction.atomic():
+            order = _write_order(
+                principal=principal,
+                channel=channel,
+                now=now,
+                offer_id=offer_id,
+                booked=booked,
+                passengers=passengers,
+                contact=contact,
+                remarks=data.get("remarks", ""),
+                total=total.total,
+                time_limit=time_limit,
+            )
+            if charge is not None:
+                payment_record(order, charge=charge, card=card, now=now)
+                tickets_issue(order, now=now)
+            event_record(
+                order,
+                now=now,
+                actor=actor_of(principal),
+                kind="created",
+                status=order.status,
+                total=str(order.total),
+                channel=channel,
+            )
+    except BaseException:
+        if charge is not None:
+            payment_gateway().refund(charge=charge, amount=charge.amount)
+        raise
+    return order
+
+
+def hold_time_limit(*, now: datetime, first_departure: datetime) -> datetime:
+    """When an unpaid hold lapses: HOLD_HOURS from now, and never later than the cutoff
+    before departure; inside the cutoff no hold is allowed (DESIGN.md §8)."""
+    cutoff = first_departure - timedelta(hours=settings.HOLD_CUTOFF_HOURS_BEFORE_DEPARTURE)
+    if now >= cutoff:
+        raise ApiError(
+            Err.ORDER_NOT_CREATED,
+            f"No hold within {settings.HOLD_CUTOFF_HOURS_BEFORE_DEPARTURE} hours of "
+            "departure; pay by card instead",
+            path="payment.type",
+        )
+    return min(now + timedelta(hours=settings.HOLD_HOURS), cutoff)
+
+
+def order_cancel_hold(*, order: Order, actor: str, kind: str = "hold_cancelled") -> bool:
+    """Cancel an unpaid hold and give its seats back. False when it is not (or no
+    longer) an unpaid hold: someone paid, cancelled or expired it first."""
+    now = clock.now()
+    with transaction.atomic():
+        # The conditional UPDATE picks one winner among concurrent cancellers and
+        # expirers; only the winner releases seats, so they are never given back twice.
+        won = Order.objects.filter(pk=order.pk, status=OrderStatus.ONHOLD, paid=0).update(
+            status=OrderStatus.CANCELLED, updated_at=now
+        )
+        if not won:
+            return False
+        _release_seats(order)
+        OrderItem.objects.filter(order=order).update(status="CANCELLED")
+        event_record(order, now=now, actor=actor, kind=kind)
+    order.status, order.updated_at = OrderStatus.CANCELLED, now
+    return True
+
+
+def order_expire_if_due(order: Order, *, now: datetime | None = None) -> Order:
+    """The order as it stands now: an unpaid hold past its limit is cancelled first
+    (lazy expiry on every read and change)."""
+    now = now or clock.now()
+    if (
+        order.status == OrderStatus.ONHOLD
+        and order.payment_time_limit is not None
+        and order.payment_time_limit <= now
+    ) and not order_cancel_hold(order=order, actor="system", kind="hold_expired"):
+        order.refresh_from_db(fields=["status", "paid", "updated_at"])
+    return order
+
+
+def holds_expire(*, now: datetime | None = None, batch_size: int = 500) -> int:
+    """Cancel every unpaid hold past its limit; returns how many this call cancelled.
+    Safe to run concurrently and repeatedly: each hold is cancelled by one caller only."""
+    now = now or clock.now()
+    expired = 0
+    last_pk = 0
+    while True:
+        due = list(
+            Order.objects.filter(
+                status=OrderStatus.ONHOLD, payment_time_limit__lte=now, pk__gt=last_pk
+            )
+            .order_by("pk")
+            .only("pk", "status", "payment_time_limit")[:batch_size]
+        )
+        if not due:
+            return expired
+        for order in due:
+            expired += order_cancel_hold(order=order, actor="expire_holds", kind="hold_expired")
+        last_pk = due[-1].pk
+
+
+def event_record(order: Order, *, now: datetime, actor: str, kind: str, **detail: Any) -> None:
+    """One row of the order's history (who, what, when)."""
+    OrderEvent.objects.create(order=order, at=now, actor=actor[:80], kind=kind, detail=detail)
+
+
+def payment_record(order: Order, *, charge: Charge, card: Card, now: datetime) -> Payment:
+    """A successful card payment row: brand, last four and expiry, never the number."""
+    return Payment.objects.create(
+        order=order,
+        ref=ids.new_ref("PAY"),
+        created_at=now,
+        amount=charge.amount,
+        currency=charge.currency,
+        status=Payment.Status.SUCCESSFUL,
+        method="CreditCard",
+        card_brand=card.brand,
+        card_last4=card.last4,
+        card_expiry=card.expiry,
+        gateway_reference=charge.reference,
+    )
+
+
+def tickets_issue(order: Order, *, now: datetime) -> list[Ticket]:
+    """One e-ticket per passenger with one coupon per segment (DESIGN.md §8, §11)."""
+    passengers = list(order.passengers.order_by("position"))
+    segments = list(Segment.objects.filter(order=order).order_by("journey__position", "position"))
+    serials = TicketSerial.objects.bulk_create([TicketSerial() for _ in passengers])
+    tickets = Ticket.objects.bulk_create(
+        Ticket(order=order, passenger=p, number=ids.ticket_number(s.pk), issued_at=now)
+        for p, s in zip(passengers, serials, strict=True)
+    )
+    Coupon.objects.bulk_create(
+        Coupon(ticket=t, segment=s, number=n)
+        for t in tickets
+        for n, s in enumerate(segments, start=1)
+    )
+    return tickets
+
+
+def _booked_journeys(
+    offer: Mapping[str, Any],
+    item_ids: Sequence[str],
+    selections: Sequence[Mapping[str, Any]] | None,
+    batch,
+) -> list[BookedJourney]:
+    """The chosen items of the priced offer with their journeys, still operating."""
+    items = {item["offerItemId"]: item for item in offer["items"]}
+    if len(set(item_ids)) != len(item_ids):
+        raise ApiError(Err.VALIDATION, "An offerItemId is listed twice", path="offerItemIds")
+    for item_id in item_ids:
+        if item_id not in items:
+            raise ApiError(
+                Err.ORDER_NOT_CREATED,
+                f"The priced offer has no item {item_id}",
+                path="offerItemIds",
+            )
+    party = {p["paxId"] for p in batch.passengers}
+    for selection in selections or ():
+        if selection["offerItemId"] not in item_ids:
+            raise ApiError(
+                Err.ORDER_NOT_CREATED,
+                f"offerItemSelections names {selection['offerItemId']}, "
+                "which is not in offerItemIds",
+                path="offerItemSelections.offerItemId",
+            )
+        chosen = set(selection.get("passengerIds") or party)
+        if chosen != party:
+            # The priced offer was priced for the whole party; a part of it is another
+            # price, which only a new price offer can quote.
+            raise ApiError(
+                Err.ORDER_NOT_CREATED,
+                "An item can only be booked for every passenger it was priced for; price "
+                "the offer again for fewer passengers",
+                path="offerItemSelections.passengerIds",
+            )
+    index = network_index()
+    booked = []
+    for item_id in item_ids:
+        item = items[item_id]
+        journey = index.journey_of(item["segments"])
+        if journey is None:
+            raise ApiError(
+                Err.ORDER_NOT_CREATED,
+                f"A flight of item {item_id} no longer operates; search again",
+                path="offerItemIds",
+            )
+        booked.append(BookedJourney(item, journey))
+    return sorted(booked, key=lambda b: b.journey.departs_at)
+
+
+def _charge(card: Card, amount: Decimal) -> Charge:
+    try:
+        return payment_gateway().charge(
+            card=card, amount=amount, currency="USD", reference=ids.new_ref("PAY")
+        )
+    except PaymentDeclined:
+        raise ApiError(
+            Err.PAYMENT_REJECTED, "The card was declined; nothing was booked", path="payment"
+        ) from None
+    except PaymentTimedOut:
+        raise ApiError(
+            Err.PAYMENT_TIMEOUT,
+            "The payment did not complete in time; nothing was booked or charged",
+            path="payment",
+        ) from None
+
+
+def _already_booked(offer_id: str) -> ApiError:
+    return ApiError(
+        Err.ORDER_NOT_CREATED,
+        f"Offer {offer_id} has already been booked; an offer becomes one order",
+        path="offerId",
+    )
+
+
+def _write_order(
+    *,
+    principal: Principal,
+    channel: str,
+    now: datetime,
+    offer_id: str,
+    booked: Sequence[BookedJourney],
+    passengers: Sequence[PassengerIn],
+    contact: ContactIn,
+    remarks: str,
+    total: Decimal,
+    time_limit: datetime | None,
+) -> Order:
+    order = Order(
+        order_id=ids.new_order_id(),
+        owner_code=settings.AIRLINE_DESIGNATOR,
+        seller=principal.seller,
+        agency_code=principal.key.agency_code or "",
+        channel=channel,
+        status=OrderStatus.ONHOLD if time_limit else OrderStatus.CONFIRMED,
+        created_at=now,
+        updated_at=now,
+        total=total,
+        paid=Decimal(0) if time_limit else total,
+        payment_time_limit=time_limit,
+        source_offer_id=offer_id,
+        remarks=remarks,
+    )
+    # The unique source_offer_id makes a racing second booking of the same offer wait
+    # here for the first to commit, then fail, before it takes any seat.
+    order_insert(order, duplicate=lambda: _already_booked(offer_id))
+    seats = sum(1 for p in passengers if p.ptc != "INF")  # a lap infant takes no seat
+    try:
+        inventory_apply(
+            [
+                SeatChange(tuple(leg.id for leg in s.legs), rbd, seats)
+                for b in booked
+                for s, rbd in zip(b.journey.segments, b.item["rbds"], strict=True)
+            ]
+        )
+    except SoldOut:
+        raise ApiError(
+            Err.ORDER_NOT_CREATED,
+            "A flight of the offer no longer has seats in its booking class; search again",
+            path="offerId",
+        ) from None
+    passengers_write(order, passengers)
+    contact_write(order, contact)
+    for position, b in enumerate(booked, start=1):
+        journey = Journey.objects.create(
+            order=order,
+            ref=b.item.get("journeyId") or journey_id(b.journey),
+            position=position,
+            origin=b.journey.origin,
+            destination=b.journey.destination,
+            departs_at=b.journey.departs_at,
+            arrives_at=b.journey.arrives_at,
+        )
+        OrderItem.objects.create(
+            order=order,
+            journey=journey,
+            ref=ids.new_ref("OOI"),
+            bundle=b.item["bundle"],
+            total=Price.from_wire(b.item["totalPrice"]).total,
+            price=b.item["totalPrice"],
+            fare=b.item["fare"],
+            passenger_prices=b.item["passengerPrices"],
+        )
+        segments_write(
+            order,
+            journey,
+            [
+                (s, b.item["cabin"], rbd, seats)
+                for s, rbd in zip(b.journey.segments, b.item["rbds"], strict=True)
+            ],
+        )
+    return order
+
+
+def order_insert(order: Order, *, duplicate) -> None:
+    """Insert a new order with a fresh record locator, drawing again on the rare clash.
+    `duplicate()` is the error to raise when the order itself already exists."""
+    explicit = bool(order.record_locator)
+    for _ in range(LOCATOR_ATTEMPTS):
+        if not explicit:
+            order.record_locator = ids.new_record_locator()
+        try:
+            with transaction.atomic():  # a savepoint: a clash must not end the booking
+                order.save(force_insert=True)
+            return
+        except IntegrityError as exc:
+            text = str(exc)
+            if "record_locator" not in text or explicit:
+                raise duplicate() from exc
+    raise ApiError(Err.INTERNAL, "No free record locator was found; retry")
+
+
+def passengers_write(order: Order, passengers: Iterable[PassengerIn]) -> list[Passenger]:
+    """The passengers, infants first so that their carriers can point at them."""
+    rows = {
+        p.pax_id: Passenger(
+            order=order,
+            ref=ids.new_ref("PAX"),
+            offer_pax_id=p.pax_id,
+            position=position,
+            ptc=p.ptc,
+            given_name=p.given_name,
+            surname=p.surname,
+            date_of_birth=p.date_of_birth,
+            gender=p.gender,
+            nationality=p.nationality,
+            residence_country=p.residence_country,
+            loyalty_program=p.loyalty_program,
+            travel_documents=p.travel_documents,
+            contacts=p.contacts,
+        )
+        for position, p in enumerate(passengers, start=1)
+    }
+    infants = [row for row in rows.values() if row.ptc == "INF"]
+    Passenger.objects.bulk_create(infants)
+    for p in passengers:
+        if p.infant_pax_id:
+            rows[p.pax_id].infant = rows[p.infant_pax_id]
+    Passenger.objects.bulk_create([row for row in rows.values() if row.ptc != "INF"])
+    return sorted(rows.values(), key=lambda row: row.position)
+
+
+def contact_write(order: Order, contact: ContactIn) -> Contact:
+    return Contact.objects.create(
+        order=order,
+        ref=ids.new_ref("CTC"),
+        email=contact.email,
+        phone=contact.phone,
+        given_name=contact.given_name,
+        surname=contact.surname,
+        postal_address=contact.postal_address,
+    )
+
+
+def segments_write(order: Order, journey: Journey, segments: Sequence[tuple]) -> None:
+    """A journey's segments and legs: (network segment, cabin, rbd, seats) each."""
+    rows = Segment.objects.bulk_create(
+        Segment(
+            order=order,
+            journey=journey,
+            ref=ref_id("SEG", *(leg.id for leg in s.legs)),
+            position=position,
+            carrier=s.carrier,
+            flight_number=s.flight_number,
+            origin=s.origin,
+            destination=s.destination,
+            departs_at=s.departs_at,
+            arrives_at=s.arrives_at,
+            cabin=cabin,
+            rbd=rbd,
+            seats=seats,
+        )
+        for position, (s, cabin, rbd, seats) in enumerate(segments, start=1)
+    )
+    Leg.objects.bulk_create(
+        Leg(segment=row, flight_leg_id=leg.id, ref=ref_id("LEG", leg.id), position=n)
+        for row, (s, *_rest) in zip(rows, segments, strict=True)
+        for n, leg in enumerate(s.legs, start=1)
+    )
+
+
+def _release_seats(order: Order) -> None:
+    segments = list(
+        Segment.objects.filter(order=order, holds_inventory=True).prefetch_related("legs")
+    )
+    inventory_apply(
+        [
+            SeatChange(tuple(leg.flight_leg_id for leg in s.legs.all()), s.rbd, -s.seats)
+            for s in segments
+        ]
+    )
+    Segment.objects.filter(pk__in=[s.pk for s in segments]).update(holds_inventory=False)
+
+
+def orders_list(search: OrderSearch) -> tuple[list[Order], bool]:
+    """A page of OrderList, with any lapsed hold on it expired first (lazy expiry)."""
+    now = clock.now()
+    orders, more = orders_search(search, now=now)
+    for order in orders:
+        order_expire_if_due(order, now=now)
+    return orders, more
+
+
+def order_current(*, seller_id, ref: str, owner_code: str | None = None) -> Order:
+    """The seller's order as it stands now (a lapsed hold expired first), ready to render."""
+    order = order_get(seller_id=seller_id, ref=ref, owner_code=owner_code)
+    if (
+        order.status == OrderStatus.ONHOLD
+        and order_expire_if_due(order).status != OrderStatus.ONHOLD
+    ):
+        order = order_get(seller_id=seller_id, ref=ref, owner_code=owner_code)
+    return order
