@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 
 from airline.api import clock
 from airline.fares.money import Price, price_sum
-from airline.network.itineraries import network_index
+from airline.network.services import station_zone
 from offers.wire import iso_duration, local_time
 from orders.models import Journey, Order, OrderStatus, Passenger, Segment
 from orders.selectors import OrderSearch
@@ -135,10 +135,7 @@ def _matches(journey: Journey, search: OrderSearch, now: datetime) -> bool:
 
 
 def _zone(code: str) -> ZoneInfo:
-    try:
-        return network_index().station_zone(code)
-    except KeyError:
-        return ZoneInfo("UTC")
+    return station_zone(code)
 
 
 def _pax_wire(p: Passenger, pax_by_pk: dict[int, str]) -> dict[str, Any]:

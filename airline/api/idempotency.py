@@ -114,18 +114,18 @@ def idempotency_claim(
                 record.refresh_from_db()
                 return record, None
             continue
-        if not hmac.compare_digest(record.fingerprint, fingerprint):
-            raise ApiError(
-                Err.IDEMPOTENCY_MISMATCH,
-                "This Idempotency-Key was used with a different request",
-                path=HEADER,
-            )
         if record.state == IdempotencyRecord.State.RUNNING:
             raise ApiError(
                 Err.IDEMPOTENCY_IN_PROGRESS,
                 "A request with this Idempotency-Key is still being processed; retry shortly",
                 path=HEADER,
                 headers={"Retry-After": "1"},
+            )
+        if not hmac.compare_digest(record.fingerprint, fingerprint):
+            raise ApiError(
+                Err.IDEMPOTENCY_MISMATCH,
+                "This Idempotency-Key was used with a different request",
+                path=HEADER,
             )
         return None, record
     raise ApiError(

@@ -5,8 +5,8 @@ sale is one conditional UPDATE over the nested class rows: it adds to `sold` of 
 class and every class above it, only where `sold + seats <= authorized`. If fewer rows
 than expected qualify, some class is full and the whole sale is rolled back. The
 condition is re-checked by the database against committed rows, so correctness does not
-depend on any lock; a multi-leg sale still locks its legs in id order first so that two
-sales over the same legs queue instead of deadlocking.
+depend on any lock; every sale still locks its legs in id order first so that two sales
+over the same legs queue instead of deadlocking.
 """
 
 import time
@@ -62,16 +62,18 @@ def inventory_apply(changes: Sequence[SeatChange]) -> None:
         return
     every_leg = sorted({leg_id for c in changes for leg_id in c.leg_ids})
     with transaction.atomic():
-        if len(every_leg) > 1:
-            # Lock order: ascending leg id over the whole booking, for every multi-leg
-            # sale and release (see the module docstring), so two bookings that share
-            # legs queue instead of deadlocking. A one-leg change is a single UPDATE.
-            list(
-                FlightLeg.objects.select_for_update()
-                .filter(id__in=every_leg)
-                .order_by("id")
-                .values_list("id")
-            )
+        # Lock the legs, in ascending id order over the whole booking, before touching
+        # their class rows. Every sale and release does, so two bookings that share legs
+        # queue instead of deadlocking: one UPDATE changes several class rows, and two
+        # such UPDATEs can meet those rows in different physical orders (row versions
+        # move), which deadlocks when the transaction is still open behind them, as a
+        # booking's is while its order is written.
+        list(
+            FlightLeg.objects.select_for_update()
+            .filter(id__in=every_leg)
+            .order_by("id")
+            .values_list("id")
+        )
         for change in changes:
             for leg_id in sorted(set(change.leg_ids)):
                 _change_leg(leg_id, change.rbd, change.seats)

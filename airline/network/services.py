@@ -6,11 +6,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import airportsdata
 from django.db import transaction
 
 from airline.network import fleet
+from airline.network.itineraries import network_index
 from airline.network.models import (
     AircraftType,
     BookingClass,
@@ -46,6 +48,17 @@ _airports: dict | None = None
 
 def known_station(code: str) -> bool:
     return code in _airport_data()
+
+
+def station_zone(code: str) -> ZoneInfo:
+    """A station's IANA time zone: from this worker's schedule index when the schedule
+    serves it, else from airportsdata (stations of imported or past bookings); UTC for
+    a code neither knows."""
+    try:
+        return network_index().station_zone(code)
+    except KeyError:
+        airport = _airport_data().get(code)
+        return ZoneInfo(airport["tz"]) if airport else ZoneInfo("UTC")
 
 
 def _airport_data() -> dict:

@@ -1,0 +1,105 @@
+"""Bookings racing on PostgreSQL (DESIGN.md §2, §4, §8): never more orders than seats,
+one order per Idempotency-Key. Real threads, each with its own connection, on committed
+data."""
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from rest_framework.test import APIClient
+
+from airline.network.inventory import inventory_sell
+from airline.network.models import LegInventory
+from orders.models import Order
+from tests.offers.conftest import search_body
+from tests.orders.conftest import booking_body
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+    pytest.mark.skipif("connection.vendor != 'postgresql'"),
+]
+ONE = [{"type": "ADT"}]
+
+
+def race(calls):
+    """Run the calls all at once, a thread (and a connection) each; their responses."""
+    threads = len(calls)
+    start = threading.Barrier(threads)
+
+    def run(call):
+        try:
+            start.wait(timeout=30)
+            return call(APIClient())
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        return list(pool.map(run, calls))
+
+
+def priced_many(api, auth, day, count):
+    """`count` priced offers of the same MX101 seat for one adult."""
+    found = api.post(
+        "/json/v1/offers", search_body(("PVD", "CHS", day), passengers=ONE), format="json", **auth
+    ).json()["data"]["offers"]
+    offer = next(o for o in found if o["offerItems"][0]["flight"]["flightNumbers"] == ["MX101"])
+    selection = {
+        "offerId": offer["offerId"],
+        "offerItemIds": [offer["offerItems"][0]["offerItemId"]],
+    }
+    return [
+        api.post(
+            "/json/v1/offers/price",
+            {"selections": [selection], "passengers": ONE},
+            format="json",
+            **auth,
+        ).json()["data"]
+        for _ in range(count)
+    ]
+
+
+def test_fifty_bookings_for_the_last_five_seats_make_five_orders(api, auth, network):
+    day = network + timedelta(days=5)
+    priced = priced_many(api, auth, day, 50)
+    rbd = priced[0]["journeys"][0]["segments"][0]["rbd"]
+    row = LegInventory.objects.get(leg__flight_number=101, leg__flight_date=day, rbd=rbd)
+    inventory_sell(leg_ids=[row.leg_id], rbd=rbd, seats=row.authorized - row.sold - 5)
+
+    responses = race(
+        [
+            lambda client, p=p: client.post(
+                "/json/v1/orders", booking_body(p), format="json", **auth
+            )
+            for p in priced
+        ]
+    )
+
+    statuses = sorted(r.status_code for r in responses)
+    assert statuses.count(201) == 5, statuses
+    assert {r.json()["error"]["code"] for r in responses if r.status_code != 201} == {"ERR-4001"}
+    assert Order.objects.count() == 5
+    row.refresh_from_db()
+    assert row.sold == row.authorized
+
+
+def test_twenty_requests_with_one_idempotency_key_make_one_order(api, auth, network):
+    [priced] = priced_many(api, auth, network + timedelta(days=5), 1)
+    body = booking_body(priced)
+
+    responses = race(
+        [
+            lambda client: client.post(
+                "/json/v1/orders", body, format="json", HTTP_IDEMPOTENCY_KEY="same", **auth
+            )
+        ]
+        * 20
+    )
+
+    assert Order.objects.count() == 1
+    created = [r for r in responses if r.status_code == 201]
+    assert created, [r.content for r in responses]
+    assert {r.json()["data"]["order"]["orderId"] for r in created} == {Order.objects.get().order_id}
+    others = {r.json()["error"]["code"] for r in responses if r.status_code != 201}
+    assert others <= {"ERR-1012"}, others

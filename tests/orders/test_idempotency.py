@@ -1,0 +1,83 @@
+"""Idempotency-Key on POST /json/{v}/orders (DESIGN.md §4)."""
+
+import pytest
+
+from airline.api.models import IdempotencyRecord
+from orders.models import Order
+from tests.conftest import bearer, token_for
+from tests.orders.conftest import book, booking_body, error_of, price_offer
+from tests.sellers.factories import ApiKeyFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def key(value):
+    return {"HTTP_IDEMPOTENCY_KEY": value}
+
+
+def test_a_repeat_replays_the_first_response_and_books_once(api, auth, priced):
+    body = booking_body(priced)
+    first = book(api, auth, body, **key("k-1"))
+    again = book(api, auth, body, **key("k-1"))
+
+    assert first.status_code == again.status_code == 201
+    assert again.json() == first.json()
+    assert again["Idempotent-Replayed"] == "true"
+    assert Order.objects.count() == 1
+
+
+def test_the_same_key_with_another_body_is_refused(api, auth, priced, travel_day):
+    assert book(api, auth, booking_body(priced), **key("k-1")).status_code == 201
+    other = price_offer(api, auth, travel_day)
+
+    error_of(book(api, auth, booking_body(other), **key("k-1")), 422, "ERR-1011", "Idempotency-Key")
+    assert Order.objects.count() == 1
+
+
+def test_a_failed_request_keeps_nothing(api, auth, priced):
+    bad = booking_body(priced, contact={"emailAddress": "nope"})
+    error_of(book(api, auth, bad, **key("k-1")), 400, "ERR-1004")
+    assert not IdempotencyRecord.objects.exists()
+
+    assert book(api, auth, booking_body(priced), **key("k-1")).status_code == 201
+
+
+def test_a_request_still_running_is_a_conflict(api, auth, priced, partner_key, clock):
+    IdempotencyRecord.objects.create(
+        scope=partner_key.key.prefix,
+        key="k-1",
+        fingerprint="x" * 64,
+        state=IdempotencyRecord.State.RUNNING,
+        created_at=clock.at,
+        updated_at=clock.at,
+    )
+    error_of(book(api, auth, booking_body(priced), **key("k-1")), 409, "ERR-1012")
+    assert not Order.objects.exists()
+
+    # A claim left behind by a worker that died is taken over after its lease.
+    clock.advance(minutes=3)
+    assert book(api, auth, booking_body(priced), **key("k-1")).status_code == 201
+
+
+def test_keys_are_scoped_to_the_api_key(api, auth, priced, partner, travel_day):
+    assert book(api, auth, booking_body(priced), **key("shared")).status_code == 201
+    second = bearer(token_for(api, ApiKeyFactory(partner=partner).raw))
+    other = price_offer(api, second, travel_day)
+
+    assert book(api, second, booking_body(other), **key("shared")).status_code == 201
+    assert Order.objects.count() == 2
+
+
+def test_keys_are_forgotten_after_a_day(api, auth, priced, travel_day, clock):
+    assert book(api, auth, booking_body(priced), **key("k-1")).status_code == 201
+    clock.advance(hours=24, minutes=1)
+    other = price_offer(api, auth, travel_day)
+
+    assert book(api, auth, booking_body(other), **key("k-1")).status_code == 201
+
+
+@pytest.mark.parametrize("value", ["", "x" * 256, "caf\u00e9"])
+def test_malformed_keys(api, auth, priced, value):
+    error_of(
+        book(api, auth, booking_body(priced), **key(value)), 422, "ERR-1005", "Idempotency-Key"
+    )
