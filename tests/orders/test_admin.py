@@ -1,0 +1,157 @@
+"""Bookings in the back office: read-only, with one action (DESIGN.md §10)."""
+
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
+
+from airline.network.models import LegInventory
+from orders.models import Order, OrderStatus
+from tests.orders.conftest import CARD, book, booking_body, price_offer
+
+pytestmark = pytest.mark.django_db
+
+CHANGELIST = "/admin/orders/order/"
+
+
+@pytest.fixture
+def held(api, auth, priced):
+    """An unpaid hold of two adults and a child, PVD-CHS and back."""
+    response = book(api, auth, booking_body(priced))
+    assert response.status_code == 201, response.content
+    return Order.objects.get(order_id=response.json()["data"]["order"]["orderId"])
+
+
+@pytest.fixture
+def paid(api, auth, travel_day, clock):
+    """The same party on the same days, paid by card: a payment row and e-tickets."""
+    priced = price_offer(api, auth, travel_day, back=travel_day + timedelta(days=7))
+    response = book(api, auth, booking_body(priced, payment=CARD))
+    assert response.status_code == 201, response.content
+    return Order.objects.get(order_id=response.json()["data"]["order"]["orderId"])
+
+
+def seats_sold() -> int:
+    return sum(LegInventory.objects.filter(rank=0).values_list("sold", flat=True))
+
+
+def cancel(client, *orders):
+    return client.post(
+        CHANGELIST,
+        {"action": "cancel_unpaid_hold", "_selected_action": [o.pk for o in orders]},
+        follow=True,
+    )
+
+
+def test_the_list_shows_bookings_with_their_balance(admin_client, held, paid):
+    page = admin_client.get(CHANGELIST)
+
+    assert page.status_code == 200
+    text = page.content.decode()
+    for order in (held, paid):
+        assert order.record_locator in text
+    assert str(held.total) in text  # the hold's balance is its total
+    assert "ACMEAGT" in text
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ({"q": "lovelace"}, {"held", "paid"}),
+        ({"status__exact": "ONHOLD"}, {"held"}),
+        ({"channel__exact": "JSON"}, {"held", "paid"}),
+        ({"channel__exact": "IMPORT"}, set()),
+    ],
+)
+def test_search_and_filters(admin_client, held, paid, query, expected):
+    text = admin_client.get(CHANGELIST, query).content.decode()
+
+    shown = {name for name, o in (("held", held), ("paid", paid)) if o.record_locator in text}
+    assert shown == expected
+
+
+def test_search_by_locator_and_order_id(admin_client, held, paid):
+    by_locator = admin_client.get(CHANGELIST, {"q": held.record_locator.lower()})
+    by_id = admin_client.get(CHANGELIST, {"q": paid.order_id})
+
+    assert held.record_locator in by_locator.content.decode()
+    assert paid.record_locator not in by_locator.content.decode()
+    assert paid.record_locator in by_id.content.decode()
+    assert held.record_locator not in by_id.content.decode()
+
+
+def test_the_booking_page_shows_everything_and_no_card_number(admin_client, paid):
+    page = admin_client.get(f"{CHANGELIST}{paid.pk}/change/")
+
+    assert page.status_code == 200
+    text = page.content.decode()
+    for expected in ("Lovelace", "Babbage", "ada@example.com", "MX101", "PVD", "created"):
+        assert expected in text, expected
+    for ticket in paid.tickets.all():
+        assert ticket.number in text
+    assert "VI ************1111 exp 1230" in text
+    assert "4111111111111111" not in text
+    # Read-only: no form to save, nothing to add or delete.
+    assert 'name="_save"' not in text
+    assert "/delete/" not in text
+
+
+def test_bookings_cannot_be_added_changed_or_deleted(admin_client, held):
+    assert admin_client.get(f"{CHANGELIST}add/").status_code == 403
+    assert admin_client.get(f"{CHANGELIST}{held.pk}/delete/").status_code == 403
+    admin_client.post(f"{CHANGELIST}{held.pk}/change/", {"status": "CONFIRMED"})
+    held.refresh_from_db()
+    assert held.status == OrderStatus.ONHOLD
+
+
+def test_the_action_cancels_an_unpaid_hold_and_frees_its_seats(admin_client, held, paid):
+    with_both = seats_sold()
+
+    response = cancel(admin_client, held, paid)
+
+    text = response.content.decode()
+    assert "1 unpaid hold(s) cancelled" in text
+    assert "1 selected booking(s) were not unpaid holds" in text
+    held.refresh_from_db()
+    paid.refresh_from_db()
+    assert (held.status, paid.status) == (OrderStatus.CANCELLED, OrderStatus.CONFIRMED)
+    assert list(held.events.values_list("kind", "actor"))[-1] == ("hold_cancelled", "admin:admin")
+    assert seats_sold() == with_both - 6  # two flights, three seats each
+    assert not held.segments.filter(holds_inventory=True).exists()
+
+
+def test_the_action_on_a_lapsed_hold_cancels_it_once(admin_client, held, clock):
+    clock.advance(hours=25)
+
+    cancel(admin_client, held)
+    again = cancel(admin_client, held)
+
+    assert "0 unpaid hold(s) cancelled" in again.content.decode()
+    held.refresh_from_db()
+    assert held.status == OrderStatus.CANCELLED
+    assert held.events.filter(kind="hold_cancelled").count() == 1
+    assert seats_sold() == 0
+
+
+def test_view_only_staff_may_look_but_not_cancel(client, held):
+    user = get_user_model().objects.create_user("agent", password="pw", is_staff=True)
+    user.user_permissions.add(Permission.objects.get(codename="view_order"))
+    client.force_login(user)
+
+    assert client.get(f"{CHANGELIST}{held.pk}/change/").status_code == 200
+    assert "cancel_unpaid_hold" not in client.get(CHANGELIST).content.decode()
+    cancel(client, held)
+
+    held.refresh_from_db()
+    assert held.status == OrderStatus.ONHOLD
+
+
+def test_the_back_office_is_staff_only(client, held):
+    get_user_model().objects.create_user("traveller", password="pw", is_staff=False)
+    client.login(username="traveller", password="pw")
+
+    response = client.get(CHANGELIST)
+
+    assert response.status_code == 302
+    assert response["Location"].startswith("/admin/login/")
