@@ -239,3 +239,70 @@ PRICE_EXAMPLES = [
         },
     )
 ]
+
+
+class PassengerPricing(s.Serializer):
+    offerItemId = s.CharField(help_text="Book it with change order AcceptOffer")
+    paxRefId = s.CharField()
+    passengerType = s.ChoiceField(choices=["ADT", "CHD", "INF"])
+    amount = s.DecimalField(max_digits=10, decimal_places=2)
+    currency = s.CharField()
+    taxAmount = s.DecimalField(max_digits=10, decimal_places=2)
+
+
+class SeatUnit(s.Serializer):
+    designator = s.CharField(help_text="Seat label, e.g. 12A")
+    assignable = s.BooleanField()
+    availability = s.ChoiceField(choices=["Open", "Reserved", "Blocked", "Restricted"])
+    group = s.CharField(help_text="Price zone: standard, extra_legroom, exit_row, premium")
+    properties = s.ListField(child=s.CharField(), help_text="WINDOW, AISLE, MIDDLE, EXIT...")
+    passengerPricing = PassengerPricing(many=True, required=False)
+
+
+class Compartment(s.Serializer):
+    designator = s.CharField(help_text="Cabin type code")
+    units = SeatUnit(many=True)
+
+
+class Deck(s.Serializer):
+    number = s.IntegerField()
+    compartments = Compartment(many=True)
+
+
+class LegSeatMap(s.Serializer):
+    departureStation = s.CharField()
+    arrivalStation = s.CharField()
+    equipmentType = s.CharField()
+    segmentRefId = s.CharField()
+    decks = Deck(many=True)
+
+
+class SeatMaps(s.Serializer):
+    offerId = s.CharField(help_text="The ancillary offer holding the offerItemIds below")
+    legSeatMaps = LegSeatMap(many=True)
+
+
+class SegmentAvailability(s.Serializer):
+    scope = s.ChoiceField(choices=["segment", "journey", "leg"])
+    segmentRefId = s.CharField(required=False)
+    journeyRefId = s.CharField(required=False)
+    passengerPricing = PassengerPricing(many=True)
+
+
+class ServiceEntry(s.Serializer):
+    serviceCode = s.CharField(help_text="Our product code: CB1, CB2, CB3, COB, PETC, PRIO")
+    ssrCode = s.CharField()
+    name = s.CharField()
+    type = s.CharField(help_text="Baggage, Pets, Priority")
+    feeCode = s.CharField()
+    requires = s.CharField(required=False, help_text="Sold only with this service (CB2: CB1)")
+    segmentAvailability = SegmentAvailability(many=True)
+
+
+class ServiceList(s.Serializer):
+    offerId = s.CharField()
+    services = ServiceEntry(many=True)
+
+
+SEAT_MAPS_RESPONSE = enveloped("SeatMaps", SeatMaps())
+SERVICES_RESPONSE = enveloped("ServiceList", ServiceList())

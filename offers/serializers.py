@@ -38,3 +38,12 @@ class SelectionIn(StrictSerializer):
 class PriceIn(StrictSerializer):
     selections = SelectionIn(many=True, allow_empty=False)
     passengers = PassengerIn(many=True, allow_empty=False)
+
+
+class AncillaryIn(StrictSerializer):
+    """Body of POST /offers/{offerId}/seats and /services (SPEC.md §4.6)."""
+
+    offerItemIds = serializers.ListField(
+        child=serializers.CharField(min_length=1, max_length=100), allow_empty=False
+    )
+    passengers = PassengerIn(many=True, allow_empty=False, required=False)

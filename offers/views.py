@@ -8,14 +8,17 @@ from airline.api.openapi import ERROR_RESPONSES
 from airline.api.responses import ok
 from airline.network.itineraries import network_index
 from offers import presenters
+from offers.ancillaries import offer_trip, seat_maps, service_list
 from offers.openapi import (
     BY_JOURNEY_RESPONSE,
     FLAT_RESPONSE,
     PRICE_EXAMPLES,
     PRICED_RESPONSE,
     SEARCH_EXAMPLES,
+    SEAT_MAPS_RESPONSE,
+    SERVICES_RESPONSE,
 )
-from offers.serializers import PriceIn, SearchIn
+from offers.serializers import AncillaryIn, PriceIn, SearchIn
 from offers.services import Selection, offers_price, offers_search, search_check
 
 
@@ -77,3 +80,55 @@ class OfferPriceView(APIView):
             passengers=body.validated_data["passengers"],
         )
         return ok(presenters.priced_view(batch, journeys, network_index()), status=201)
+
+
+class _OfferAncillaries(APIView):
+    build = None  # seat_maps or service_list
+
+    def post(self, request, version, offerId):
+        body = AncillaryIn(data=request.data)
+        body.is_valid(raise_exception=True)
+        now = clock.now()
+        seller_id = str(request.user.seller.pk)
+        trip = offer_trip(
+            offer_id=offerId,
+            item_ids=body.validated_data["offerItemIds"],
+            passengers=body.validated_data.get("passengers"),
+            seller_id=seller_id,
+            now=now,
+        )
+        data = type(self).build(
+            trip=trip,
+            seller_id=seller_id,
+            categories=request.user.key.allowed_ancillary_categories,
+            now=now,
+        )
+        return ok(data)
+
+
+class OfferSeatsView(_OfferAncillaries):
+    build = staticmethod(seat_maps)
+
+    @extend_schema(
+        operation_id="offerSeatMaps",
+        tags=["ancillaries"],
+        request=AncillaryIn,
+        responses={200: SEAT_MAPS_RESPONSE, **ERROR_RESPONSES},
+    )
+    def post(self, request, version, offerId):
+        """Seat maps of a cached offer's flights, priced per passenger (SPEC.md §4.6)."""
+        return super().post(request, version, offerId)
+
+
+class OfferServicesView(_OfferAncillaries):
+    build = staticmethod(service_list)
+
+    @extend_schema(
+        operation_id="offerServices",
+        tags=["ancillaries"],
+        request=AncillaryIn,
+        responses={200: SERVICES_RESPONSE, **ERROR_RESPONSES},
+    )
+    def post(self, request, version, offerId):
+        """Bags, pets and priority for a cached offer, priced per passenger (SPEC.md §4.6)."""
+        return super().post(request, version, offerId)

@@ -243,6 +243,67 @@ class OrderItem(models.Model):
         return self.ref
 
 
+class Service(models.Model):
+    """A purchased ancillary (SPEC.md §2.5 services[]): a seat on a leg, a bag for a
+    journey, priority boarding on a segment... for one passenger.
+
+    A seat is held by one passenger per flight-date leg: the partial unique constraint
+    decides every race for it, whatever the request path (DESIGN.md §7, STYLE.md)."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "ACTIVE"
+        CANCELLED = "CANCELLED"
+
+    order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="services")
+    ref = models.CharField(max_length=20, help_text="SVR- id")
+    item_ref = models.CharField(max_length=20, help_text="OOI- id of its order item")
+    passenger = models.ForeignKey(Passenger, on_delete=models.CASCADE, related_name="services")
+    journey = models.ForeignKey(
+        Journey, on_delete=models.CASCADE, null=True, blank=True, related_name="services"
+    )
+    segment = models.ForeignKey(
+        Segment, on_delete=models.CASCADE, null=True, blank=True, related_name="services"
+    )
+    flight_leg = models.ForeignKey(
+        FlightLeg, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    code = models.CharField(max_length=8)
+    name = models.CharField(max_length=60)
+    category = models.CharField(max_length=10)
+    ssr_code = models.CharField(max_length=4)
+    fee_code = models.CharField(max_length=3)
+    amount = models.DecimalField(max_digits=10, decimal_places=2)
+    tax = models.DecimalField(max_digits=10, decimal_places=2, default=0)
+    seat_row = models.PositiveSmallIntegerField(null=True, blank=True)
+    seat_column = models.CharField(max_length=1, blank=True)
+    status = models.CharField(max_length=9, choices=Status.choices, default=Status.ACTIVE)
+    emd_number = models.CharField(max_length=13, null=True, blank=True, unique=True)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["order", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["flight_leg", "seat_row", "seat_column"],
+                condition=Q(status="ACTIVE", seat_row__isnull=False),
+                name="one_passenger_per_seat",
+            ),
+            models.UniqueConstraint(
+                fields=["passenger", "flight_leg"],
+                condition=Q(status="ACTIVE", seat_row__isnull=False),
+                name="one_seat_per_passenger_per_leg",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        seat = f" {self.seat_row}{self.seat_column}" if self.seat_row else ""
+        return f"{self.ref} {self.code}{seat}"
+
+    @property
+    def total(self):
+        return self.amount + self.tax
+
+
 class Payment(models.Model):
     """Money taken (or given back). The card's full number and CVV are never stored:
     brand, last four and expiry are (DESIGN.md §8)."""

@@ -211,3 +211,44 @@ CREATE_EXAMPLES = [
         },
     ),
 ]
+
+CHANGE_EXAMPLES = [
+    OpenApiExample(
+        "Add a seat and a bag",
+        request_only=True,
+        value={
+            "changes": [
+                {
+                    "type": "AcceptOffer",
+                    "offerId": "<seats offerId>",
+                    "offerItemId": "<seats offerId>.3",
+                    "passengerIds": ["PAX-1A2B3C4D"],
+                    "seat": {"row": 12, "column": "A"},
+                },
+                {
+                    "type": "AcceptOffer",
+                    "offerId": "<services offerId>",
+                    "offerItemId": "<services offerId>.1",
+                    "passengerIds": ["PAX-1A2B3C4D"],
+                },
+            ]
+        },
+    ),
+    OpenApiExample(
+        "Confirm a hold",
+        request_only=True,
+        value={
+            "changes": [{"type": "ConfirmHold"}],
+            "payment": {
+                "type": "CreditCard",
+                "cardType": "VI",
+                "cardNumber": "4111111111111111",
+                "expiryDate": "1230",
+                "securityCode": "123",
+            },
+        },
+    ),
+    OpenApiExample(
+        "Cancel a hold", request_only=True, value={"changes": [{"type": "CancelUnpaidOrder"}]}
+    ),
+]

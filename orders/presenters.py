@@ -7,10 +7,10 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from airline.api import clock
-from airline.fares.money import Price, price_sum
+from airline.fares.money import Price, Tax, price_sum
 from airline.network.services import station_zone
 from offers.wire import iso_duration, local_time
-from orders.models import Journey, Order, OrderStatus, Passenger, Segment
+from orders.models import Journey, Order, OrderStatus, Passenger, Segment, Service
 from orders.selectors import OrderSearch
 
 
@@ -24,13 +24,16 @@ def order_view(order: Order) -> dict[str, Any]:
     pax_refs = {p.offer_pax_id: p.ref for p in passengers}
     journeys = list(order.journeys.all())
     items = sorted(order.items.all(), key=lambda i: i.journey.position if i.journey else 0)
+    services = [v for v in order.services.all() if v.status == Service.Status.ACTIVE]
     header: dict[str, Any] = {
         "orderId": order.order_id,
         "recordLocator": order.record_locator,
         "ownerCode": order.owner_code,
         "statusCode": order.status,
         "creationDateTime": clock.format_utc(order.created_at),
-        "totalPrice": price_sum(Price.from_wire(i.price) for i in items).to_wire(order.currency),
+        "totalPrice": price_sum(
+            [Price.from_wire(i.price) for i in items] + [service_price(v) for v in services]
+        ).to_wire(order.currency),
     }
     if order.status == OrderStatus.ONHOLD:
         header["balanceDue"] = money_wire(order.balance_due, order.currency)
@@ -55,7 +58,7 @@ def order_view(order: Order) -> dict[str, Any]:
     pax_by_pk = {p.pk: p.ref for p in passengers}
     return {
         "order": header,
-        "services": [],
+        "services": [_service_wire(v, order, pax_by_pk, segment_refs, journeys) for v in services],
         "pax": [_pax_wire(p, pax_by_pk) for p in passengers],
         "contacts": [_contact_wire(c) for c in order.contacts.all()],
         "journeys": [_journey_wire(j, segments_of[j.pk]) for j in journeys],
@@ -214,3 +217,44 @@ def _segment_wire(s: Segment) -> dict[str, Any]:
             for leg in s.legs.all()
         ],
     }
+
+
+def service_price(service: Service) -> Price:
+    """A service's price: the product before tax, plus the US transportation tax where
+    the product carries it."""
+    taxes = (Tax("US", "US Transportation Tax", service.tax),) if service.tax else ()
+    return Price(base=service.amount, taxes=taxes)
+
+
+def _service_wire(
+    service: Service,
+    order: Order,
+    pax_by_pk: dict[int, str],
+    segment_refs: dict[int, str],
+    journeys: list[Journey],
+) -> dict[str, Any]:
+    wire: dict[str, Any] = {
+        "itemId": service.item_ref,
+        "serviceId": service.ref,
+        "code": service.code,
+        "name": service.name,
+        "category": service.category.lower(),
+        "ownerCode": order.owner_code,
+        "totalPrice": service_price(service).to_wire(order.currency),
+        "paxRefId": pax_by_pk[service.passenger_id],
+    }
+    if service.segment_id:
+        wire["segmentRefId"] = segment_refs.get(service.segment_id)
+    if service.journey_id:
+        wire["journeyRefId"] = next((j.ref for j in journeys if j.pk == service.journey_id), None)
+    if service.seat_row:
+        wire["attributes"] = {
+            "seat": f"{service.seat_row}{service.seat_column}",
+            "row": service.seat_row,
+            "column": service.seat_column,
+        }
+    elif service.category == "BAGGAGE" and service.code.startswith("CB"):
+        wire["attributes"] = {"pieceCount": 1}
+    if service.emd_number:
+        wire["emdNumber"] = service.emd_number
+    return wire

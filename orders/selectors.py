@@ -35,6 +35,7 @@ ORDER_VIEW_PREFETCH = (
         ),
     ),
     "items",
+    "services",
     "payments",
     "tickets__coupons",
 )

@@ -134,3 +134,76 @@ class OrderListQuery(serializers.Serializer):
 
 class OrderRetrieveQuery(serializers.Serializer):
     ownerCode = serializers.RegexField(r"^[A-Za-z0-9]{2,3}$", required=False)
+
+
+CHANGE_TYPES = [
+    "CancelUnpaidOrder",
+    "CancelJourney",
+    "UpdatePassenger",
+    "UpdateContact",
+    "ConfirmHold",
+    "AcceptOffer",
+    "AcceptReshopOffer",
+]
+
+
+class SeatIn(StrictSerializer):
+    row = serializers.IntegerField(min_value=1, max_value=99)
+    column = serializers.RegexField(r"^[A-Za-z]$")
+
+
+class ChangeIn(StrictSerializer):
+    """One changes[] entry (SPEC.md §4.10, DESIGN.md §11)."""
+
+    type = serializers.ChoiceField(choices=CHANGE_TYPES)
+    offerId = serializers.CharField(max_length=100, required=False)
+    offerItemId = serializers.CharField(max_length=100, required=False)
+    offerItemIds = serializers.ListField(
+        child=serializers.CharField(max_length=100), required=False, allow_empty=False
+    )
+    passengerIds = serializers.ListField(
+        child=serializers.CharField(max_length=64), required=False, allow_empty=False
+    )
+    seat = SeatIn(required=False)
+    journeyRef = serializers.CharField(max_length=40, required=False)
+    passengerId = serializers.CharField(max_length=64, required=False)
+    patch = serializers.DictField(required=False)
+    contact = ContactIn(required=False)
+
+    def validate(self, attrs):
+        if attrs["type"] == "AcceptOffer":
+            for name in ("offerId", "offerItemId"):
+                if not attrs.get(name):
+                    raise serializers.ValidationError({name: ["This field is required."]})
+        return attrs
+
+
+class ChangeOrderIn(StrictSerializer):
+    """PATCH /orders/{orderId}: at least one of changes, passengers, payment."""
+
+    changes = ChangeIn(many=True, required=False, allow_empty=False)
+    passengers = serializers.ListField(
+        child=serializers.DictField(), required=False, allow_empty=False
+    )
+    payment = PaymentIn(required=False)
+
+    def validate(self, attrs):
+        if not attrs:
+            raise serializers.ValidationError(
+                {"changes": ["Send at least one of changes, passengers, payment."]}
+            )
+        return attrs
+
+
+class OrderPassengerRef(StrictSerializer):
+    paxId = serializers.CharField(max_length=64)
+    type = serializers.ChoiceField(choices=["ADT", "CHD", "INF"], required=False)
+
+
+class OrderAncillaryIn(StrictSerializer):
+    """Body of POST /orders/{orderId}/seats and /services (SPEC.md §4.11); optional."""
+
+    orderItemIds = serializers.ListField(
+        child=serializers.CharField(max_length=40), required=False, allow_empty=False
+    )
+    passengers = OrderPassengerRef(many=True, required=False, allow_empty=False)

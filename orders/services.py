@@ -44,6 +44,7 @@ from orders.models import (
     Passenger,
     Payment,
     Segment,
+    Service,
     Ticket,
     TicketSerial,
 )
@@ -112,7 +113,7 @@ def order_create(
         raise _already_booked(offer_id)
 
     total = price_sum(Price.from_wire(b.item["totalPrice"]) for b in booked)
-    charge = _charge(card, total.total) if card else None
+    charge = card_charge(card, total.total) if card else None
     try:
         with transaction.atomic():
             order = _write_order(
@@ -174,6 +175,10 @@ def order_cancel_hold(*, order: Order, actor: str, kind: str = "hold_cancelled")
             return False
         _release_seats(order)
         OrderItem.objects.filter(order=order).update(status="CANCELLED")
+        # Its seats and services go with it: the seats become free on the seat maps.
+        Service.objects.filter(order=order, status=Service.Status.ACTIVE).update(
+            status=Service.Status.CANCELLED
+        )
         event_record(order, now=now, actor=actor, kind=kind)
     order.status, order.updated_at = OrderStatus.CANCELLED, now
     return True
@@ -303,7 +308,8 @@ def _booked_journeys(
     return sorted(booked, key=lambda b: b.journey.departs_at)
 
 
-def _charge(card: Card, amount: Decimal) -> Charge:
+def card_charge(card: Card, amount: Decimal) -> Charge:
+    """Charge the card now: ERR-6002 when declined, ERR-6005 when the gateway times out."""
     try:
         return payment_gateway().charge(
             card=card, amount=amount, currency="USD", reference=ids.new_ref("PAY")

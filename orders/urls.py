@@ -5,4 +5,6 @@ from orders import views
 urlpatterns = [
     path("orders", views.OrdersView.as_view(), name="orders"),
     path("orders/<str:orderId>", views.OrderView.as_view(), name="order"),
+    path("orders/<str:orderId>/seats", views.OrderSeatsView.as_view(), name="order-seats"),
+    path("orders/<str:orderId>/services", views.OrderServicesView.as_view(), name="order-services"),
 ]

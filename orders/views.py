@@ -7,17 +7,28 @@ from airline.api import clock
 from airline.api.idempotency import idempotent
 from airline.api.openapi import ERROR_RESPONSES
 from airline.api.responses import ok
+from offers.ancillaries import seat_maps, service_list
+from offers.openapi import SEAT_MAPS_RESPONSE, SERVICES_RESPONSE
 from orders import presenters
+from orders.ancillaries import order_trip
+from orders.changes import order_change
 from orders.checks import check_order_search
 from orders.openapi import (
+    CHANGE_EXAMPLES,
     CREATE_EXAMPLES,
     IDEMPOTENCY_HEADER,
     ORDER_LIST_RESPONSE,
     ORDER_VIEW_RESPONSE,
 )
-from orders.serializers import CreateOrderIn, OrderListQuery, OrderRetrieveQuery
+from orders.serializers import (
+    ChangeOrderIn,
+    CreateOrderIn,
+    OrderAncillaryIn,
+    OrderListQuery,
+    OrderRetrieveQuery,
+)
 from orders.services import order_create, order_current, orders_list
-from sellers.permissions import CanBook, HasAgencyCode
+from sellers.permissions import CanBook, HasAgencyCode, IsSeller
 
 
 class OrdersView(APIView):
@@ -69,6 +80,25 @@ class OrdersView(APIView):
 
 
 class OrderView(APIView):
+    def get_permissions(self):
+        return [CanBook()] if self.request.method == "PATCH" else [IsSeller()]
+
+    @extend_schema(
+        operation_id="changeOrder",
+        tags=["orders"],
+        request=ChangeOrderIn,
+        parameters=[IDEMPOTENCY_HEADER],
+        examples=CHANGE_EXAMPLES,
+        responses={200: ORDER_VIEW_RESPONSE, **ERROR_RESPONSES},
+    )
+    @idempotent
+    def patch(self, request, version, orderId):
+        """Add seats and services, confirm or cancel a hold (SPEC.md §4.10)."""
+        body = ChangeOrderIn(data=request.data)
+        body.is_valid(raise_exception=True)
+        order = order_change(principal=request.user, ref=orderId, data=body.validated_data)
+        return ok(presenters.order_view(order))
+
     @extend_schema(
         operation_id="retrieveOrder",
         tags=["orders"],
@@ -90,3 +120,52 @@ class OrderView(APIView):
             owner_code=query.validated_data.get("ownerCode"),
         )
         return ok(presenters.order_view(order))
+
+
+class _OrderAncillaries(APIView):
+    build = None  # seat_maps or service_list
+
+    def post(self, request, version, orderId):
+        body = OrderAncillaryIn(data=request.data or {})
+        body.is_valid(raise_exception=True)
+        order = order_current(seller_id=request.user.seller.pk, ref=orderId)
+        trip = order_trip(
+            order=order,
+            item_refs=body.validated_data.get("orderItemIds"),
+            passengers=body.validated_data.get("passengers"),
+        )
+        data = type(self).build(
+            trip=trip,
+            seller_id=str(request.user.seller.pk),
+            categories=request.user.key.allowed_ancillary_categories,
+            now=clock.now(),
+        )
+        return ok(data)
+
+
+class OrderSeatsView(_OrderAncillaries):
+    build = staticmethod(seat_maps)
+
+    @extend_schema(
+        operation_id="orderSeatMaps",
+        tags=["ancillaries"],
+        request=OrderAncillaryIn,
+        responses={200: SEAT_MAPS_RESPONSE, **ERROR_RESPONSES},
+    )
+    def post(self, request, version, orderId):
+        """Seat maps of a booking's flights (SPEC.md §4.11); read-only keys may ask."""
+        return super().post(request, version, orderId)
+
+
+class OrderServicesView(_OrderAncillaries):
+    build = staticmethod(service_list)
+
+    @extend_schema(
+        operation_id="orderServices",
+        tags=["ancillaries"],
+        request=OrderAncillaryIn,
+        responses={200: SERVICES_RESPONSE, **ERROR_RESPONSES},
+    )
+    def post(self, request, version, orderId):
+        """Services a booking can add (SPEC.md §4.11); read-only keys may ask."""
+        return super().post(request, version, orderId)

@@ -129,3 +129,66 @@ class Fare(models.Model):
 
     def __str__(self) -> str:
         return f"{self.origin}-{self.destination} {self.rbd} {self.base_amount} ({self.fare_basis})"
+
+
+class AncillaryCategory(models.TextChoices):
+    """What an API key's `allowed_ancillary_categories` name (DESIGN.md §5)."""
+
+    BAGGAGE = "BAGGAGE", "Baggage"
+    SEAT = "SEAT", "Seat"
+    PETS = "PETS", "Pets"
+    PRIORITY = "PRIORITY", "Priority"
+
+
+class AncillaryScope(models.TextChoices):
+    """What one purchase covers (SPEC.md §2.6 segmentAvailability.scope)."""
+
+    SEGMENT = "segment", "Each segment"
+    JOURNEY = "journey", "The whole journey"
+    LEG = "leg", "Each leg"
+
+
+class Ancillary(models.Model):
+    """A product sold beside the fare: a bag, a seat of a zone, a pet, priority boarding
+    (DESIGN.md §7). Prices are per passenger per scope; what a bundle includes is priced
+    at zero by the services, not here."""
+
+    code = models.CharField(max_length=8, unique=True, help_text="e.g. CB1, COB, STXL")
+    name = models.CharField(max_length=60)
+    category = models.CharField(max_length=10, choices=AncillaryCategory.choices)
+    ssr_code = models.CharField(max_length=4, help_text="IATA SSR code, e.g. XBAG")
+    fee_code = models.CharField(max_length=3, help_text="Reason-for-issuance sub code (RFISC)")
+    scope = models.CharField(max_length=8, choices=AncillaryScope.choices)
+    price = models.DecimalField(max_digits=8, decimal_places=2, help_text="USD, before tax")
+    taxable = models.BooleanField(
+        default=False, help_text="Carries the US transportation tax (settings.US_TAXES['US'])"
+    )
+    requires = models.ForeignKey(
+        "self",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="Sold only with this one (CB2 needs CB1)",
+    )
+    seat_zone = models.CharField(
+        max_length=16, blank=True, help_text="For seats: the zone priced (network fleet Zone)"
+    )
+    pieces = models.PositiveSmallIntegerField(
+        default=0, help_text="For checked bags: which piece this is (CB2 is piece 2)"
+    )
+    rank = models.PositiveSmallIntegerField(default=0)
+    is_active = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["rank", "code"]
+        verbose_name_plural = "ancillaries"
+        constraints = [
+            models.CheckConstraint(condition=Q(price__gte=0), name="ancillary_price_not_negative"),
+            models.CheckConstraint(
+                condition=~Q(category="SEAT") | ~Q(seat_zone=""), name="seat_ancillary_has_zone"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.code} {self.name}"

@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterable
 
 from airline.api.memo import Refreshing
+from airline.fares import ancillaries
 from airline.fares.selectors import booking_class_ladders, bundles_for_sale, fares_for_markets
 from airline.fares.terms import BundleTerms, FareTerms
 
@@ -51,5 +52,6 @@ def forget() -> None:
     """Drop everything held in memory (tests; a process's own edits)."""
     _bundles.forget()
     _ladders.forget()
+    ancillaries.forget()
     with _fares_lock:
         _fares.clear()

@@ -66,6 +66,16 @@ def test_the_description_generates_without_a_warning(tmp_path):
     )
 
     document = yaml.safe_load((tmp_path / "schema.yaml").read_text())
-    assert {"/json/v1/offers", "/json/v1/offers/byJourney", "/json/v1/offers/price"} <= set(
-        document["paths"]
-    )
+    assert {
+        "/json/v1/offers",
+        "/json/v1/offers/byJourney",
+        "/json/v1/offers/price",
+        "/json/v1/orders",
+        "/json/v1/orders/{orderId}",
+    } <= set(document["paths"])
+    create = document["paths"]["/json/v1/orders"]["post"]
+    assert "Idempotency-Key" in {p["name"] for p in create["parameters"]}
+    assert set(create["requestBody"]["content"]["application/json"]["examples"]) == {
+        "Hold",
+        "Card",
+    }

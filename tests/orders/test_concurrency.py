@@ -103,3 +103,50 @@ def test_twenty_requests_with_one_idempotency_key_make_one_order(api, auth, netw
     assert {r.json()["data"]["order"]["orderId"] for r in created} == {Order.objects.get().order_id}
     others = {r.json()["error"]["code"] for r in responses if r.status_code != 201}
     assert others <= {"ERR-1012"}, others
+
+
+def test_twenty_requests_for_one_seat_have_one_winner(api, auth, network):
+    from tests.orders.test_order_ancillaries import open_seat, seat_entry
+
+    day = network + timedelta(days=5)
+    orders = []
+    for _ in range(20):
+        # Priced one at a time: each booking may move the next one up a booking class.
+        [priced] = priced_many(api, auth, day, 1)
+        order = api.post("/json/v1/orders", booking_body(priced), format="json", **auth)
+        orders.append(order.json()["data"])
+    entries = []
+    designator = None
+    for order in orders:
+        seat_data = api.post(
+            f"/json/v1/orders/{order['order']['orderId']}/seats", format="json", **auth
+        ).json()["data"]
+        unit, _price = open_seat(seat_data["legSeatMaps"][0], order["pax"][0]["paxId"])
+        if designator is None:
+            designator = unit["designator"]
+        [unit] = [
+            u
+            for d in seat_data["legSeatMaps"][0]["decks"]
+            for c in d["compartments"]
+            for u in c["units"]
+            if u["designator"] == designator
+        ]
+        entries.append(
+            (order["order"]["orderId"], seat_entry(seat_data, unit, unit["passengerPricing"][0]))
+        )
+
+    responses = race(
+        [
+            lambda client, order_id=order_id, entry=entry: client.patch(
+                f"/json/v1/orders/{order_id}", {"changes": [entry]}, format="json", **auth
+            )
+            for order_id, entry in entries
+        ]
+    )
+
+    statuses = sorted(r.status_code for r in responses)
+    assert statuses.count(200) == 1, statuses
+    assert {r.json()["error"]["code"] for r in responses if r.status_code != 200} == {"ERR-4002"}
+    from orders.models import Service
+
+    assert Service.objects.filter(seat_row__isnull=False).count() == 1

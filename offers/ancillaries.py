@@ -1,0 +1,387 @@
+"""Seat maps and service lists (SPEC.md §2.6, §4.6, §4.11; DESIGN.md §7, §11), for an
+offer before booking or an order after it: both are described as the same `Trip`, and
+each answer is stored as an ancillary offer whose items AcceptOffer later books.
+
+A seat map is the aircraft's seat configuration with the seats taken on that flight-date
+(orders' active seat services) marked; each free seat the party may take carries a price
+per passenger. A service list is every non-seat product the key may sell, per scope, with
+a price per passenger. What the bundle includes is priced at zero; a lap infant gets
+neither; an exit row is not for a child nor an adult with an infant on the lap.
+"""
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from airline.api.errors import ApiError, Err
+from airline.fares import ancillaries, reference
+from airline.fares.ancillaries import Product
+from airline.fares.terms import BundleTerms
+from airline.network import fleet
+from airline.network.models import FlightLeg
+from airline.network.services import cabin_specs
+from offers.store import (
+    OfferBatch,
+    OfferSource,
+    batch_save,
+    new_batch,
+    offer_load,
+    offer_not_found,
+)
+from offers.wire import ref_id
+
+CATEGORY_TYPES = {"BAGGAGE": "Baggage", "PETS": "Pets", "PRIORITY": "Priority", "SEAT": "Seat"}
+
+
+@dataclass(frozen=True)
+class Traveller:
+    ref: str  # paxId of the offer (ADT-1) or of the order (PAX-...)
+    ptc: str
+    carries_infant: bool = False
+
+
+@dataclass(frozen=True)
+class TripSegment:
+    ref: str  # SEG-...
+    leg_ids: tuple[int, ...]
+    cabin: str
+
+
+@dataclass(frozen=True)
+class TripJourney:
+    ref: str  # JOU-...
+    item_ref: str  # the offer item or order item it belongs to
+    bundle: BundleTerms
+    segments: tuple[TripSegment, ...]
+
+
+@dataclass(frozen=True)
+class Trip:
+    """What seats and services are offered for: journeys, their bundle and the party.
+    `context` names the offer or order the answer is bound to."""
+
+    journeys: tuple[TripJourney, ...]
+    travellers: tuple[Traveller, ...]
+    context: dict[str, str]
+
+
+def bundle_terms(code: str) -> BundleTerms:
+    [bundle] = reference.bundles([code])
+    return bundle
+
+
+def seat_maps(
+    *, trip: Trip, seller_id: str, categories: Sequence[str], now: datetime
+) -> dict[str, Any]:
+    """`data` of a seats request: one seat map per leg, stored as an ancillary offer."""
+    batch = _batch(trip, seller_id, now)
+    legs = _legs(trip)
+    taken = seats_taken(list(legs))
+    may_sell_seats = not categories or "SEAT" in categories
+    maps = []
+    for journey in trip.journeys:
+        for segment in journey.segments:
+            for leg_id in segment.leg_ids:
+                leg = legs[leg_id]
+                maps.append(
+                    _leg_map(
+                        leg,
+                        segment,
+                        journey.bundle,
+                        trip.travellers,
+                        taken.get(leg_id, set()),
+                        batch if may_sell_seats else None,
+                    )
+                )
+    batch_save(batch)
+    return {"offerId": batch.offer_id(1), "legSeatMaps": maps}
+
+
+def service_list(
+    *, trip: Trip, seller_id: str, categories: Sequence[str], now: datetime
+) -> dict[str, Any]:
+    """`data` of a services request: every product but seats the key may sell."""
+    batch = _batch(trip, seller_id, now)
+    services = []
+    for product in ancillaries.products(list(categories) or None):
+        if product.is_seat:
+            continue
+        availability = []
+        for journey in trip.journeys:
+            scopes = (
+                [(None, journey.ref)]
+                if product.scope == "journey"
+                else [(s.ref, None) for s in journey.segments]
+            )
+            for segment_ref, journey_ref in scopes:
+                pricing = _pricing(
+                    batch,
+                    product,
+                    journey.bundle,
+                    trip.travellers,
+                    {
+                        "kind": "service",
+                        "code": product.code,
+                        "journeyRef": journey.ref,
+                        "segmentRef": segment_ref,
+                    },
+                )
+                if pricing:
+                    ref = (
+                        {"journeyRefId": journey_ref}
+                        if journey_ref
+                        else {"segmentRefId": segment_ref}
+                    )
+                    availability.append(
+                        {"scope": product.scope, **ref, "passengerPricing": pricing}
+                    )
+        if availability:
+            services.append(
+                {
+                    "serviceCode": product.code,
+                    "ssrCode": product.ssr_code,
+                    "name": product.name,
+                    "type": CATEGORY_TYPES.get(product.category, product.category.title()),
+                    "feeCode": product.fee_code,
+                    **({"requires": product.requires} if product.requires else {}),
+                    "segmentAvailability": availability,
+                }
+            )
+    batch_save(batch)
+    return {"offerId": batch.offer_id(1), "services": services}
+
+
+def seats_taken(leg_ids: Sequence[int]) -> dict[int, set[str]]:
+    """Seats held on these flight-date legs, by any order of any seller."""
+    from orders.models import Service  # orders builds on offers; read its seats lazily
+
+    taken: dict[int, set[str]] = {}
+    rows = Service.objects.filter(
+        flight_leg_id__in=leg_ids, status=Service.Status.ACTIVE, seat_row__isnull=False
+    ).values_list("flight_leg_id", "seat_row", "seat_column")
+    for leg_id, row, column in rows:
+        taken.setdefault(leg_id, set()).add(f"{row}{column}")
+    return taken
+
+
+def _batch(trip: Trip, seller_id: str, now: datetime) -> OfferBatch:
+    batch = new_batch(
+        seller_id=seller_id,
+        source=OfferSource.ANCILLARY,
+        now=now,
+        passengers=[{"paxId": t.ref, "ptc": t.ptc} for t in trip.travellers],
+    )
+    batch.offers[batch.offer_id(1)] = {"context": trip.context, "items": {}}
+    return batch
+
+
+def _add_item(batch: OfferBatch, stored: dict[str, Any]) -> str:
+    items = batch.offers[batch.offer_id(1)]["items"]
+    for item_id, item in items.items():
+        if item == stored:
+            return item_id
+    item_id = f"{batch.offer_id(1)}.{len(items) + 1}"
+    items[item_id] = stored
+    return item_id
+
+
+def _pricing(
+    batch: OfferBatch,
+    product: Product,
+    bundle: BundleTerms,
+    travellers: Sequence[Traveller],
+    stored: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """passengerPricing rows of SPEC.md §2.6, and the offer item they are sold under."""
+    charges = {}
+    for t in travellers:
+        charge = ancillaries.charge_for(product, bundle, t.ptc)
+        if charge is not None:
+            charges[t.ref] = (t.ptc, charge)
+    if not charges:
+        return []
+    item_id = _add_item(
+        batch,
+        {
+            **stored,
+            "prices": {ref: [str(c.amount), str(c.tax)] for ref, (_, c) in charges.items()},
+        },
+    )
+    return [
+        {
+            "offerItemId": item_id,
+            "paxRefId": ref,
+            "passengerType": ptc,
+            "amount": charge.amount,
+            "currency": "USD",
+            "taxAmount": charge.tax,
+        }
+        for ref, (ptc, charge) in charges.items()
+    ]
+
+
+@dataclass(frozen=True)
+class _Leg:
+    id: int
+    origin: str
+    destination: str
+    equipment: str
+    seats: tuple[fleet.SeatSpec, ...]
+
+
+def _legs(trip: Trip) -> dict[int, _Leg]:
+    ids = {leg_id for j in trip.journeys for s in j.segments for leg_id in s.leg_ids}
+    rows = FlightLeg.objects.filter(id__in=ids).select_related("aircraft_type")
+    return {
+        leg.id: _Leg(
+            leg.id,
+            leg.origin_id,
+            leg.destination_id,
+            leg.aircraft_type.iata_code,
+            seats_of_configuration(leg.configuration_id),
+        )
+        for leg in rows
+    }
+
+
+_seat_cache: dict[int, tuple[fleet.SeatSpec, ...]] = {}
+_seat_cache_lock = threading.Lock()
+
+
+def seats_of_configuration(configuration_id: int) -> tuple[fleet.SeatSpec, ...]:
+    """Seats of a configuration, worked out once per process: seat maps are read far
+    more often than configurations change (an edit reaches workers on restart or after
+    `forget_seat_layouts`)."""
+    seats = _seat_cache.get(configuration_id)
+    if seats is None:
+        from airline.network.models import SeatConfiguration
+
+        configuration = SeatConfiguration.objects.prefetch_related("cabins").get(
+            pk=configuration_id
+        )
+        seats = tuple(fleet.seats_of(cabin_specs(configuration), configuration.blocked_seats))
+        with _seat_cache_lock:
+            _seat_cache[configuration_id] = seats
+    return seats
+
+
+def forget_seat_layouts() -> None:
+    with _seat_cache_lock:
+        _seat_cache.clear()
+
+
+def _leg_map(
+    leg: _Leg,
+    segment: TripSegment,
+    bundle: BundleTerms,
+    travellers: Sequence[Traveller],
+    taken: set[str],
+    batch: OfferBatch | None,
+) -> dict[str, Any]:
+    compartments: dict[str, list[dict[str, Any]]] = {}
+    seated = [t for t in travellers if t.ptc != "INF"]
+    for seat in leg.seats:
+        unit: dict[str, Any] = {
+            "designator": seat.designator,
+            "group": seat.zone,
+            "properties": list(seat.characteristics),
+        }
+        allowed = [t for t in seated if "EXIT" not in seat.characteristics or _exit_ok(t)]
+        if seat.blocked:
+            availability = "Blocked"
+        elif seat.designator in taken:
+            availability = "Reserved"
+        elif seat.cabin != segment.cabin or not allowed:
+            availability = "Restricted"
+        else:
+            availability = "Open"
+        pricing = []
+        product = ancillaries.seat_product(seat.zone)
+        if availability == "Open" and batch is not None and product is not None:
+            pricing = _pricing(
+                batch,
+                product,
+                bundle,
+                allowed,
+                {
+                    "kind": "seat",
+                    "code": product.code,
+                    "legId": leg.id,
+                    "segmentRef": segment.ref,
+                    "zone": seat.zone,
+                    "cabin": seat.cabin,
+                },
+            )
+        unit["availability"] = availability
+        unit["assignable"] = bool(pricing)
+        if pricing:
+            unit["passengerPricing"] = pricing
+        compartments.setdefault(seat.cabin, []).append(unit)
+    return {
+        "departureStation": leg.origin,
+        "arrivalStation": leg.destination,
+        "equipmentType": leg.equipment,
+        "segmentRefId": segment.ref,
+        "decks": [
+            {
+                "number": 1,
+                "compartments": [
+                    {"designator": cabin, "units": units} for cabin, units in compartments.items()
+                ],
+            }
+        ],
+    }
+
+
+def _exit_ok(traveller: Traveller) -> bool:
+    """Exit rows are for adults without a lap infant (DESIGN.md §7)."""
+    return traveller.ptc == "ADT" and not traveller.carries_infant
+
+
+def offer_trip(
+    *, offer_id: str, item_ids: Sequence[str], passengers, seller_id: str, now: datetime
+) -> Trip:
+    """The Trip of a shopping or priced offer (SPEC.md §4.6): its items named in
+    `item_ids` (ERR-3002 for one it lacks), for the request's passengers or the offer's."""
+    from offers.passengers import passengers_check
+
+    batch, offer = offer_load(offer_id=offer_id, seller_id=seller_id, now=now)
+    if batch.source not in (OfferSource.SHOPPING, OfferSource.PRICING):
+        raise offer_not_found(offer_id)
+    items = {i["offerItemId"]: i for i in offer.get("items", [offer])}
+    for item_id in item_ids:
+        if item_id not in items:
+            raise ApiError(
+                Err.OFFER_ITEMS_NOT_FOUND,
+                f"Offer {offer_id} has no item {item_id}",
+                path="offerItemIds",
+            )
+    pax = (
+        [(p.pax_id, p.ptc) for p in passengers_check(passengers)]
+        if passengers
+        else [(p["paxId"], p["ptc"]) for p in batch.passengers]
+    )
+    infants = sum(1 for _, ptc in pax if ptc == "INF")
+    travellers = []
+    for ref, ptc in pax:
+        # Before booking nobody has said who carries which infant: the first adults do.
+        carries = ptc == "ADT" and infants > 0
+        infants -= carries
+        travellers.append(Traveller(ref, ptc, carries))
+    journeys = []
+    for item_id in dict.fromkeys(item_ids):
+        item = items[item_id]
+        journeys.append(
+            TripJourney(
+                ref=item["journeyId"],
+                item_ref=item_id,
+                bundle=bundle_terms(item["bundle"]),
+                segments=tuple(
+                    TripSegment(ref_id("SEG", *legs), tuple(legs), item["cabin"])
+                    for legs in item["segments"]
+                ),
+            )
+        )
+    return Trip(tuple(journeys), tuple(travellers), {"offerId": offer_id})
