@@ -52,6 +52,7 @@ test: $(VENV)/.dev
 bench: $(VENV)/.dev
 	$(PY) -m benchmarks.network
 	$(PY) -m benchmarks.shopping
+	$(PY) -m benchmarks.orders
 
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check --fix .

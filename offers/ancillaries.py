@@ -13,6 +13,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from airline.api.errors import ApiError, Err
@@ -67,9 +68,15 @@ class Trip:
     context: dict[str, str]
 
 
-def bundle_terms(code: str) -> BundleTerms:
-    [bundle] = reference.bundles([code])
-    return bundle
+def bundle_terms(code: str, cabin: str = "Y") -> BundleTerms:
+    """The bundle's terms; a code we do not sell (an imported booking's) includes
+    nothing, so every product is priced."""
+    found = reference.bundles([code])
+    if found:
+        return found[0]
+    return BundleTerms(
+        code=code, name=code, cabin=cabin, supplement=Decimal("0.00"), fare_basis_suffix=""
+    )
 
 
 def seat_maps(

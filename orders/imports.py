@@ -533,7 +533,7 @@ def _journey_write(
             "paxRefIds": list(pax_ids),
         },
     )
-    segments_write(order, journey, [(r.segment, r.cabin, r.rbd, seats) for r in segments])
+    segments_write(order, [(journey, r.segment, r.cabin, r.rbd, seats) for r in segments])
 
 
 def _split_price(price: Mapping[str, Any], parts: int) -> list[Price]:

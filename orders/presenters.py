@@ -11,7 +11,7 @@ from airline.fares.money import Price, Tax, price_sum
 from airline.network.services import station_zone
 from offers.wire import iso_duration, local_time
 from orders.models import Journey, Order, OrderStatus, Passenger, Segment, Service
-from orders.selectors import OrderSearch
+from orders.selectors import JourneyRow, OrderRow, OrderSearch
 
 
 def money_wire(amount, currency: str = "USD") -> dict[str, Any]:
@@ -23,7 +23,8 @@ def order_view(order: Order) -> dict[str, Any]:
     passengers = list(order.passengers.all())
     pax_refs = {p.offer_pax_id: p.ref for p in passengers}
     journeys = list(order.journeys.all())
-    items = sorted(order.items.all(), key=lambda i: i.journey.position if i.journey else 0)
+    position = {j.pk: j.position for j in journeys}
+    items = sorted(order.items.all(), key=lambda i: position.get(i.journey_id, 0))
     services = [v for v in order.services.all() if v.status == Service.Status.ACTIVE]
     header: dict[str, Any] = {
         "orderId": order.order_id,
@@ -93,35 +94,32 @@ def order_view(order: Order) -> dict[str, Any]:
     }
 
 
-def summary(order: Order, search: OrderSearch, *, now: datetime) -> dict[str, Any]:
+def summary(row: OrderRow, search: OrderSearch, *, now: datetime) -> dict[str, Any]:
     """One OrderList row (SPEC.md §2.8): the journey the search matched (the first
     upcoming one when no flight criteria were given) and the lead passenger."""
-    journeys = [j for j in order.journeys.all() if not j.is_cancelled]
+    journeys = [j for j in row.journeys if not j.is_cancelled]
     journey = next((j for j in journeys if _matches(j, search, now)), None) or (
         journeys[0] if journeys else None
     )
-    row: dict[str, Any] = {
-        "orderId": order.order_id,
-        "recordLocator": order.record_locator,
-        "statusCode": order.status,
+    wire: dict[str, Any] = {
+        "orderId": row.order_id,
+        "recordLocator": row.record_locator,
+        "statusCode": row.status,
     }
     if journey is not None:
-        segments = list(journey.segments.all())
-        row["departureDate"] = journey.departs_at.astimezone(_zone(journey.origin)).date()
-        row["departureDate"] = row["departureDate"].isoformat()
-        if segments:
-            row["flightNumber"] = str(segments[0].flight_number)
-        row["origin"], row["destination"] = journey.origin, journey.destination
-    if order.agency_code:
-        row["sourceOrganizationCode"] = order.agency_code
-    passengers = list(order.passengers.all())
-    lead = next((p for p in passengers if p.ptc == "ADT"), passengers[0] if passengers else None)
-    if lead is not None:
-        row["passengerName"] = {"givenName": lead.given_name, "surname": lead.surname}
-    return row
+        local = journey.departs_at.astimezone(_zone(journey.origin))
+        wire["departureDate"] = local.date().isoformat()
+        if journey.flight_numbers:
+            wire["flightNumber"] = str(journey.flight_numbers[0])
+        wire["origin"], wire["destination"] = journey.origin, journey.destination
+    if row.agency_code:
+        wire["sourceOrganizationCode"] = row.agency_code
+    if row.lead_name is not None:
+        wire["passengerName"] = {"givenName": row.lead_name[0], "surname": row.lead_name[1]}
+    return wire
 
 
-def _matches(journey: Journey, search: OrderSearch, now: datetime) -> bool:
+def _matches(journey: JourneyRow, search: OrderSearch, now: datetime) -> bool:
     departs = journey.departs_at.astimezone(UTC)
     if search.departure_date is not None:
         if departs.date() != search.departure_date:
@@ -132,9 +130,7 @@ def _matches(journey: Journey, search: OrderSearch, now: datetime) -> bool:
         return False
     if search.destination and journey.destination != search.destination:
         return False
-    return search.flight_number is None or any(
-        s.flight_number == search.flight_number for s in journey.segments.all()
-    )
+    return search.flight_number is None or search.flight_number in journey.flight_numbers
 
 
 def _zone(code: str) -> ZoneInfo:

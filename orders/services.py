@@ -56,7 +56,7 @@ from orders.payments import (
     card_check,
     payment_gateway,
 )
-from orders.selectors import OrderSearch, order_get, orders_search
+from orders.selectors import OrderRow, OrderSearch, order_get, orders_search
 from sellers.authentication import Principal
 
 LOCATOR_ATTEMPTS = 5
@@ -116,7 +116,7 @@ def order_create(
     charge = card_charge(card, total.total) if card else None
     try:
         with transaction.atomic():
-            order = _write_order(
+            order, passenger_rows, segment_rows = _write_order(
                 principal=principal,
                 channel=channel,
                 now=now,
@@ -130,7 +130,7 @@ def order_create(
             )
             if charge is not None:
                 payment_record(order, charge=charge, card=card, now=now)
-                tickets_issue(order, now=now)
+                tickets_issue(order, now=now, passengers=passenger_rows, segments=segment_rows)
             event_record(
                 order,
                 now=now,
@@ -240,10 +240,21 @@ def payment_record(order: Order, *, charge: Charge, card: Card, now: datetime) -
     )
 
 
-def tickets_issue(order: Order, *, now: datetime) -> list[Ticket]:
-    """One e-ticket per passenger with one coupon per segment (DESIGN.md §8, §11)."""
-    passengers = list(order.passengers.order_by("position"))
-    segments = list(Segment.objects.filter(order=order).order_by("journey__position", "position"))
+def tickets_issue(
+    order: Order,
+    *,
+    now: datetime,
+    passengers: Sequence[Passenger] | None = None,
+    segments: Sequence[Segment] | None = None,
+) -> list[Ticket]:
+    """One e-ticket per passenger with one coupon per segment (DESIGN.md §8, §11);
+    `passengers` and `segments` in travel order when the caller has them at hand."""
+    if passengers is None:
+        passengers = list(order.passengers.order_by("position"))
+    if segments is None:
+        segments = list(
+            Segment.objects.filter(order=order).order_by("journey__position", "position")
+        )
     serials = TicketSerial.objects.bulk_create([TicketSerial() for _ in passengers])
     tickets = Ticket.objects.bulk_create(
         Ticket(order=order, passenger=p, number=ids.ticket_number(s.pk), issued_at=now)
@@ -346,7 +357,7 @@ def _write_order(
     remarks: str,
     total: Decimal,
     time_limit: datetime | None,
-) -> Order:
+) -> tuple[Order, list[Passenger], list[Segment]]:
     order = Order(
         order_id=ids.new_order_id(),
         owner_code=settings.AIRLINE_DESIGNATOR,
@@ -380,10 +391,10 @@ def _write_order(
             "A flight of the offer no longer has seats in its booking class; search again",
             path="offerId",
         ) from None
-    passengers_write(order, passengers)
+    rows = passengers_write(order, passengers)
     contact_write(order, contact)
-    for position, b in enumerate(booked, start=1):
-        journey = Journey.objects.create(
+    journeys = Journey.objects.bulk_create(
+        Journey(
             order=order,
             ref=b.item.get("journeyId") or journey_id(b.journey),
             position=position,
@@ -392,7 +403,10 @@ def _write_order(
             departs_at=b.journey.departs_at,
             arrives_at=b.journey.arrives_at,
         )
-        OrderItem.objects.create(
+        for position, b in enumerate(booked, start=1)
+    )
+    OrderItem.objects.bulk_create(
+        OrderItem(
             order=order,
             journey=journey,
             ref=ids.new_ref("OOI"),
@@ -402,15 +416,17 @@ def _write_order(
             fare=b.item["fare"],
             passenger_prices=b.item["passengerPrices"],
         )
-        segments_write(
-            order,
-            journey,
-            [
-                (s, b.item["cabin"], rbd, seats)
-                for s, rbd in zip(b.journey.segments, b.item["rbds"], strict=True)
-            ],
-        )
-    return order
+        for journey, b in zip(journeys, booked, strict=True)
+    )
+    segments = segments_write(
+        order,
+        [
+            (journey, s, b.item["cabin"], rbd, seats)
+            for journey, b in zip(journeys, booked, strict=True)
+            for s, rbd in zip(b.journey.segments, b.item["rbds"], strict=True)
+        ],
+    )
+    return order, rows, segments
 
 
 def order_insert(order: Order, *, duplicate) -> None:
@@ -473,31 +489,37 @@ def contact_write(order: Order, contact: ContactIn) -> Contact:
     )
 
 
-def segments_write(order: Order, journey: Journey, segments: Sequence[tuple]) -> None:
-    """A journey's segments and legs: (network segment, cabin, rbd, seats) each."""
-    rows = Segment.objects.bulk_create(
-        Segment(
-            order=order,
-            journey=journey,
-            ref=ref_id("SEG", *(leg.id for leg in s.legs)),
-            position=position,
-            carrier=s.carrier,
-            flight_number=s.flight_number,
-            origin=s.origin,
-            destination=s.destination,
-            departs_at=s.departs_at,
-            arrives_at=s.arrives_at,
-            cabin=cabin,
-            rbd=rbd,
-            seats=seats,
+def segments_write(order: Order, segments: Sequence[tuple]) -> list[Segment]:
+    """Segments and their legs, in travel order: (order journey, network segment, cabin,
+    rbd, seats) each."""
+    positions: dict[int, int] = {}
+    rows = []
+    for journey, s, cabin, rbd, seats in segments:
+        positions[journey.pk] = positions.get(journey.pk, 0) + 1
+        rows.append(
+            Segment(
+                order=order,
+                journey=journey,
+                ref=ref_id("SEG", *(leg.id for leg in s.legs)),
+                position=positions[journey.pk],
+                carrier=s.carrier,
+                flight_number=s.flight_number,
+                origin=s.origin,
+                destination=s.destination,
+                departs_at=s.departs_at,
+                arrives_at=s.arrives_at,
+                cabin=cabin,
+                rbd=rbd,
+                seats=seats,
+            )
         )
-        for position, (s, cabin, rbd, seats) in enumerate(segments, start=1)
-    )
+    rows = Segment.objects.bulk_create(rows)
     Leg.objects.bulk_create(
         Leg(segment=row, flight_leg_id=leg.id, ref=ref_id("LEG", leg.id), position=n)
-        for row, (s, *_rest) in zip(rows, segments, strict=True)
+        for row, (_, s, *_rest) in zip(rows, segments, strict=True)
         for n, leg in enumerate(s.legs, start=1)
     )
+    return rows
 
 
 def _release_seats(order: Order) -> None:
@@ -513,13 +535,14 @@ def _release_seats(order: Order) -> None:
     Segment.objects.filter(pk__in=[s.pk for s in segments]).update(holds_inventory=False)
 
 
-def orders_list(search: OrderSearch) -> tuple[list[Order], bool]:
+def orders_list(search: OrderSearch) -> tuple[list[OrderRow], bool]:
     """A page of OrderList, with any lapsed hold on it expired first (lazy expiry)."""
     now = clock.now()
-    orders, more = orders_search(search, now=now)
-    for order in orders:
-        order_expire_if_due(order, now=now)
-    return orders, more
+    rows, more = orders_search(search, now=now)
+    for row in rows:
+        if row.status == OrderStatus.ONHOLD and row.payment_time_limit <= now:
+            row.status = order_expire_if_due(Order.objects.get(pk=row.pk), now=now).status
+    return rows, more
 
 
 def order_current(*, seller_id, ref: str, owner_code: str | None = None) -> Order:

@@ -333,3 +333,40 @@ def test_maps_narrow_to_the_items_and_passengers_asked(api, auth, hold):
     [seat_map] = data["legSeatMaps"]
     assert seat_map["segmentRefId"] == hold["journeys"][0]["segments"][0]["segmentId"]
     assert {r["paxRefId"] for u in units(seat_map) for r in u.get("passengerPricing", [])} == {ada}
+
+
+def test_an_imported_booking_gets_seat_maps_with_every_seat_priced(api, auth, travel_day):
+    import json
+
+    from orders.imports import orders_import
+
+    line = {
+        "recordLocator": "QX7R2M",
+        "status": "PENDING",
+        "agencyCode": "ACMEAGT",
+        "sellerCode": "ACME1",
+        "passengers": [{"type": "ADT", "givenName": "Ada", "surname": "Lovelace"}],
+        "contact": {"emailAddress": "ada@example.com"},
+        "journeys": [
+            [
+                {
+                    "flightNumber": "MX101",
+                    "departureDate": travel_day.isoformat(),
+                    "origin": "PVD",
+                    "destination": "CHS",
+                    "rbd": "Y",
+                }
+            ]
+        ],
+        "totalPrice": {"amount": "189.60", "currency": "USD"},
+    }
+    report = orders_import([json.dumps(line)])
+    assert report.created == 1, report
+
+    response = seats(api, auth, "QX7R2M")
+
+    assert response.status_code == 200, response.content
+    [seat_map] = response.json()["data"]["legSeatMaps"]
+    priced = [r for u in units(seat_map) for r in u.get("passengerPricing", [])]
+    assert priced
+    assert all(r["amount"] > 0 for r in priced)

@@ -1,0 +1,839 @@
+"""Orders benchmark (issue: orders). Run with `make bench` (or `python -m benchmarks.orders`).
+
+A real gunicorn (2 workers) on PostgreSQL and Redis (db 3) against a fresh scratch
+database `airline_bench`, seeded with the demo airline, serves the order endpoints; load
+comes from 8 client processes. Every booking is a round trip for 2 ADT + 1 CHD.
+
+- create order, on hold and paid by card: server time (median, p95) from the service's
+  own access-log line. Each priced offer becomes one order, so the clients first search
+  and price their own offers (on many markets and days, so that no flight runs out of
+  seats) and the timed phases create orders only. Phases alternate hold and card,
+  REPEATS of each.
+- orders per second at 8 clients (the median of the REPEATS phases), as a ratio to
+  pgbench's built-in TPC-B-like transaction rate at 8 clients on a scratch database
+  `airline_pgbench`, measured before, between and after the order phases (median).
+- order retrieve by order id and by record locator: server time at 8 clients.
+- OrderList with 100k orders for the key's agency (written by SQL, plus 20k of another
+  agency interleaved): server time at 8 clients for pages of 100 and 1000, first (the
+  orders just booked through the API come first) and deep (lastIndex mid-way), and with
+  lastName / departureDate filters; beside each, the same page in this process one at a
+  time and the SQL time of its queries by EXPLAIN ANALYZE, then the plan of the orders
+  query where it is slowest.
+
+Bookings carry no Idempotency-Key (the header is optional; it would add a claim row).
+"""
+
+import http.client
+import json
+import multiprocessing
+import os
+import random
+import re
+import subprocess
+import sys
+import time
+from datetime import UTC, date, datetime, timedelta
+from io import StringIO
+from pathlib import Path
+from urllib.parse import urlencode
+
+import psycopg
+
+from benchmarks.common import median, ms, p95, prepare_environment, recreate_database, timings
+
+REPO = Path(__file__).resolve().parents[1]
+CLIENTS = 8
+REPEATS = 3  # phases of each payment type; every rate is the median of these
+ORDERS_PER_CLIENT = 30  # per phase
+WARMUP_PER_CLIENT = 2
+SECONDS = 3  # per time-bounded phase (retrieve, list)
+PGBENCH_DATABASE = "airline_pgbench"
+PGBENCH_SECONDS = 10
+AGENCY = "DEMOAGT"
+LIST_ORDERS = 100_000  # the agency's orders written by SQL for OrderList
+OTHER_EVERY = 6  # every 6th order written by SQL is another agency's
+PARTY = [{"type": "ADT"}, {"type": "ADT"}, {"type": "CHD"}]
+GIVEN = {"ADT-1": "Ada", "ADT-2": "Charles", "CHD-1": "Annabella"}
+SURNAME_BASES = [
+    "Lovelace",
+    "Babbage",
+    "Somerville",
+    "King",
+    "Hopper",
+    "Turing",
+    "Noether",
+    "Curie",
+    "Franklin",
+    "Meitner",
+    "Hodgkin",
+    "Goodall",
+    "Johnson",
+    "Vaughan",
+    "Jackson",
+    "Lamarr",
+    "Herschel",
+    "Fleming",
+    "Cannon",
+    "Leavitt",
+    "Mitchell",
+    "Anning",
+    "Payne",
+    "Agnesi",
+    "Germain",
+    "Kovalevskaya",
+    "Nightingale",
+    "Blackwell",
+    "Carson",
+    "Ride",
+    "Yalow",
+    "Elion",
+    "McClintock",
+    "Cori",
+    "Mayer",
+    "Wu",
+    "Hamilton",
+    "Clarke",
+    "Hypatia",
+    "Tereshkova",
+]
+SURNAME_ENDINGS = ("", "son", "ley", "ford", "-Smith")
+SURNAMES = [base + ending for ending in SURNAME_ENDINGS for base in SURNAME_BASES]  # 200
+CARD = {
+    "type": "CreditCard",
+    "cardType": "VI",
+    "cardNumber": "4111111111111111",
+    "expiryDate": "1230",
+    "securityCode": "737",
+    "payer": {"name": {"givenName": "Ada", "surname": "Lovelace"}},
+}
+HOLD = {"type": "Hold"}
+
+
+def main() -> None:
+    started = time.monotonic()
+    os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/3")
+    prepare_environment()
+    recreate_database()
+    import django
+
+    django.setup()
+    from django.core.cache import cache
+    from django.core.management import call_command
+    from django.db import connections
+
+    call_command("migrate", verbosity=0)
+    call_command("seed_demo", stdout=StringIO())
+    cache.clear()  # Redis db 3 is this benchmark's own: no offers or tokens of a past run
+    out = StringIO()
+    call_command(
+        "create_api_key",
+        "--partner",
+        "DEMO",
+        "--agency",
+        AGENCY,
+        "--rate",
+        "100000000",
+        "--name",
+        "bench-orders",
+        stdout=out,
+    )
+    raw_key = out.getvalue().strip().splitlines()[-1]
+    markets = _nonstop_markets()
+    pgbench_init()
+    connections.close_all()  # the client processes are forked from this one
+
+    from tests.e2e.servers import free_port
+
+    port = free_port()
+    log = Path(os.environ.get("AIRLINE_VAR_DIR", REPO / "var")) / "bench-orders.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w") as sink:
+        server = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "airline.wsgi",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--workers",
+                "2",
+            ],
+            cwd=REPO,
+            env={**os.environ, "LOG_LEVEL": "INFO"},
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        _wait_ready(port)
+        status, raw = _call(port, "POST", "/auth/token", None, {"x-api-key": raw_key})
+        assert status in (200, 201), raw
+        token = json.loads(raw)["access_token"]
+        auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+
+        # Priced offers, searched and priced by the clients themselves, before any timing.
+        per_phase = CLIENTS * ORDERS_PER_CLIENT
+        wanted = CLIENTS * WARMUP_PER_CLIENT + 2 * REPEATS * per_phase
+        prepared, prep_seconds, prep_failures = prepare_offers(port, auth, markets, wanted)
+        print(
+            f"\n(prepared {len(prepared)} priced offers in {prep_seconds:.1f} s: search + price "
+            f"by {CLIENTS} clients; {prep_failures} searches without a usable offer)"
+        )
+        if len(prepared) < wanted:
+            raise SystemExit(f"only {len(prepared)} of {wanted} priced offers; cannot go on")
+
+        book_phase(port, auth, prepared[: CLIENTS * WARMUP_PER_CLIENT], HOLD, "ow")
+        queue = prepared[CLIENTS * WARMUP_PER_CLIENT :]
+        pgbench_rates = [pgbench_tps()]
+        phases = {"hold": [], "card": []}
+        refs: list[tuple[str, str]] = []
+        for rep in range(REPEATS):
+            if rep and rep == REPEATS // 2:
+                pgbench_rates.append(pgbench_tps())
+            for kind, payment in (("hold", HOLD), ("card", CARD)):
+                bodies, queue = queue[:per_phase], queue[per_phase:]
+                result = book_phase(port, auth, bodies, payment, f"o{kind[0]}{rep}")
+                phases[kind].append(result)
+                refs += result["refs"]
+        pgbench_rates.append(pgbench_tps())
+
+        load(port, ["/health"], {}, "h8")
+        load(port, [f"/json/v1/orders/{order_id}" for order_id, _ in refs], auth, "rid")
+        load(port, [f"/json/v1/orders/{locator}" for _, locator in refs], auth, "rloc")
+
+        list_insert_seconds, cases = insert_list_orders()
+        list_cases = []  # (name, query params, the page's `page` block)
+        for n, (name, params) in enumerate(cases):
+            path = "/json/v1/orders?" + urlencode(params)
+            status, raw = _call(port, "GET", path, None, auth)
+            assert status == 200, (path, status, raw[:300])
+            list_cases.append((name, params, json.loads(raw)["data"]["page"]))
+            load(port, [path], auth, f"l{n}")
+        sql = explain_list(cases)
+    finally:
+        server.terminate()
+        server.wait(timeout=15)
+        pgbench_drop()
+
+    print_results(
+        log=log,
+        phases=phases,
+        pgbench_rates=pgbench_rates,
+        orders_written=sum(len(p["refs"]) for ps in phases.values() for p in ps),
+        list_cases=list_cases,
+        list_insert_seconds=list_insert_seconds,
+        sql=sql,
+    )
+    print(f"\n(whole benchmark {time.monotonic() - started:.0f} s)")
+
+
+# --- Offers to book -----------------------------------------------------------------------
+
+
+def _nonstop_markets() -> list[tuple[str, str]]:
+    """Every (origin, destination) a demo flight leg flies: markets with a nonstop."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT DISTINCT origin_id, destination_id FROM network_flightleg "
+            "ORDER BY origin_id, destination_id"
+        )
+        return [tuple(row) for row in cursor.fetchall()]
+
+
+def prepare_offers(port: int, auth: dict, markets: list, wanted: int) -> tuple[list, float, int]:
+    """Create-order bodies for `wanted` priced round trips: each a different market-day
+    (the demo schedule has ~76-150 seats per flight-date; a booking takes 3 each way)."""
+    today = datetime.now(tz=UTC).date()
+    rng = random.Random(7)
+    span = 290  # outbound days 3..292, back 7 days later: inside the 330-day schedule
+    tasks = []
+    for k in range(int(wanted * 1.1) + CLIENTS):
+        origin, destination = markets[k % len(markets)]
+        day = today + timedelta(days=3 + (k // len(markets)) * 13 % span)
+        tasks.append((origin, destination, day.isoformat(), rng.choice(SURNAMES)))
+    started = time.monotonic()
+    results = _run_clients(
+        _prepare_client, [(port, auth, tasks[n::CLIENTS]) for n in range(CLIENTS)]
+    )
+    seconds = time.monotonic() - started
+    bodies = [body for result in results for body in result["bodies"]]
+    failures = sum(result["failures"] for result in results)
+    rng.shuffle(bodies)  # hold and card phases get offers from every market and season
+    return bodies, seconds, failures
+
+
+def _prepare_client(port: int, auth: dict, tasks: list, results) -> None:
+    bodies, failures = [], 0
+    for origin, destination, day, surname in tasks:
+        outbound = date.fromisoformat(day)
+        search = {
+            "originDestinations": [
+                {"origin": origin, "destination": destination, "departureDate": day},
+                {
+                    "origin": destination,
+                    "destination": origin,
+                    "departureDate": (outbound + timedelta(days=7)).isoformat(),
+                },
+            ],
+            "passengers": PARTY,
+        }
+        try:
+            status, raw = _call(port, "POST", "/json/v1/offers", search, auth)
+            offers = json.loads(raw)["data"]["offers"] if status == 201 else []
+            chosen = {}
+            for offer in offers:
+                chosen.setdefault(offer["offerItems"][0]["legIndex"], offer)
+            if len(chosen) != 2:
+                failures += 1
+                continue
+            price = {
+                "selections": [
+                    {"offerId": o["offerId"], "offerItemIds": [o["offerItems"][0]["offerItemId"]]}
+                    for o in chosen.values()
+                ],
+                "passengers": PARTY,
+            }
+            status, raw = _call(port, "POST", "/json/v1/offers/price", price, auth)
+            if status != 201:
+                failures += 1
+                continue
+            bodies.append(_booking_body(json.loads(raw)["data"], surname))
+        except (OSError, http.client.HTTPException, ValueError, KeyError):
+            failures += 1
+    results.put({"bodies": bodies, "failures": failures})
+
+
+def _booking_body(priced: dict, surname: str) -> dict:
+    """tests/orders/conftest.py booking_body, one family name per booking; no payment yet."""
+    return {
+        "offerId": priced["offer"]["offerId"],
+        "offerItemIds": [i["offerItemId"] for i in priced["offer"]["items"]],
+        "passengers": [
+            {
+                "passengerId": p["paxId"],
+                "type": p["ptc"],
+                "name": {"givenName": GIVEN.get(p["paxId"], "Pat"), "surname": surname},
+            }
+            for p in priced["pax"]
+        ],
+        "contact": {"emailAddress": "ada@example.com", "phoneNumber": "+1 401 555 0123"},
+    }
+
+
+# --- Create order -------------------------------------------------------------------------
+
+
+def book_phase(port: int, auth: dict, bodies: list, payment: dict, tag: str) -> dict:
+    """CLIENTS processes book their share of `bodies` one after another, all starting at
+    one instant; the rate is orders created over the time until the last one finished."""
+    start_at = time.monotonic() + 0.3
+    results = _run_clients(
+        _book_client,
+        [
+            (port, auth, [{**b, "payment": payment} for b in bodies[n::CLIENTS]], tag, start_at)
+            for n in range(CLIENTS)
+        ],
+    )
+    finished = max(r["finished"] for r in results)
+    refs = [ref for r in results for ref in r["refs"]]
+    failures = [f for r in results for f in r["failures"]]
+    if failures:
+        print(f"  ({len(failures)} of {len(bodies)} bookings in phase {tag} failed: {failures[0]})")
+    return {"refs": refs, "failures": len(failures), "rate": len(refs) / (finished - start_at)}
+
+
+def _book_client(port: int, auth: dict, bodies: list, tag: str, start_at: float, results) -> None:
+    time.sleep(max(0.0, start_at - time.monotonic()))
+    refs, failures = [], []
+    for n, body in enumerate(bodies):
+        try:
+            status, raw = _call(
+                port, "POST", "/json/v1/orders", body, auth, f"{tag}-{os.getpid()}-{n}"
+            )
+        except (OSError, http.client.HTTPException) as exc:
+            failures.append(repr(exc))
+            continue
+        if status == 201:
+            order = json.loads(raw)["data"]["order"]
+            refs.append((order["orderId"], order["recordLocator"]))
+        else:
+            failures.append(f"{status} {raw[:200]!r}")
+    results.put({"refs": refs, "failures": failures, "finished": time.monotonic()})
+
+
+# --- Time-bounded GET load ------------------------------------------------------------------
+
+
+def load(port: int, paths: list[str], headers: dict, tag: str) -> float:
+    """CLIENTS processes GET `paths` (each from its own place in the list) for SECONDS;
+    requests per second."""
+    until = time.monotonic() + SECONDS
+    started = time.monotonic()
+    results = _run_clients(
+        _get_client, [(port, paths, headers, f"{tag}-{n}", n, until) for n in range(CLIENTS)]
+    )
+    failed = sum(r["failed"] for r in results)
+    if failed:
+        print(f"  ({failed} failed requests in phase {tag}: {results[0]['error']})")
+    return sum(r["sent"] for r in results) / (time.monotonic() - started)
+
+
+def _get_client(port: int, paths: list, headers: dict, tag: str, n: int, until: float, results):
+    sent = failed = 0
+    error = ""
+    position = n * len(paths) // CLIENTS
+    while time.monotonic() < until:
+        path = paths[position % len(paths)]
+        position += 1
+        try:
+            status, raw = _call(port, "GET", path, None, headers, f"{tag}-{sent + failed}")
+        except (OSError, http.client.HTTPException) as exc:
+            status, raw = 0, repr(exc).encode()
+        if status == 200:
+            sent += 1
+        else:
+            failed += 1
+            error = error or f"{status} {raw[:200]!r}"
+    results.put({"sent": sent, "failed": failed, "error": error})
+
+
+# --- OrderList data -------------------------------------------------------------------------
+
+
+def insert_list_orders() -> tuple[float, list]:
+    """LIST_ORDERS more orders for AGENCY (and every OTHER_EVERY-th one another agency's),
+    each with 1-2 journeys of one segment and 1-3 passengers, written by SQL; then
+    ANALYZE. Returns the seconds it took and OrderList's cases (name, query params)."""
+    from django.conf import settings
+    from django.db import connection, transaction
+
+    from sellers.models import Seller
+
+    seller = Seller.objects.get(code="DEMO1")
+    markets = _nonstop_markets()
+    total = LIST_ORDERS * OTHER_EVERY // (OTHER_EVERY - 1)
+    started = time.monotonic()
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT coalesce(max(id), 0) FROM orders_order")
+        (first_id,) = cursor.fetchone()
+        cursor.execute(
+            """
+            INSERT INTO orders_order (order_id, record_locator, owner_code, seller_id,
+                agency_code, channel, status, created_at, updated_at, currency, total, paid,
+                payment_time_limit, source_offer_id, remarks)
+            SELECT
+                -- '0' is not in the locator alphabet: never a live order's id or locator
+                '0BENCH' || lpad(i::text, 14, '0'),
+                '0' || substr(a, (i >> 20) %% 32 + 1, 1) || substr(a, (i >> 15) %% 32 + 1, 1)
+                    || substr(a, (i >> 10) %% 32 + 1, 1) || substr(a, (i >> 5) %% 32 + 1, 1)
+                    || substr(a, i %% 32 + 1, 1),
+                %(owner)s, %(seller)s,
+                CASE WHEN i %% %(other_every)s = 0 THEN 'OTHERAGT' ELSE %(agency)s END,
+                'IMPORT', s.status,
+                now() - make_interval(secs => (%(total)s - i) * 60),
+                now() - make_interval(secs => (%(total)s - i) * 60),
+                'USD', 100 + i %% 900,
+                CASE WHEN s.status = 'ONHOLD' THEN 0 ELSE 100 + i %% 900 END,
+                CASE WHEN s.status = 'ONHOLD' THEN now() + interval '20 hours' END,
+                NULL, ''
+            FROM generate_series(1, %(total)s) AS i,
+                 LATERAL (SELECT CASE WHEN i %% 20 = 0 THEN 'CANCELLED'
+                                      WHEN i %% 50 = 1 THEN 'CLOSED'
+                                      WHEN i %% 5 = 2 THEN 'ONHOLD'
+                                      ELSE 'CONFIRMED' END AS status) AS s,
+                 (SELECT 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789'::text AS a) AS alphabet
+            ORDER BY i
+            """,
+            {
+                "owner": settings.AIRLINE_DESIGNATOR,
+                "seller": seller.pk,
+                "agency": AGENCY,
+                "other_every": OTHER_EVERY,
+                "total": total,
+            },
+        )
+        # Journeys: outbound from 30 days ago to 300 days on (about 9% already flown),
+        # every other order with a return 7 days later; the market from the demo's.
+        cursor.execute(
+            """
+            INSERT INTO orders_journey (order_id, ref, position, origin, destination,
+                departs_at, arrives_at, is_cancelled)
+            SELECT o.id, 'JOU-' || o.id || '-' || j.position, j.position,
+                   CASE WHEN j.position = 1 THEN m.origin ELSE m.destination END,
+                   CASE WHEN j.position = 1 THEN m.destination ELSE m.origin END,
+                   d.departs + (j.position - 1) * interval '7 days',
+                   d.departs + (j.position - 1) * interval '7 days' + interval '150 minutes',
+                   false
+            FROM orders_order o
+            CROSS JOIN LATERAL generate_series(1, 1 + o.id %% 2) AS j(position)
+            CROSS JOIN LATERAL (
+                SELECT date_trunc('day', now()) - interval '30 days'
+                       + ((o.id * 7919) %% 330) * interval '1 day'
+                       + (6 + o.id %% 15) * interval '1 hour' AS departs) AS d
+            JOIN (SELECT row_number() OVER () - 1 AS n, origin, destination
+                  FROM unnest(%(origins)s::text[], %(destinations)s::text[])
+                       AS t(origin, destination)) AS m
+              ON m.n = o.id %% %(markets)s
+            WHERE o.id > %(first_id)s
+            ORDER BY o.id, j.position
+            """,
+            {
+                "origins": [o for o, _ in markets],
+                "destinations": [d for _, d in markets],
+                "markets": len(markets),
+                "first_id": first_id,
+            },
+        )
+        cursor.execute(
+            """
+            INSERT INTO orders_segment (order_id, journey_id, ref, position, carrier,
+                flight_number, origin, destination, departs_at, arrives_at, cabin, rbd,
+                seats, holds_inventory)
+            SELECT j.order_id, j.id, 'SEG-' || j.id, 1, %(carrier)s,
+                   100 + (j.order_id * 31 + j.position) %% 900, j.origin, j.destination,
+                   j.departs_at, j.arrives_at, 'Y', 'M', 1 + j.order_id %% 3, true
+            FROM orders_journey j
+            WHERE j.order_id > %(first_id)s
+            ORDER BY j.id
+            """,
+            {"carrier": settings.AIRLINE_DESIGNATOR, "first_id": first_id},
+        )
+        cursor.execute(
+            """
+            INSERT INTO orders_passenger (order_id, ref, offer_pax_id, position, ptc,
+                given_name, surname, date_of_birth, gender, nationality, residence_country,
+                loyalty_program, travel_documents, contacts, infant_id)
+            SELECT o.id, 'PAX-' || lpad(p.position::text, 8, '0'),
+                   CASE WHEN p.position = 3 THEN 'CHD-1' ELSE 'ADT-' || p.position END,
+                   p.position, CASE WHEN p.position = 3 THEN 'CHD' ELSE 'ADT' END,
+                   (%(given)s::text[])[1 + (o.id + p.position) %% 4],
+                   (%(surnames)s::text[])[1 + (o.id * 7) %% %(n_surnames)s],
+                   NULL, '', '', '', NULL, '[]'::jsonb, NULL, NULL
+            FROM orders_order o
+            CROSS JOIN LATERAL generate_series(1, 1 + o.id %% 3) AS p(position)
+            WHERE o.id > %(first_id)s
+            ORDER BY o.id, p.position
+            """,
+            {
+                "given": ["Ada", "Charles", "Mary", "Grace"],
+                "surnames": SURNAMES,
+                "n_surnames": len(SURNAMES),
+                "first_id": first_id,
+            },
+        )
+        cursor.execute(
+            "SELECT count(*) FROM orders_order WHERE agency_code = %s AND id > %s",
+            [AGENCY, first_id],
+        )
+        (written,) = cursor.fetchone()
+        assert written == LIST_ORDERS, written
+    with connection.cursor() as cursor:
+        for table in ("orders_order", "orders_journey", "orders_segment", "orders_passenger"):
+            cursor.execute(f"ANALYZE {table}")
+        cursor.execute("SELECT count(*) FROM orders_order WHERE agency_code = %s", [AGENCY])
+        (agency_orders,) = cursor.fetchone()
+        cursor.execute(
+            "SELECT id FROM orders_order WHERE agency_code = %s ORDER BY id OFFSET %s LIMIT 1",
+            [AGENCY, agency_orders // 2],
+        )
+        (middle,) = cursor.fetchone()
+        # A departure day and a surname that the written orders do have.
+        cursor.execute(
+            "SELECT (departs_at AT TIME ZONE 'UTC')::date FROM orders_journey "
+            "WHERE order_id > %s AND departs_at > now() + interval '60 days' "
+            "ORDER BY id LIMIT 1",
+            [first_id],
+        )
+        (day,) = cursor.fetchone()
+    seconds = time.monotonic() - started
+    common = SURNAMES[0]
+    cases = [
+        ("page of 100, first", {"pageSize": 100}),
+        ("page of 100, deep", {"pageSize": 100, "lastIndex": middle}),
+        ("page of 1000, first", {"pageSize": 1000}),
+        ("page of 1000, deep", {"pageSize": 1000, "lastIndex": middle}),
+        (f"lastName={common}, 100", {"pageSize": 100, "lastName": common}),
+        (f"departureDate={day}, 100", {"pageSize": 100, "departureDate": day.isoformat()}),
+        ("lastName=Nobody (no match), 100", {"pageSize": 100, "lastName": "Nobody"}),
+    ]
+    return seconds, cases
+
+
+def explain_list(cases: list) -> dict:
+    """For each OrderList case, in this process: the page's time one at a time (search,
+    lazy expiry and summaries, as the view does them, without HTTP), the SQL time of its
+    queries by EXPLAIN ANALYZE, and the plan of the main (orders) query."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from airline.api import clock
+    from airline.network.itineraries import network_index
+    from orders import presenters
+    from orders.checks import check_order_search
+    from orders.serializers import OrderListQuery
+    from orders.services import orders_list
+
+    network_index()  # summaries show local departure dates
+    found = {}
+    for name, params in cases:
+        query = OrderListQuery(data={k: str(v) for k, v in params.items()})
+        query.is_valid(raise_exception=True)
+        search = check_order_search(query.validated_data, agency_code=AGENCY)
+
+        def page(search=search) -> list:
+            orders, _more = orders_list(search)
+            now = clock.now()
+            return [presenters.summary(o, search, now=now) for o in orders]
+
+        page()
+        in_process = median(timings(page, 5))
+        with CaptureQueriesContext(connection) as captured:
+            page()
+        times = []
+        with connection.cursor() as cursor:
+            for executed in captured.captured_queries:
+                cursor.execute("EXPLAIN (ANALYZE, BUFFERS) " + executed["sql"])
+                lines = [row[0] for row in cursor.fetchall()]
+                times.append(
+                    float(re.search(r"Execution Time: ([\d.]+)", lines[-1]).group(1)) / 1000
+                )
+                if len(times) == 1:
+                    plan, main_sql = "\n".join(lines), executed["sql"]
+        found[name] = {
+            "in_process": in_process,
+            "main": times[0],
+            "all": sum(times),
+            "queries": len(times),
+            "plan": plan,
+            # The column list says nothing about the plan.
+            "sql": re.sub(r"^SELECT .*? FROM", "SELECT ... FROM", main_sql),
+        }
+    return found
+
+
+# --- pgbench --------------------------------------------------------------------------------
+
+
+def _pg_args() -> list[str]:
+    return ["-h", "127.0.0.1", "-p", "5432", "-U", "postgres"]
+
+
+def pgbench_init() -> None:
+    with psycopg.connect("postgres://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {PGBENCH_DATABASE} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {PGBENCH_DATABASE}")
+    subprocess.run(
+        ["pgbench", *_pg_args(), "-i", "-s", "1", "-q", PGBENCH_DATABASE],
+        check=True,
+        capture_output=True,
+    )
+
+
+def pgbench_tps() -> float:
+    """pgbench's built-in TPC-B-like script, 8 clients, 2 threads."""
+    done = subprocess.run(
+        [
+            "pgbench",
+            *_pg_args(),
+            "-c",
+            str(CLIENTS),
+            "-j",
+            "2",
+            "-T",
+            str(PGBENCH_SECONDS),
+            "-n",
+            PGBENCH_DATABASE,
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return float(re.search(r"^tps = ([\d.]+)", done.stdout, re.MULTILINE).group(1))
+
+
+def pgbench_drop() -> None:
+    with psycopg.connect("postgres://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {PGBENCH_DATABASE} WITH (FORCE)")
+
+
+# --- Report ---------------------------------------------------------------------------------
+
+
+def print_results(
+    *, log, phases, pgbench_rates, orders_written, list_cases, list_insert_seconds, sql
+) -> None:
+    times = server_times(log)
+    health = times.get("h8", [])
+    rows = [("GET /health (reference)", len(health), ms(median(health)), ms(p95(health)), "")]
+    for kind, label in (("hold", "on hold"), ("card", "paid by card (test gateway)")):
+        samples = [t for rep in range(REPEATS) for t in times.get(f"o{kind[0]}{rep}", [])]
+        rows.append(
+            (f"create order, {label}", len(samples), ms(median(samples)), ms(p95(samples)), "-")
+        )
+    _table(
+        f"Create order, round trip for 2 ADT + 1 CHD: server time at {CLIENTS} concurrent "
+        "clients (gunicorn 2 workers, PostgreSQL + Redis)",
+        ("request", "orders", "median", "p95", "target p95"),
+        rows,
+    )
+
+    reference = median(pgbench_rates)
+    rows = [
+        (
+            "pgbench TPC-B-like, -c 8 -j 2 (median of "
+            + ", ".join(f"{r:.0f}" for r in pgbench_rates)
+            + ")",
+            f"{reference:.0f} tps",
+            "1.00",
+        )
+    ]
+    for kind, label in (("hold", "on hold"), ("card", "paid by card")):
+        rates = [p["rate"] for p in phases[kind]]
+        failed = sum(p["failures"] for p in phases[kind])
+        rate = median(rates)
+        rows.append(
+            (
+                f"create order, {label} (median of {', '.join(f'{r:.0f}' for r in rates)}"
+                + (f"; {failed} failed" if failed else "")
+                + ")",
+                f"{rate:.0f}/s",
+                f"{rate / reference:.2f}",
+            )
+        )
+    _table(
+        f"Orders per second at {CLIENTS} concurrent clients (same run)",
+        ("measure", "rate", "ratio to pgbench (target >= 0.20)"),
+        rows,
+    )
+
+    rows = [("GET /health (reference)", len(health), ms(median(health)), ms(p95(health)), "")]
+    for name, tag in (("by order id", "rid"), ("by record locator", "rloc")):
+        samples = times.get(tag, [])
+        rows.append(
+            (f"retrieve order {name}", len(samples), ms(median(samples)), ms(p95(samples)), "15 ms")
+        )
+    _table(
+        f"Order retrieve (round trip, 3 passengers): server time at {CLIENTS} concurrent "
+        f"clients, over the {orders_written} orders just created",
+        ("request", "requests", "median", "p95", "target p95"),
+        rows,
+    )
+
+    rows = []
+    for n, (name, _params, page) in enumerate(list_cases):
+        samples = times.get(f"l{n}", [])
+        found = sql[name]
+        rows.append(
+            (
+                name,
+                f"{page['count']}{'+' if page['hasMore'] else ''}",
+                len(samples),
+                ms(median(samples)),
+                ms(p95(samples)),
+                "20 ms",
+                ms(found["in_process"]),
+                f"{ms(found['main'])} / {ms(found['all'])} ({found['queries']} queries)",
+            )
+        )
+    others = LIST_ORDERS // (OTHER_EVERY - 1) // 1000
+    _table(
+        f"OrderList with {LIST_ORDERS // 1000}k orders for agency {AGENCY} (+{others}k of "
+        f"another, written by SQL in {list_insert_seconds:.0f} s): server time at {CLIENTS} "
+        "concurrent clients",
+        (
+            "GET /json/v1/orders",
+            "rows",
+            "requests",
+            "median",
+            "p95",
+            "target p95",
+            "in process, alone",
+            "its SQL by EXPLAIN ANALYZE: orders query / all",
+        ),
+        rows,
+    )
+    slowest = max(sql, key=lambda name: sql[name]["main"])
+    print(f"\nPlan of the orders query of the case where it is slowest ({slowest}):")
+    print("  " + sql[slowest]["sql"])
+    print("\n".join("  " + line for line in sql[slowest]["plan"].splitlines()))
+
+
+def server_times(log: Path) -> dict[str, list[float]]:
+    """Seconds per successful request, by the tag its request id starts with."""
+    found: dict[str, list[float]] = {}
+    for line in log.read_text().splitlines():
+        if not line.startswith("{") or '"request_id"' not in line:
+            continue
+        try:
+            fields = json.loads(line)
+        except ValueError:
+            continue
+        if fields.get("status", 500) >= 300:
+            continue
+        tag = str(fields.get("request_id", "")).split("-")[0]
+        found.setdefault(tag, []).append(fields["duration_ms"] / 1000)
+    return found
+
+
+def _table(title: str, header: tuple, rows: list[tuple]) -> None:
+    print(f"\n{title}")
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    for row in [header, tuple("-" * w for w in widths), *rows]:
+        print("  " + "  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)))
+
+
+# --- Plumbing -------------------------------------------------------------------------------
+
+
+def _run_clients(target, args_per_client: list[tuple]) -> list[dict]:
+    """One process per argument tuple, each putting one result on a queue."""
+    results = multiprocessing.Queue()
+    processes = [
+        multiprocessing.Process(target=target, args=(*args, results)) for args in args_per_client
+    ]
+    for p in processes:
+        p.start()
+    collected = [results.get(timeout=600) for _ in processes]  # before join: big results
+    for p in processes:
+        p.join()
+        assert p.exitcode == 0, p.exitcode
+    return collected
+
+
+def _call(
+    port: int, method: str, path: str, body, headers: dict, request_id: str | None = None
+) -> tuple[int, bytes]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        headers = {**headers, "x-request-id": request_id} if request_id else headers
+        connection.request(
+            method,
+            path,
+            body=json.dumps(body).encode() if body is not None else None,
+            headers=headers,
+        )
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+def _wait_ready(port: int) -> None:
+    """Until /health has said ok for 3 s without a break (both workers' indexes warm)."""
+    deadline = time.monotonic() + 120
+    ok_since = None
+    while ok_since is None or time.monotonic() - ok_since < 3:
+        if time.monotonic() > deadline:
+            raise RuntimeError("server did not become ready")
+        try:
+            ok = _call(port, "GET", "/health", None, {})[0] == 200
+        except OSError:
+            ok = False
+        ok_since = (ok_since or time.monotonic()) if ok else None
+        time.sleep(0.01)
+
+
+if __name__ == "__main__":
+    main()
