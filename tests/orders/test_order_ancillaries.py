@@ -370,3 +370,18 @@ def test_an_imported_booking_gets_seat_maps_with_every_seat_priced(api, auth, tr
     priced = [r for u in units(seat_map) for r in u.get("passengerPricing", [])]
     assert priced
     assert all(r["amount"] > 0 for r in priced)
+
+
+def test_a_repeated_change_with_its_idempotency_key_applies_once(api, auth, hold):
+    order_id = hold["order"]["orderId"]
+    data = services(api, auth, order_id).json()["data"]
+    bag, _ = bag_entry(data, "CB1", hold["pax"][0]["paxId"], hold["journeys"][0]["journeyId"])
+    body = {"changes": [bag]}
+
+    first = change(api, auth, order_id, body, HTTP_IDEMPOTENCY_KEY="bag-1")
+    again = change(api, auth, order_id, body, HTTP_IDEMPOTENCY_KEY="bag-1")
+
+    assert first.status_code == again.status_code == 200
+    assert again.json() == first.json()
+    assert again["Idempotent-Replayed"] == "true"
+    assert Service.objects.count() == 1
