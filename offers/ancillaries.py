@@ -10,18 +10,22 @@ neither; an exit row is not for a child nor an adult with an infant on the lap.
 """
 
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
+
+from django.db import DatabaseError
 
 from airline.api.errors import ApiError, Err
 from airline.fares import ancillaries, reference
 from airline.fares.ancillaries import Product
 from airline.fares.terms import BundleTerms
 from airline.network import fleet
-from airline.network.models import FlightLeg
+from airline.network.models import FlightLeg, SeatConfiguration
 from airline.network.services import cabin_specs
 from offers.store import (
     OfferBatch,
@@ -66,6 +70,18 @@ class Trip:
     journeys: tuple[TripJourney, ...]
     travellers: tuple[Traveller, ...]
     context: dict[str, str]
+
+
+@contextmanager
+def ancillary_lookup() -> Iterator[None]:
+    """SPEC.md §4.6, §4.11: a store failure while seat maps or services are looked up is
+    ERR-9003 (500, ancillary lookup failed), not the generic ERR-9000."""
+    try:
+        yield
+    except DatabaseError as exc:
+        raise ApiError(
+            Err.INTERNAL, "Seat maps and services could not be looked up; retry later"
+        ) from exc
 
 
 def bundle_terms(code: str, cabin: str = "Y") -> BundleTerms:
@@ -253,24 +269,22 @@ def _legs(trip: Trip) -> dict[int, _Leg]:
     }
 
 
-_seat_cache: dict[int, tuple[fleet.SeatSpec, ...]] = {}
+SEAT_LAYOUT_SECONDS = 60
+_seat_cache: dict[int, tuple[float, tuple[fleet.SeatSpec, ...]]] = {}
 _seat_cache_lock = threading.Lock()
 
 
 def seats_of_configuration(configuration_id: int) -> tuple[fleet.SeatSpec, ...]:
-    """Seats of a configuration, worked out once per process: seat maps are read far
-    more often than configurations change (an edit reaches workers on restart or after
-    `forget_seat_layouts`)."""
-    seats = _seat_cache.get(configuration_id)
-    if seats is None:
-        from airline.network.models import SeatConfiguration
-
-        configuration = SeatConfiguration.objects.prefetch_related("cabins").get(
-            pk=configuration_id
-        )
-        seats = tuple(fleet.seats_of(cabin_specs(configuration), configuration.blocked_seats))
-        with _seat_cache_lock:
-            _seat_cache[configuration_id] = seats
+    """Seats of a configuration, worked out at most once a minute per process: seat
+    maps are read far more often than configurations change, and an admin edit (a
+    blocked seat) reaches every worker within the minute."""
+    cached = _seat_cache.get(configuration_id)
+    if cached is not None and time.monotonic() - cached[0] < SEAT_LAYOUT_SECONDS:
+        return cached[1]
+    configuration = SeatConfiguration.objects.prefetch_related("cabins").get(pk=configuration_id)
+    seats = tuple(fleet.seats_of(cabin_specs(configuration), configuration.blocked_seats))
+    with _seat_cache_lock:
+        _seat_cache[configuration_id] = (time.monotonic(), seats)
     return seats
 
 
@@ -289,13 +303,42 @@ def _leg_map(
 ) -> dict[str, Any]:
     compartments: dict[str, list[dict[str, Any]]] = {}
     seated = [t for t in travellers if t.ptc != "INF"]
+    # Seats of one zone, cabin and exit-ness price alike: worked out once per leg, not
+    # once per seat (150 seats, a handful of kinds).
+    kinds: dict[tuple[str, str, bool], tuple[list[Traveller], list[dict[str, Any]]]] = {}
     for seat in leg.seats:
         unit: dict[str, Any] = {
             "designator": seat.designator,
             "group": seat.zone,
             "properties": list(seat.characteristics),
         }
-        allowed = [t for t in seated if "EXIT" not in seat.characteristics or _exit_ok(t)]
+        kind = (seat.zone, seat.cabin, "EXIT" in seat.characteristics)
+        if kind not in kinds:
+            allowed = [t for t in seated if not kind[2] or _exit_ok(t)]
+            product = ancillaries.seat_product(seat.zone)
+            rows = []
+            if (
+                allowed
+                and batch is not None
+                and product is not None
+                and seat.cabin == segment.cabin
+            ):
+                rows = _pricing(
+                    batch,
+                    product,
+                    bundle,
+                    allowed,
+                    {
+                        "kind": "seat",
+                        "code": product.code,
+                        "legId": leg.id,
+                        "segmentRef": segment.ref,
+                        "zone": seat.zone,
+                        "cabin": seat.cabin,
+                    },
+                )
+            kinds[kind] = (allowed, rows)
+        allowed, rows = kinds[kind]
         if seat.blocked:
             availability = "Blocked"
         elif seat.designator in taken:
@@ -304,23 +347,7 @@ def _leg_map(
             availability = "Restricted"
         else:
             availability = "Open"
-        pricing = []
-        product = ancillaries.seat_product(seat.zone)
-        if availability == "Open" and batch is not None and product is not None:
-            pricing = _pricing(
-                batch,
-                product,
-                bundle,
-                allowed,
-                {
-                    "kind": "seat",
-                    "code": product.code,
-                    "legId": leg.id,
-                    "segmentRef": segment.ref,
-                    "zone": seat.zone,
-                    "cabin": seat.cabin,
-                },
-            )
+        pricing = rows if availability == "Open" else []
         unit["availability"] = availability
         unit["assignable"] = bool(pricing)
         if pricing:

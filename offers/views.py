@@ -8,7 +8,7 @@ from airline.api.openapi import ERROR_RESPONSES
 from airline.api.responses import ok
 from airline.network.itineraries import network_index
 from offers import presenters
-from offers.ancillaries import offer_trip, seat_maps, service_list
+from offers.ancillaries import ancillary_lookup, offer_trip, seat_maps, service_list
 from offers.openapi import (
     BY_JOURNEY_RESPONSE,
     FLAT_RESPONSE,
@@ -90,19 +90,20 @@ class _OfferAncillaries(APIView):
         body.is_valid(raise_exception=True)
         now = clock.now()
         seller_id = str(request.user.seller.pk)
-        trip = offer_trip(
-            offer_id=offerId,
-            item_ids=body.validated_data["offerItemIds"],
-            passengers=body.validated_data.get("passengers"),
-            seller_id=seller_id,
-            now=now,
-        )
-        data = type(self).build(
-            trip=trip,
-            seller_id=seller_id,
-            categories=request.user.key.allowed_ancillary_categories,
-            now=now,
-        )
+        with ancillary_lookup():
+            trip = offer_trip(
+                offer_id=offerId,
+                item_ids=body.validated_data["offerItemIds"],
+                passengers=body.validated_data.get("passengers"),
+                seller_id=seller_id,
+                now=now,
+            )
+            data = type(self).build(
+                trip=trip,
+                seller_id=seller_id,
+                categories=request.user.key.allowed_ancillary_categories,
+                now=now,
+            )
         return ok(data)
 
 

@@ -1,6 +1,7 @@
 """Bookings in the back office, read-only (DESIGN.md §10): an order with its passengers,
-journeys, segments, items, payments, tickets and history. The one write is the action
-"Cancel unpaid hold", through the same service the API uses (STYLE.md 11)."""
+journeys, segments, items, purchased seats and services, payments, tickets and history.
+The one write is the action "Cancel unpaid hold", through the same service the API uses
+(STYLE.md 11)."""
 
 from django.contrib import admin, messages
 from django.db.models import QuerySet
@@ -15,6 +16,7 @@ from orders.models import (
     Passenger,
     Payment,
     Segment,
+    Service,
     Ticket,
 )
 from orders.services import order_cancel_hold
@@ -84,6 +86,40 @@ class OrderItemInline(ReadOnlyInline):
 
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("journey")
+
+
+class ServiceInline(ReadOnlyInline):
+    model = Service
+    verbose_name_plural = "seats and services"
+    fields = [
+        "ref",
+        "code",
+        "name",
+        "passenger",
+        "journey",
+        "segment",
+        "seat",
+        "amount",
+        "tax",
+        "status",
+        "emd_number",
+    ]
+    readonly_fields = ["seat"]
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("passenger", "journey", "segment", "flight_leg")
+        )
+
+    @admin.display(description="Seat")
+    def seat(self, service: Service) -> str:
+        if service.seat_row is None:
+            return "-"
+        # Seats are per leg: a direct one-stop flight is one segment with two legs.
+        leg = service.flight_leg
+        return f"{service.seat_row}{service.seat_column} {leg.origin_id}-{leg.destination_id}"
 
 
 class PaymentInline(ReadOnlyInline):
@@ -171,6 +207,7 @@ class OrderAdmin(admin.ModelAdmin):
         JourneyInline,
         SegmentInline,
         OrderItemInline,
+        ServiceInline,
         PaymentInline,
         TicketInline,
         OrderEventInline,

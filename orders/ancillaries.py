@@ -57,10 +57,11 @@ def order_trip(
                 )
             chosen.append(pax[pax_id])
     journeys = []
+    by_pk = {j.pk: j for j in order.journeys.all()}  # prefetched with segments and legs
     for ref, item in items.items():
         if item_refs and ref not in item_refs:
             continue
-        journey = item.journey
+        journey = by_pk[item.journey_id]
         journeys.append(
             TripJourney(
                 ref=journey.ref,

@@ -26,6 +26,7 @@ from orders.services import (
     event_record,
     order_cancel_hold,
     order_current,
+    order_for_change,
     payment_record,
     tickets_issue,
 )
@@ -36,10 +37,11 @@ NOT_YET = frozenset({"CancelJourney", "UpdatePassenger", "UpdateContact", "Accep
 
 
 def order_change(*, principal: Principal, ref: str, data: Mapping[str, Any]) -> Order:
-    """Apply a change-order request to the seller's order; the order as it stands after."""
+    """Apply a change-order request to the seller's order; the order row as it stands
+    after (render it with presenters.order_view_cached)."""
     now = clock.now()
     seller_id = principal.seller.pk
-    order = order_current(seller_id=seller_id, ref=ref)
+    order = order_for_change(seller_id=seller_id, ref=ref)
     changes: Sequence[Mapping[str, Any]] = data.get("changes") or []
     kinds = [c["type"] for c in changes]
     for kind in kinds:
@@ -66,7 +68,7 @@ def order_change(*, principal: Principal, ref: str, data: Mapping[str, Any]) -> 
             raise ApiError(
                 Err.CHANGE_NOT_APPLIED, "Only an unpaid hold can be cancelled", path="changes"
             )
-        return order_current(seller_id=seller_id, ref=order.order_id)
+        return order_current(seller_id=seller_id, ref=order.order_id, parts=())
 
     accepted = accept_entries_check(
         order=order,
@@ -91,14 +93,18 @@ def order_change(*, principal: Principal, ref: str, data: Mapping[str, Any]) -> 
         with transaction.atomic():
             # Changes of one order queue here; the balance below is read under the lock.
             locked = Order.objects.select_for_update().get(pk=order.pk)
-            if locked.status != order.status or locked.total != order.total:
+            if locked.version != order.version:
                 raise ApiError(
                     Err.CHANGE_NOT_APPLIED,
                     "The order changed while this request was made; retrieve it and retry",
                     path="changes",
                 )
             services = services_add(order=locked, accepted=accepted, now=now)
-            update: dict[str, Any] = {"total": F("total") + added, "updated_at": now}
+            update: dict[str, Any] = {
+                "total": F("total") + added,
+                "updated_at": now,
+                "version": F("version") + 1,
+            }
             if charge is not None:
                 update["paid"] = F("paid") + charge.amount
             if confirm:
@@ -127,7 +133,7 @@ def order_change(*, principal: Principal, ref: str, data: Mapping[str, Any]) -> 
         if charge is not None:
             payment_gateway().refund(charge=charge, amount=charge.amount)
         raise
-    return order_current(seller_id=seller_id, ref=order.order_id)
+    return order_current(seller_id=seller_id, ref=order.order_id, parts=())
 
 
 def emds_issue(order: Order) -> None:

@@ -56,6 +56,9 @@ class Order(models.Model):
     # at most one order even when two requests race (DESIGN.md §8).
     source_offer_id = models.CharField(max_length=64, null=True, blank=True, unique=True)
     remarks = models.TextField(blank=True)
+    # Bumped by every change to the order or its parts: the rendered order view is
+    # cached under it (orders/presenters.py), so a change is never served stale.
+    version = models.PositiveIntegerField(default=1)
 
     class Meta:
         ordering = ["-id"]

@@ -1,21 +1,53 @@
 """The order view (SPEC.md §2.5, DESIGN.md §11) and OrderList summaries (§2.8), as plain
 dicts from an order loaded with its parts (selectors.ORDER_VIEW_PREFETCH)."""
 
+import contextlib
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import orjson
+from django.core.cache import cache
+
 from airline.api import clock
+from airline.api.responses import dumps
 from airline.fares.money import Price, Tax, price_sum
 from airline.network.services import station_zone
+from offers.store import STORE_ERRORS
 from offers.wire import iso_duration, local_time
 from orders.models import Journey, Order, OrderStatus, Passenger, Segment, Service
-from orders.selectors import JourneyRow, OrderRow, OrderSearch
+from orders.selectors import (
+    ORDER_VIEW_PREFETCH,
+    JourneyRow,
+    OrderRow,
+    OrderSearch,
+    order_with_parts,
+)
 
 
 def money_wire(amount, currency: str = "USD") -> dict[str, Any]:
     return {"amount": amount, "currency": currency}
+
+
+VIEW_CACHE_SECONDS = 24 * 3600
+
+
+def order_view_cached(order: Order) -> orjson.Fragment:
+    """The order view as ready JSON, rendered once per version of the order and kept in
+    the shared cache: a retrieve is then the order row and one cache read, where
+    rendering costs a dozen queries. Every change bumps `Order.version`, so a changed
+    order is never served from an older rendering."""
+    key = f"orderview:{order.pk}:{order.version}"
+    try:
+        raw = cache.get(key)
+    except STORE_ERRORS:
+        raw = None
+    if raw is None:
+        raw = dumps(order_view(order_with_parts(order, ORDER_VIEW_PREFETCH)))
+        with contextlib.suppress(STORE_ERRORS):  # the cache is down: render every time
+            cache.set(key, raw, VIEW_CACHE_SECONDS)
+    return orjson.Fragment(raw)
 
 
 def order_view(order: Order) -> dict[str, Any]:

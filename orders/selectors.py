@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
 from django.conf import settings
-from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
+from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet, prefetch_related_objects
 from django.db.models.functions import Upper
 
 from airline.api.errors import ApiError, Err
@@ -41,22 +41,46 @@ ORDER_VIEW_PREFETCH = (
 )
 
 
-def order_get(*, seller_id, ref: str, owner_code: str | None = None) -> Order:
-    """The seller's order by order id or record locator, ready to render; ERR-4000 for
+SLIM_PREFETCH = (
+    Prefetch("passengers", queryset=Passenger.objects.order_by("position")),
+    "items",
+    Prefetch(
+        "journeys",
+        queryset=Journey.objects.order_by("position").prefetch_related(
+            Prefetch(
+                "segments",
+                queryset=Segment.objects.order_by("position").prefetch_related(
+                    Prefetch("legs", queryset=Leg.objects.order_by("position"))
+                ),
+            )
+        ),
+    ),
+)
+
+
+def order_header(*, seller_id, ref: str, owner_code: str | None = None) -> Order:
+    """The seller's order row alone, by order id or record locator; ERR-4000 for
     anything else, another seller's order included."""
     owner = (owner_code or settings.AIRLINE_DESIGNATOR).upper()
     if owner != settings.AIRLINE_DESIGNATOR:
         raise order_not_found(ref)
     ref = ref.strip()
     match = Q(order_id=ref) | Q(record_locator=ref.upper()) if len(ref) == 6 else Q(order_id=ref)
-    order = (
-        Order.objects.filter(match, seller_id=seller_id)
-        .select_related("seller")
-        .prefetch_related(*ORDER_VIEW_PREFETCH)
-        .first()
-    )
+    order = Order.objects.filter(match, seller_id=seller_id).first()
     if order is None:
         raise order_not_found(ref)
+    return order
+
+
+def order_get(*, seller_id, ref: str, owner_code: str | None = None) -> Order:
+    """The seller's order with every part the order view shows."""
+    order = order_header(seller_id=seller_id, ref=ref, owner_code=owner_code)
+    return order_with_parts(order, ORDER_VIEW_PREFETCH)
+
+
+def order_with_parts(order: Order, parts) -> Order:
+    """The order with `parts` (ORDER_VIEW_PREFETCH or SLIM_PREFETCH) loaded."""
+    prefetch_related_objects([order], *parts)
     return order
 
 

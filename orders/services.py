@@ -14,6 +14,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import F
 
 from airline.api import clock
 from airline.api.errors import ApiError, Err
@@ -56,7 +57,15 @@ from orders.payments import (
     card_check,
     payment_gateway,
 )
-from orders.selectors import OrderRow, OrderSearch, order_get, orders_search
+from orders.selectors import (
+    ORDER_VIEW_PREFETCH,
+    SLIM_PREFETCH,
+    OrderRow,
+    OrderSearch,
+    order_header,
+    order_with_parts,
+    orders_search,
+)
 from sellers.authentication import Principal
 
 LOCATOR_ATTEMPTS = 5
@@ -169,7 +178,7 @@ def order_cancel_hold(*, order: Order, actor: str, kind: str = "hold_cancelled")
         # The conditional UPDATE picks one winner among concurrent cancellers and
         # expirers; only the winner releases seats, so they are never given back twice.
         won = Order.objects.filter(pk=order.pk, status=OrderStatus.ONHOLD, paid=0).update(
-            status=OrderStatus.CANCELLED, updated_at=now
+            status=OrderStatus.CANCELLED, updated_at=now, version=F("version") + 1
         )
         if not won:
             return False
@@ -180,7 +189,7 @@ def order_cancel_hold(*, order: Order, actor: str, kind: str = "hold_cancelled")
             status=Service.Status.CANCELLED
         )
         event_record(order, now=now, actor=actor, kind=kind)
-    order.status, order.updated_at = OrderStatus.CANCELLED, now
+    order.refresh_from_db(fields=["status", "updated_at", "version"])
     return True
 
 
@@ -193,7 +202,7 @@ def order_expire_if_due(order: Order, *, now: datetime | None = None) -> Order:
         and order.payment_time_limit is not None
         and order.payment_time_limit <= now
     ) and not order_cancel_hold(order=order, actor="system", kind="hold_expired"):
-        order.refresh_from_db(fields=["status", "paid", "updated_at"])
+        order.refresh_from_db(fields=["status", "paid", "updated_at", "version"])
     return order
 
 
@@ -545,12 +554,18 @@ def orders_list(search: OrderSearch) -> tuple[list[OrderRow], bool]:
     return rows, more
 
 
-def order_current(*, seller_id, ref: str, owner_code: str | None = None) -> Order:
-    """The seller's order as it stands now (a lapsed hold expired first), ready to render."""
-    order = order_get(seller_id=seller_id, ref=ref, owner_code=owner_code)
-    if (
-        order.status == OrderStatus.ONHOLD
-        and order_expire_if_due(order).status != OrderStatus.ONHOLD
-    ):
-        order = order_get(seller_id=seller_id, ref=ref, owner_code=owner_code)
-    return order
+def order_current(
+    *, seller_id, ref: str, owner_code: str | None = None, parts=ORDER_VIEW_PREFETCH
+) -> Order:
+    """The seller's order as it stands now (a lapsed hold expired first), with `parts`
+    loaded: everything the order view shows by default, SLIM_PREFETCH for changes and
+    ancillaries, () for the row alone."""
+    order = order_header(seller_id=seller_id, ref=ref, owner_code=owner_code)
+    order_expire_if_due(order)
+    return order_with_parts(order, parts) if parts else order
+
+
+def order_for_change(*, seller_id, ref: str) -> Order:
+    """The order with what changes and ancillaries use: passengers, items, journeys,
+    segments and their legs (not the view's payments, tickets and leg details)."""
+    return order_current(seller_id=seller_id, ref=ref, parts=SLIM_PREFETCH)

@@ -7,7 +7,7 @@ from airline.api import clock
 from airline.api.idempotency import idempotent
 from airline.api.openapi import ERROR_RESPONSES
 from airline.api.responses import ok
-from offers.ancillaries import seat_maps, service_list
+from offers.ancillaries import ancillary_lookup, seat_maps, service_list
 from offers.openapi import SEAT_MAPS_RESPONSE, SERVICES_RESPONSE
 from orders import presenters
 from orders.ancillaries import order_trip
@@ -27,7 +27,7 @@ from orders.serializers import (
     OrderListQuery,
     OrderRetrieveQuery,
 )
-from orders.services import order_create, order_current, orders_list
+from orders.services import order_create, order_current, order_for_change, orders_list
 from sellers.permissions import CanBook, HasAgencyCode, IsSeller
 
 
@@ -49,8 +49,8 @@ class OrdersView(APIView):
         body = CreateOrderIn(data=request.data)
         body.is_valid(raise_exception=True)
         order = order_create(principal=request.user, data=body.validated_data)
-        order = order_current(seller_id=request.user.seller.pk, ref=order.order_id)
-        return ok(presenters.order_view(order), status=201)
+        order = order_current(seller_id=request.user.seller.pk, ref=order.order_id, parts=())
+        return ok(presenters.order_view_cached(order), status=201)
 
     @extend_schema(
         operation_id="listOrders",
@@ -97,7 +97,7 @@ class OrderView(APIView):
         body = ChangeOrderIn(data=request.data)
         body.is_valid(raise_exception=True)
         order = order_change(principal=request.user, ref=orderId, data=body.validated_data)
-        return ok(presenters.order_view(order))
+        return ok(presenters.order_view_cached(order))
 
     @extend_schema(
         operation_id="retrieveOrder",
@@ -118,8 +118,9 @@ class OrderView(APIView):
             seller_id=request.user.seller.pk,
             ref=orderId,
             owner_code=query.validated_data.get("ownerCode"),
+            parts=(),
         )
-        return ok(presenters.order_view(order))
+        return ok(presenters.order_view_cached(order))
 
 
 class _OrderAncillaries(APIView):
@@ -128,18 +129,19 @@ class _OrderAncillaries(APIView):
     def post(self, request, version, orderId):
         body = OrderAncillaryIn(data=request.data or {})
         body.is_valid(raise_exception=True)
-        order = order_current(seller_id=request.user.seller.pk, ref=orderId)
-        trip = order_trip(
-            order=order,
-            item_refs=body.validated_data.get("orderItemIds"),
-            passengers=body.validated_data.get("passengers"),
-        )
-        data = type(self).build(
-            trip=trip,
-            seller_id=str(request.user.seller.pk),
-            categories=request.user.key.allowed_ancillary_categories,
-            now=clock.now(),
-        )
+        with ancillary_lookup():
+            order = order_for_change(seller_id=request.user.seller.pk, ref=orderId)
+            trip = order_trip(
+                order=order,
+                item_refs=body.validated_data.get("orderItemIds"),
+                passengers=body.validated_data.get("passengers"),
+            )
+            data = type(self).build(
+                trip=trip,
+                seller_id=str(request.user.seller.pk),
+                categories=request.user.key.allowed_ancillary_categories,
+                now=clock.now(),
+            )
         return ok(data)
 
 

@@ -7,8 +7,9 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 
 from airline.network.models import LegInventory
-from orders.models import Order, OrderStatus
+from orders.models import Order, OrderStatus, Service
 from tests.orders.conftest import CARD, book, booking_body, price_offer
+from tests.orders.test_order_ancillaries import open_seat, seat_entry
 
 pytestmark = pytest.mark.django_db
 
@@ -95,6 +96,39 @@ def test_the_booking_page_shows_everything_and_no_card_number(admin_client, paid
     # Read-only: no form to save, nothing to add or delete.
     assert 'name="_save"' not in text
     assert "/delete/" not in text
+
+
+def test_the_booking_page_shows_its_seats_and_services(admin_client, api, auth, held):
+    order_id = held.order_id
+    seat_data = api.post(f"/json/v1/orders/{order_id}/seats", format="json", **auth).json()["data"]
+    ada = held.passengers.order_by("position").first()
+    unit, price = open_seat(seat_data["legSeatMaps"][0], ada.ref)
+    changed = api.patch(
+        f"/json/v1/orders/{order_id}",
+        {"changes": [seat_entry(seat_data, unit, price)]},
+        format="json",
+        **auth,
+    )
+    assert changed.status_code == 200, changed.content
+    [service] = Service.objects.filter(order=held)
+
+    page = admin_client.get(f"{CHANGELIST}{held.pk}/change/")
+
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "Seats and services" in text
+    for expected in (
+        service.ref,
+        "STST",
+        "Standard seat",
+        f"{unit['designator']} PVD-CHS",
+        str(ada),
+        str(service.segment),
+        str(service.amount),
+        str(service.tax),
+        service.get_status_display(),
+    ):
+        assert expected in text, expected
 
 
 def test_bookings_cannot_be_added_changed_or_deleted(admin_client, held):

@@ -385,3 +385,15 @@ def test_a_repeated_change_with_its_idempotency_key_applies_once(api, auth, hold
     assert again.json() == first.json()
     assert again["Idempotent-Replayed"] == "true"
     assert Service.objects.count() == 1
+
+
+@pytest.mark.parametrize("ask", [seats, services])
+def test_a_failed_lookup_is_err_9003(api, auth, hold, monkeypatch, ask):
+    from django.db import OperationalError
+
+    def unavailable(*args, **kwargs):
+        raise OperationalError("the database went away")
+
+    monkeypatch.setattr("orders.ancillaries.order_trip", unavailable, raising=False)
+    monkeypatch.setattr("orders.views.order_trip", unavailable)
+    error_of(ask(api, auth, hold["order"]["orderId"]), 500, "ERR-9003")

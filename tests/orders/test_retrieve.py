@@ -99,11 +99,8 @@ def test_a_lapsed_hold_is_cancelled_when_read_and_its_seats_return(api, auth, bo
 def test_a_database_outage_is_err_9000(api, auth, booked, monkeypatch):
     from django.db import OperationalError
 
-    from orders import selectors
-
     def down(**kwargs):
         raise OperationalError("connection refused")
 
-    monkeypatch.setattr("orders.services.order_get", down)
-    assert selectors.order_get is not down
+    monkeypatch.setattr("orders.services.order_header", down)
     error_of(retrieve(api, auth, booked["order"]["orderId"]), 503, "ERR-9000")
