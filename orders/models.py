@@ -58,7 +58,7 @@ class Order(models.Model):
     remarks = models.TextField(blank=True)
     # Bumped by every change to the order or its parts: the rendered order view is
     # cached under it (orders/presenters.py), so a change is never served stale.
-    version = models.PositiveIntegerField(default=1)
+    version = models.PositiveIntegerField(default=1, db_default=1)
 
     class Meta:
         ordering = ["-id"]
