@@ -9,21 +9,8 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
 from django.conf import settings
-from django.db.models import (
-    Case,
-    Exists,
-    F,
-    OuterRef,
-    Prefetch,
-    Q,
-    QuerySet,
-    Subquery,
-    Value,
-    When,
-    Window,
-    prefetch_related_objects,
-)
-from django.db.models.functions import RowNumber, Upper
+from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet, prefetch_related_objects
+from django.db.models.functions import Upper
 
 from airline.api.errors import ApiError, Err
 from orders.models import Journey, Leg, Order, OrderStatus, Passenger, Segment
@@ -144,13 +131,14 @@ class JourneyRow:
     origin: str
     destination: str
     departs_at: datetime
-    flight_number: int | None
+    is_cancelled: bool
+    flight_numbers: list[int]
 
 
 @dataclass
 class OrderRow:
     """What an OrderList summary shows of one order (SPEC.md §2.8): plain values, no
-    model objects; a page of 1000 is three queries of 1000 rows."""
+    model objects; a page of 1000 is built from four queries."""
 
     pk: int
     order_id: str
@@ -158,8 +146,9 @@ class OrderRow:
     status: str
     agency_code: str
     payment_time_limit: datetime | None
-    journey: JourneyRow | None = None
-    lead_name: tuple[str, str] | None = None
+    journeys: list[JourneyRow]
+    lead_name: tuple[str, str] | None
+    lead_is_adult: bool = False
 
 
 def orders_search(search: OrderSearch, *, now: datetime) -> tuple[list[OrderRow], bool]:
@@ -193,42 +182,36 @@ def orders_search(search: OrderSearch, *, now: datetime) -> tuple[list[OrderRow]
         )[: search.page_size + 1]
     )
     more = len(page) > search.page_size
-    rows = {values[0]: OrderRow(*values) for values in page[: search.page_size]}
+    rows = {
+        pk: OrderRow(pk, order_id, locator, status, agency, limit, [], None)
+        for pk, order_id, locator, status, agency, limit in page[: search.page_size]
+    }
     if not rows:
         return [], more
-    # Per order, only what the summary shows, picked by the database: the first journey
-    # that matched the search with its first flight number, and the lead passenger
-    # (the first adult). Row numbers over a window work on PostgreSQL and SQLite alike.
-    first_flight = Subquery(
-        Segment.objects.filter(journey=OuterRef("pk"))
-        .order_by("position")
-        .values("flight_number")[:1]
-    )
-    for order_pk, origin, destination, departs_at, flight_number in (
-        journeys_matching(search, now=now)
-        .filter(order_id__in=rows)
-        .annotate(
-            rank=Window(RowNumber(), partition_by=[F("order_id")], order_by=F("position").asc()),
-            first_flight=first_flight,
-        )
-        .filter(rank=1)
-        .values_list("order_id", "origin", "destination", "departs_at", "first_flight")
+    by_journey: dict[int, JourneyRow] = {}
+    for journey_pk, order_pk, origin, destination, departs_at, cancelled in (
+        Journey.objects.filter(order_id__in=rows)
+        .order_by("order_id", "position")
+        .values_list("pk", "order_id", "origin", "destination", "departs_at", "is_cancelled")
     ):
-        rows[order_pk].journey = JourneyRow(origin, destination, departs_at, flight_number)
-    adults_first = Case(When(ptc="ADT", then=Value(0)), default=Value(1))
-    for order_pk, given_name, surname in (
+        row = by_journey[journey_pk] = JourneyRow(origin, destination, departs_at, cancelled, [])
+        rows[order_pk].journeys.append(row)
+    for journey_pk, flight_number in (
+        Segment.objects.filter(order_id__in=rows)
+        .order_by("journey_id", "position")
+        .values_list("journey_id", "flight_number")
+    ):
+        by_journey[journey_pk].flight_numbers.append(flight_number)
+    for order_pk, ptc, given_name, surname in (
         Passenger.objects.filter(order_id__in=rows)
-        .annotate(
-            rank=Window(
-                RowNumber(),
-                partition_by=[F("order_id")],
-                order_by=[adults_first.asc(), F("position").asc()],
-            )
-        )
-        .filter(rank=1)
-        .values_list("order_id", "given_name", "surname")
+        .order_by("order_id", "position")
+        .values_list("order_id", "ptc", "given_name", "surname")
     ):
-        rows[order_pk].lead_name = (given_name, surname)
+        row = rows[order_pk]
+        # The lead passenger: the first adult, else whoever comes first.
+        if row.lead_name is None or (ptc == "ADT" and not row.lead_is_adult):
+            row.lead_name = (given_name, surname)
+            row.lead_is_adult = ptc == "ADT"
     return list(rows.values()), more
 
 

@@ -64,7 +64,8 @@ class OrdersView(APIView):
         query.is_valid(raise_exception=True)
         search = check_order_search(query.validated_data, agency_code=request.user.key.agency_code)
         orders, more = orders_list(search)
-        rows = [presenters.summary(o) for o in orders]
+        now = clock.now()
+        rows = [presenters.summary(o, search, now=now) for o in orders]
         return ok(
             {
                 "orders": rows,
