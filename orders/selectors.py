@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet, prefetch_related_objects
 from django.db.models.functions import Upper
 
@@ -176,8 +177,9 @@ def orders_search(search: OrderSearch, *, now: datetime) -> tuple[list[OrderRow]
         names = names.filter(given_name__iexact=search.first_name)
     if search.last_name or search.first_name:
         orders = orders.filter(Exists(names))
+    orders = orders.order_by("pk")
     page = list(
-        orders.order_by("pk").values_list(
+        orders.values_list(
             "pk", "order_id", "record_locator", "status", "agency_code", "payment_time_limit"
         )[: search.page_size + 1]
     )
@@ -188,22 +190,23 @@ def orders_search(search: OrderSearch, *, now: datetime) -> tuple[list[OrderRow]
     }
     if not rows:
         return [], more
+    ids = list(rows)
     by_journey: dict[int, JourneyRow] = {}
     for journey_pk, order_pk, origin, destination, departs_at, cancelled in (
-        Journey.objects.filter(order_id__in=rows)
+        _of_orders(Journey.objects.all(), ids)
         .order_by("order_id", "position")
         .values_list("pk", "order_id", "origin", "destination", "departs_at", "is_cancelled")
     ):
         row = by_journey[journey_pk] = JourneyRow(origin, destination, departs_at, cancelled, [])
         rows[order_pk].journeys.append(row)
     for journey_pk, flight_number in (
-        Segment.objects.filter(order_id__in=rows)
+        _of_orders(Segment.objects.all(), ids)
         .order_by("journey_id", "position")
         .values_list("journey_id", "flight_number")
     ):
         by_journey[journey_pk].flight_numbers.append(flight_number)
     for order_pk, ptc, given_name, surname in (
-        Passenger.objects.filter(order_id__in=rows)
+        _of_orders(Passenger.objects.all(), ids)
         .order_by("order_id", "position")
         .values_list("order_id", "ptc", "given_name", "surname")
     ):
@@ -213,6 +216,15 @@ def orders_search(search: OrderSearch, *, now: datetime) -> tuple[list[OrderRow]
             row.lead_name = (given_name, surname)
             row.lead_is_adult = ptc == "ADT"
     return list(rows.values()), more
+
+
+def _of_orders(rows: QuerySet, ids: list[int]) -> QuerySet:
+    """Rows of these orders. On PostgreSQL the ids go as one array parameter: a page of
+    1000 as 1000 parameters cost ~5 ms of Django and psycopg work per query."""
+    if connection.vendor == "postgresql":
+        table = rows.model._meta.db_table
+        return rows.extra(where=[f'"{table}"."order_id" = ANY(%s)'], params=[ids])  # noqa: S610
+    return rows.filter(order_id__in=ids)
 
 
 def orders_find(
