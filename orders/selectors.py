@@ -163,11 +163,21 @@ def orders_search(search: OrderSearch, *, now: datetime) -> tuple[list[OrderRow]
         order=OuterRef("pk"),
         order_id__gt=search.last_index,
     )
-    orders = (
-        Order.objects.filter(agency_code=search.agency_code, pk__gt=search.last_index)
-        .exclude(status=OrderStatus.CLOSED)
-        .filter(Exists(journeys))
+    orders = Order.objects.filter(agency_code=search.agency_code, pk__gt=search.last_index).exclude(
+        status=OrderStatus.CLOSED
     )
+    if search.departure_date is not None:
+        # One day's journeys are few (journey_by_time): fetch their orders' ids and look
+        # those up, rather than let PostgreSQL walk the agency's orders in id order
+        # testing each one (a merge join it prefers under LIMIT: 9.6 ms at 100k).
+        day = (
+            journeys_matching(search, now=now)
+            .filter(order_id__gt=search.last_index)
+            .values_list("order_id", flat=True)
+        )
+        orders = _of_orders(orders, sorted(set(day)), column="id")
+    else:
+        orders = orders.filter(Exists(journeys))
     names = Passenger.objects.filter(order=OuterRef("pk"))
     if search.last_name:
         names = names.annotate(surname_upper=Upper("surname")).filter(
@@ -218,13 +228,13 @@ def orders_search(search: OrderSearch, *, now: datetime) -> tuple[list[OrderRow]
     return list(rows.values()), more
 
 
-def _of_orders(rows: QuerySet, ids: list[int]) -> QuerySet:
+def _of_orders(rows: QuerySet, ids: list[int], column: str = "order_id") -> QuerySet:
     """Rows of these orders. On PostgreSQL the ids go as one array parameter: a page of
     1000 as 1000 parameters cost ~5 ms of Django and psycopg work per query."""
     if connection.vendor == "postgresql":
         table = rows.model._meta.db_table
-        return rows.extra(where=[f'"{table}"."order_id" = ANY(%s)'], params=[ids])  # noqa: S610
-    return rows.filter(order_id__in=ids)
+        return rows.extra(where=[f'"{table}"."{column}" = ANY(%s)'], params=[ids])  # noqa: S610
+    return rows.filter(**{f"{'pk' if column == 'id' else column}__in": ids})
 
 
 def orders_find(
