@@ -94,7 +94,7 @@ class OrderEvent(models.Model):
     detail = models.JSONField(default=dict, blank=True)
 
     class Meta:
-        ordering = ["order", "id"]
+        ordering = ["order_id", "id"]
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M} {self.kind} by {self.actor}"
@@ -127,7 +127,7 @@ class Passenger(models.Model):
     )
 
     class Meta:
-        ordering = ["order", "position"]
+        ordering = ["order_id", "position"]
         constraints = [
             models.UniqueConstraint(fields=["order", "ref"], name="one_pax_ref_per_order"),
         ]
@@ -153,7 +153,7 @@ class Contact(models.Model):
     postal_address = models.JSONField(null=True, blank=True)
 
     class Meta:
-        ordering = ["order", "id"]
+        ordering = ["order_id", "id"]
 
     def __str__(self) -> str:
         return f"{self.surname}/{self.given_name} <{self.email}>"
@@ -172,7 +172,7 @@ class Journey(models.Model):
     is_cancelled = models.BooleanField(default=False)
 
     class Meta:
-        ordering = ["order", "position"]
+        ordering = ["order_id", "position"]
         indexes = [
             # OrderList: does this order have a journey departing in the window?
             models.Index(fields=["order", "departs_at"], name="journey_by_order_time"),
@@ -204,7 +204,7 @@ class Segment(models.Model):
     )
 
     class Meta:
-        ordering = ["order", "journey__position", "position"]
+        ordering = ["order_id", "journey_id", "position"]
         indexes = [models.Index(fields=["flight_number", "departs_at"], name="segment_by_flight")]
 
     def __str__(self) -> str:
@@ -220,7 +220,7 @@ class Leg(models.Model):
     position = models.PositiveSmallIntegerField()
 
     class Meta:
-        ordering = ["segment", "position"]
+        ordering = ["segment_id", "position"]
 
     def __str__(self) -> str:
         return self.ref
@@ -240,7 +240,7 @@ class OrderItem(models.Model):
     passenger_prices = models.JSONField(default=list)
 
     class Meta:
-        ordering = ["order", "journey__position"]
+        ordering = ["order_id", "journey_id"]
 
     def __str__(self) -> str:
         return self.ref
@@ -284,7 +284,7 @@ class Service(models.Model):
     created_at = models.DateTimeField()
 
     class Meta:
-        ordering = ["order", "id"]
+        ordering = ["order_id", "id"]
         constraints = [
             models.UniqueConstraint(
                 fields=["flight_leg", "seat_row", "seat_column"],
@@ -329,7 +329,7 @@ class Payment(models.Model):
     gateway_reference = models.CharField(max_length=64, blank=True)
 
     class Meta:
-        ordering = ["order", "id"]
+        ordering = ["order_id", "id"]
 
     def __str__(self) -> str:
         return f"{self.ref} {self.amount} {self.status}"
@@ -344,7 +344,7 @@ class Ticket(models.Model):
     issued_at = models.DateTimeField()
 
     class Meta:
-        ordering = ["order", "id"]
+        ordering = ["order_id", "id"]
 
     def __str__(self) -> str:
         return self.number
@@ -366,7 +366,7 @@ class Coupon(models.Model):
     status = models.CharField(max_length=9, choices=Status.choices, default=Status.OPEN)
 
     class Meta:
-        ordering = ["ticket", "number"]
+        ordering = ["ticket_id", "number"]
         constraints = [
             models.UniqueConstraint(fields=["ticket", "number"], name="one_coupon_number"),
             models.CheckConstraint(condition=Q(number__gte=1), name="coupon_numbered_from_1"),

@@ -173,6 +173,7 @@ def orders_search(search: OrderSearch, *, now: datetime) -> tuple[list[OrderRow]
         day = (
             journeys_matching(search, now=now)
             .filter(order_id__gt=search.last_index)
+            .order_by()  # no join to orders for the model's default ordering
             .values_list("order_id", flat=True)
         )
         orders = _of_orders(orders, sorted(set(day)), column="id")
