@@ -179,15 +179,23 @@ def orders_search(search: OrderSearch, *, now: datetime) -> tuple[list[OrderRow]
         orders = _of_orders(orders, sorted(set(day)), column="id")
     else:
         orders = orders.filter(Exists(journeys))
-    names = Passenger.objects.filter(order=OuterRef("pk"))
     if search.last_name:
-        names = names.annotate(surname_upper=Upper("surname")).filter(
-            surname_upper=search.last_name.upper()
+        # Likewise the travellers of one surname (pax_by_surname): their orders' ids
+        # first, then those orders, not every order tested for such a traveller.
+        named = (
+            Passenger.objects.annotate(surname_upper=Upper("surname"))
+            .filter(surname_upper=search.last_name.upper(), order_id__gt=search.last_index)
+            .order_by()
         )
-    if search.first_name:
-        names = names.filter(given_name__iexact=search.first_name)
-    if search.last_name or search.first_name:
-        orders = orders.filter(Exists(names))
+        if search.first_name:
+            named = named.filter(given_name__iexact=search.first_name)
+        orders = _of_orders(orders, sorted(set(named.values_list("order_id", flat=True))), "id")
+    elif search.first_name:
+        orders = orders.filter(
+            Exists(
+                Passenger.objects.filter(order=OuterRef("pk"), given_name__iexact=search.first_name)
+            )
+        )
     orders = orders.order_by("pk")
     page = list(
         orders.values_list(
