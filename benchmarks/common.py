@@ -2,8 +2,11 @@
 
 import os
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import psycopg
 
@@ -58,3 +61,44 @@ def report(title: str, rows: list[tuple[str, str, str, str]]) -> None:
     header = ("measure", "value", "same-run reference", "ratio")
     for row in [header, tuple("-" * w for w in widths), *rows]:
         print("  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def start_gunicorn(
+    *, workers: int, log_name: str | None = None, env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen, int]:
+    """A real gunicorn serving the project on a free local port: (process, port). With
+    `log_name` its access log (one JSON line a request, with the server's own duration)
+    goes to var/<log_name>; without, nowhere."""
+    from tests.e2e.servers import free_port
+
+    port = free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "airline.wsgi",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        str(workers),
+    ]
+    environment = {**os.environ, "LOG_LEVEL": "INFO", **(env or {})}
+    if log_name is None:
+        process = subprocess.Popen(
+            command,
+            cwd=REPO,
+            env=environment,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        return process, port
+    log = Path(os.environ.get("AIRLINE_VAR_DIR", REPO / "var")) / log_name
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w") as sink:  # the server keeps its own descriptor
+        process = subprocess.Popen(
+            command, cwd=REPO, env=environment, stdout=sink, stderr=subprocess.STDOUT
+        )
+    return process, port

@@ -11,7 +11,6 @@ import contextlib
 import multiprocessing
 import os
 import subprocess
-import sys
 import time
 from datetime import UTC, datetime, timedelta
 from io import StringIO
@@ -24,6 +23,7 @@ from benchmarks.common import (
     prepare_environment,
     recreate_database,
     report,
+    start_gunicorn,
     timings,
 )
 
@@ -225,26 +225,7 @@ def bench_worker_memory() -> None:
     """RSS of a real gunicorn worker after its schedule index is warm (target <= 250 MB)."""
     import requests
 
-    from tests.e2e.servers import free_port
-
-    port = free_port()
-    env = {**os.environ, "NETWORK_WARM_ON_HEALTH_CHECK": "1"}
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "airline.wsgi",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--workers",
-            "1",
-        ],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    server, port = start_gunicorn(workers=1, env={"NETWORK_WARM_ON_HEALTH_CHECK": "1"})
     try:
         deadline = time.monotonic() + 120
         status = None

@@ -38,7 +38,6 @@ import os
 import random
 import re
 import subprocess
-import sys
 import time
 from datetime import UTC, date, datetime, timedelta
 from io import StringIO
@@ -47,7 +46,15 @@ from urllib.parse import urlencode
 
 import psycopg
 
-from benchmarks.common import median, ms, p95, prepare_environment, recreate_database, timings
+from benchmarks.common import (
+    median,
+    ms,
+    p95,
+    prepare_environment,
+    recreate_database,
+    start_gunicorn,
+    timings,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 CLIENTS = 8
@@ -153,28 +160,8 @@ def main() -> None:
     pgbench_init()
     connections.close_all()  # the client processes are forked from this one
 
-    from tests.e2e.servers import free_port
-
-    port = free_port()
+    server, port = start_gunicorn(workers=2, log_name="bench-orders.log")
     log = Path(os.environ.get("AIRLINE_VAR_DIR", REPO / "var")) / "bench-orders.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("w") as sink:
-        server = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "gunicorn",
-                "airline.wsgi",
-                "--bind",
-                f"127.0.0.1:{port}",
-                "--workers",
-                "2",
-            ],
-            cwd=REPO,
-            env={**os.environ, "LOG_LEVEL": "INFO"},
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-        )
     try:
         _wait_ready(port)
         status, raw = _call(port, "POST", "/auth/token", None, {"x-api-key": raw_key})

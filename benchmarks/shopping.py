@@ -16,14 +16,12 @@ import json
 import multiprocessing
 import os
 import pstats
-import subprocess
-import sys
 import time
 from datetime import UTC, datetime, timedelta
 from io import StringIO
 from pathlib import Path
 
-from benchmarks.common import median, ms, p95, prepare_environment
+from benchmarks.common import median, ms, p95, prepare_environment, start_gunicorn
 
 REPO = Path(__file__).resolve().parents[1]
 SECONDS = 6  # per measured phase
@@ -108,28 +106,8 @@ def main() -> None:
 
     profile_search()
 
-    from tests.e2e.servers import free_port
-
-    port = free_port()
+    server, port = start_gunicorn(workers=2, log_name="bench-shopping.log")
     log = Path(os.environ.get("AIRLINE_VAR_DIR", REPO / "var")) / "bench-shopping.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("w") as sink:
-        server = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "gunicorn",
-                "airline.wsgi",
-                "--bind",
-                f"127.0.0.1:{port}",
-                "--workers",
-                "2",
-            ],
-            cwd=REPO,
-            env={**os.environ, "LOG_LEVEL": "INFO"},
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-        )
     try:
         _wait_ready(port)
         token = _post(port, "/auth/token", None, {"x-api-key": raw_key})["access_token"]

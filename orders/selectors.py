@@ -16,46 +16,32 @@ from django.db.models.functions import Upper
 from airline.api.errors import ApiError, Err
 from orders.models import Journey, Leg, Order, OrderStatus, Passenger, Segment
 
-ORDER_VIEW_PREFETCH = (
-    Prefetch("passengers", queryset=Passenger.objects.order_by("position")),
-    "contacts",
-    Prefetch(
+
+def _journeys_with(legs: QuerySet[Leg]) -> Prefetch:
+    """Journeys in travel order with their segments and these legs."""
+    segments = Segment.objects.order_by("position").prefetch_related(Prefetch("legs", legs))
+    return Prefetch(
         "journeys",
         queryset=Journey.objects.order_by("position").prefetch_related(
-            Prefetch(
-                "segments",
-                queryset=Segment.objects.order_by("position").prefetch_related(
-                    Prefetch(
-                        "legs",
-                        queryset=Leg.objects.order_by("position").select_related(
-                            "flight_leg__aircraft_type"
-                        ),
-                    )
-                ),
-            )
+            Prefetch("segments", queryset=segments)
         ),
-    ),
+    )
+
+
+_PASSENGERS = Prefetch("passengers", queryset=Passenger.objects.order_by("position"))
+
+# What changes and ancillaries use: the party, the flight items and the legs they fly.
+SLIM_PREFETCH = (_PASSENGERS, "items", _journeys_with(Leg.objects.order_by("position")))
+
+# Everything the order view shows.
+ORDER_VIEW_PREFETCH = (
+    _PASSENGERS,
+    "contacts",
+    _journeys_with(Leg.objects.order_by("position").select_related("flight_leg__aircraft_type")),
     "items",
     "services",
     "payments",
     "tickets__coupons",
-)
-
-
-SLIM_PREFETCH = (
-    Prefetch("passengers", queryset=Passenger.objects.order_by("position")),
-    "items",
-    Prefetch(
-        "journeys",
-        queryset=Journey.objects.order_by("position").prefetch_related(
-            Prefetch(
-                "segments",
-                queryset=Segment.objects.order_by("position").prefetch_related(
-                    Prefetch("legs", queryset=Leg.objects.order_by("position"))
-                ),
-            )
-        ),
-    ),
 )
 
 
