@@ -6,7 +6,10 @@ import os
 os.environ.setdefault("AIRLINE_ENV", "test")
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/airline")
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/1")
-# One key space per pytest-xdist worker, so one worker's clean-up never wipes another's.
-os.environ.setdefault("CACHE_KEY_PREFIX", "test-" + os.environ.get("PYTEST_XDIST_WORKER", "main"))
+os.environ.setdefault("CACHE_KEY_PREFIX", "test")
 
 from airline.settings import *  # noqa: F403
+
+# One key space per pytest-xdist worker, so one worker's clean-up never wipes another's
+# (tests/cachekeys.py).
+CACHES["default"]["KEY_FUNCTION"] = "tests.cachekeys.make_key"  # noqa: F405

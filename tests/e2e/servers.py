@@ -14,6 +14,8 @@ import requests
 from django.conf import settings
 from django.db import connection
 
+from tests.cachekeys import worker_prefix
+
 REPO = Path(__file__).resolve().parents[2]
 START_TIMEOUT_SECONDS = 30
 
@@ -55,7 +57,7 @@ def server_env_on_test_database() -> dict[str, str]:
         SECRET_KEY=settings.SECRET_KEY,
         DATABASE_URL=f"postgres://{db['USER']}{password}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
         REDIS_URL=settings.REDIS_URL,
-        CACHE_KEY_PREFIX=settings.CACHES["default"]["KEY_PREFIX"],
+        CACHE_KEY_PREFIX=worker_prefix(),
     )
 
 
