@@ -24,7 +24,7 @@ from offers.ancillaries import (
 )
 from offers.store import OfferSource, offer_load
 from orders import ids
-from orders.models import Journey, Order, Passenger, Segment, Service
+from orders.models import Order, Service
 
 
 def order_trip(
@@ -120,13 +120,16 @@ def accept_entries_check(
     return accepted
 
 
-def services_add(*, order: Order, accepted: Sequence[Accepted], now: datetime) -> list[Service]:
-    """Write the accepted items as services of the order (inside the caller's
-    transaction, with the order row locked). A seat must be free and of the item's zone
-    and cabin; a bag needs the one before it; nothing is bought twice."""
-    pax = {p.ref: p for p in Passenger.objects.filter(order=order)}
-    journeys = {j.ref: j for j in Journey.objects.filter(order=order)}
-    segments = {s.ref: s for s in Segment.objects.filter(order=order)}
+def services_add(
+    *, order: Order, parts: Order, accepted: Sequence[Accepted], now: datetime
+) -> list[Service]:
+    """Write the accepted items as services of `order` (inside the caller's transaction,
+    with the order row locked); `parts` is the same order with its passengers, journeys
+    and segments loaded (SLIM_PREFETCH). A seat must be free and of the item's zone and
+    cabin; a bag needs the one before it; nothing is bought twice."""
+    pax = {p.ref: p for p in parts.passengers.all()}
+    journeys = {j.ref: j for j in parts.journeys.all()}
+    segments = {s.ref: s for j in journeys.values() for s in j.segments.all()}
     held = list(Service.objects.filter(order=order, status=Service.Status.ACTIVE))
     new: list[Service] = []
     # CB1 before CB2 before CB3, so a request may add a bag and the one it needs together.

@@ -99,7 +99,7 @@ def order_change(*, principal: Principal, ref: str, data: Mapping[str, Any]) -> 
                     "The order changed while this request was made; retrieve it and retry",
                     path="changes",
                 )
-            services = services_add(order=locked, accepted=accepted, now=now)
+            services = services_add(order=locked, parts=order, accepted=accepted, now=now)
             update: dict[str, Any] = {
                 "total": F("total") + added,
                 "updated_at": now,

@@ -145,27 +145,16 @@ def _check_passenger(data: Mapping[str, Any], pax: Pax, first_travel_date: date)
                 f"{low} to {high}",
                 path="passengers.dateOfBirth",
             )
-    contacts = data.get("contacts")
-    if contacts:
-        contacts = {
-            k: v
-            for k, v in (
-                (
-                    "emailAddress",
-                    contacts.get("emailAddress")
-                    and check_email(
-                        contacts["emailAddress"], path="passengers.contacts.emailAddress"
-                    ),
-                ),
-                (
-                    "phoneNumber",
-                    check_phone(
-                        contacts.get("phoneNumber"), path="passengers.contacts.phoneNumber"
-                    ),
-                ),
-            )
-            if v
-        }
+    contacts = data.get("contacts") or {}
+    checked_contacts = {}
+    if contacts.get("emailAddress"):
+        checked_contacts["emailAddress"] = check_email(
+            contacts["emailAddress"], path="passengers.contacts.emailAddress"
+        )
+    if contacts.get("phoneNumber"):
+        checked_contacts["phoneNumber"] = check_phone(
+            contacts["phoneNumber"], path="passengers.contacts.phoneNumber"
+        )
     return PassengerIn(
         pax_id=pax.pax_id,
         ptc=pax.ptc,
@@ -177,7 +166,7 @@ def _check_passenger(data: Mapping[str, Any], pax: Pax, first_travel_date: date)
         residence_country=data.get("residenceCountry", ""),
         loyalty_program=data.get("loyaltyProgram"),
         travel_documents=_documents(data.get("travelDocuments") or []),
-        contacts=contacts or None,
+        contacts=checked_contacts or None,
         infant_pax_id=data.get("infantPassengerId", ""),
     )
 

@@ -12,7 +12,7 @@ from django.core.cache import cache
 
 from airline.api import clock
 from airline.api.responses import dumps
-from airline.fares.money import Price, Tax, price_sum
+from airline.fares.money import Price, Tax, money_wire, price_sum
 from airline.network.services import station_zone
 from offers.store import STORE_ERRORS
 from offers.wire import iso_duration, local_time
@@ -24,11 +24,6 @@ from orders.selectors import (
     OrderSearch,
     order_with_parts,
 )
-
-
-def money_wire(amount, currency: str = "USD") -> dict[str, Any]:
-    return {"amount": amount, "currency": currency}
-
 
 VIEW_CACHE_SECONDS = 24 * 3600
 

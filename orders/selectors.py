@@ -51,9 +51,7 @@ def order_header(*, seller_id, ref: str, owner_code: str | None = None) -> Order
     owner = (owner_code or settings.AIRLINE_DESIGNATOR).upper()
     if owner != settings.AIRLINE_DESIGNATOR:
         raise order_not_found(ref)
-    ref = ref.strip()
-    match = Q(order_id=ref) | Q(record_locator=ref.upper()) if len(ref) == 6 else Q(order_id=ref)
-    order = Order.objects.filter(match, seller_id=seller_id).first()
+    order = Order.objects.filter(ref_match(ref), seller_id=seller_id).first()
     if order is None:
         raise order_not_found(ref)
     return order
@@ -69,6 +67,14 @@ def order_with_parts(order: Order, parts) -> Order:
     """The order with `parts` (ORDER_VIEW_PREFETCH or SLIM_PREFETCH) loaded."""
     prefetch_related_objects([order], *parts)
     return order
+
+
+def ref_match(ref: str) -> Q:
+    """Orders whose order id, or record locator (6 characters, any case), is `ref`."""
+    ref = ref.strip()
+    if len(ref) == 6:
+        return Q(order_id=ref) | Q(record_locator=ref.upper())
+    return Q(order_id=ref)
 
 
 def order_not_found(ref: str) -> ApiError:

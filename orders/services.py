@@ -22,6 +22,7 @@ from airline.fares.money import Price, price_sum
 from airline.network.inventory import SeatChange, SoldOut, inventory_apply
 from airline.network.itineraries import Journey as NetworkJourney
 from airline.network.itineraries import network_index
+from airline.network.services import station_zone
 from offers.store import OfferSource, offer_load
 from offers.wire import journey_id, ref_id
 from orders import ids
@@ -100,7 +101,7 @@ def order_create(
         )
     booked = _booked_journeys(offer, data["offerItemIds"], data.get("offerItemSelections"), batch)
     first = min(booked, key=lambda b: b.journey.departs_at).journey
-    first_date = first.departs_at.astimezone(network_index().station_zone(first.origin)).date()
+    first_date = first.departs_at.astimezone(station_zone(first.origin)).date()
     passengers = check_passengers(data["passengers"], first_travel_date=first_date)
     check_party_matches(passengers, batch.passengers)
     lead = next(p for p in passengers if p.ptc == "ADT")

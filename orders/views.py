@@ -49,7 +49,6 @@ class OrdersView(APIView):
         body = CreateOrderIn(data=request.data)
         body.is_valid(raise_exception=True)
         order = order_create(principal=request.user, data=body.validated_data)
-        order = order_current(seller_id=request.user.seller.pk, ref=order.order_id, parts=())
         return ok(presenters.order_view_cached(order), status=201)
 
     @extend_schema(

@@ -31,7 +31,8 @@ def _check_cents(amount: Decimal) -> None:
         raise ValueError(f"{amount!r} is not a Decimal amount in cents; round it with money()")
 
 
-def _wire_amount(amount: Decimal, currency: str) -> dict[str, Any]:
+def money_wire(amount: Decimal, currency: str = "USD") -> dict[str, Any]:
+    """SPEC.md §1's MonetaryAmount: the amount in cents and its currency."""
     return {"amount": amount.quantize(CENT), "currency": currency}
 
 
@@ -50,7 +51,7 @@ class Tax:
             wire["code"] = self.code
         if self.description:
             wire["description"] = self.description
-        wire["amount"] = _wire_amount(self.amount, currency)
+        wire["amount"] = money_wire(self.amount, currency)
         return wire
 
 
@@ -72,7 +73,7 @@ class Fee:
             wire["code"] = self.code
         if self.description:
             wire["description"] = self.description
-        wire["amount"] = _wire_amount(self.amount, currency)
+        wire["amount"] = money_wire(self.amount, currency)
         return wire
 
 
@@ -130,8 +131,8 @@ class Price:
         """SPEC.md §1's Price object; amounts are 2-place Decimals, which the JSON
         renderer writes as numbers."""
         return {
-            "total": _wire_amount(self.total, currency),
-            "base": _wire_amount(self.base, currency),
+            "total": money_wire(self.total, currency),
+            "base": money_wire(self.base, currency),
             "taxes": [t.to_wire(currency) for t in self.taxes],
             "fees": [f.to_wire(currency) for f in self.fees],
         }

@@ -4,17 +4,15 @@ Any seller's order, by record locator or order id. Flight times are shown local 
 their stations, as tickets and airports show them; timestamps of the booking in UTC.
 """
 
-from collections.abc import Iterable
 from datetime import UTC, datetime
-from zoneinfo import ZoneInfo
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db.models import Prefetch, Q
+from django.db.models import Prefetch
 
 from airline.fares.money import ZERO, Price
-from airline.network.models import Station
+from airline.network.services import station_zone
 from orders.models import Order, OrderEvent, OrderStatus
-from orders.selectors import ORDER_VIEW_PREFETCH
+from orders.selectors import ORDER_VIEW_PREFETCH, ref_match
 from orders.services import order_expire_if_due
 
 UTC_FORMAT = "%Y-%m-%d %H:%M UTC"
@@ -23,10 +21,8 @@ LOCAL_FORMAT = "%a %Y-%m-%d %H:%M"
 
 def order_for_support(ref: str) -> Order | None:
     """Any seller's order by record locator or order id, with everything it prints."""
-    ref = ref.strip()
-    match = Q(order_id=ref) | Q(record_locator=ref.upper()) if len(ref) == 6 else Q(order_id=ref)
     return (
-        Order.objects.filter(match)
+        Order.objects.filter(ref_match(ref))
         .select_related("seller__partner")
         .prefetch_related(
             *ORDER_VIEW_PREFETCH,
@@ -61,8 +57,6 @@ class Command(BaseCommand):
 def booking_lines(order: Order) -> list[str]:
     """The printout, line by line."""
     journeys = list(order.journeys.all())
-    segments = [s for j in journeys for s in j.segments.all()]
-    zones = station_zones({s.origin for s in segments} | {s.destination for s in segments})
     passengers = list(order.passengers.all())
     lines = [
         f"Booking {order.record_locator}  (order {order.order_id}, owner {order.owner_code})",
@@ -100,8 +94,8 @@ def booking_lines(order: Order) -> list[str]:
             held = "" if s.holds_inventory else "  (seats released)"
             lines.append(
                 f"     {s.carrier}{s.flight_number}  {s.origin} "
-                f"{_local(s.departs_at, zones, s.origin)} -> {s.destination} "
-                f"{_local(s.arrives_at, zones, s.destination)}  cabin {s.cabin} class {s.rbd}"
+                f"{_local(s.departs_at, s.origin)} -> {s.destination} "
+                f"{_local(s.arrives_at, s.destination)}  cabin {s.cabin} class {s.rbd}"
                 f"  {s.seats} seat(s)  {s.ref}{held}"
             )
 
@@ -166,18 +160,5 @@ def _utc(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime(UTC_FORMAT)
 
 
-def station_zones(codes: Iterable[str]) -> dict[str, ZoneInfo]:
-    """The time zones of these stations, in one query."""
-    return {
-        code: ZoneInfo(zone)
-        for code, zone in Station.objects.filter(code__in=set(codes)).values_list(
-            "code", "time_zone"
-        )
-    }
-
-
-def _local(moment: datetime, zones: dict[str, ZoneInfo], station: str) -> str:
-    zone = zones.get(station)
-    if zone is None:
-        return _utc(moment)
-    return moment.astimezone(zone).strftime(LOCAL_FORMAT)
+def _local(moment: datetime, station: str) -> str:
+    return moment.astimezone(station_zone(station)).strftime(LOCAL_FORMAT)

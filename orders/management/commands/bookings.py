@@ -1,11 +1,10 @@
 """`manage.py bookings`: find bookings of any seller for support staff (DESIGN.md §10)."""
 
 from datetime import date
-from zoneinfo import ZoneInfo
 
 from django.core.management.base import BaseCommand, CommandError
 
-from orders.management.commands.booking import station_zones
+from airline.network.services import station_zone
 from orders.models import Order
 from orders.selectors import orders_find
 
@@ -37,13 +36,12 @@ class Command(BaseCommand):
         if not orders:
             self.stdout.write("No bookings found.")
             return
-        zones = station_zones(j.origin for o in orders for j in o.journeys.all())
         for order in orders:
-            self.stdout.write(summary_line(order, zones))
+            self.stdout.write(summary_line(order))
         self.stdout.write(f"{len(orders)} booking(s).")
 
 
-def summary_line(order: Order, zones: dict[str, ZoneInfo]) -> str:
+def summary_line(order: Order) -> str:
     """Locator, status, lead passenger, first journey, seller and agency."""
     passengers = list(order.passengers.all())
     lead = next((p for p in passengers if p.ptc == "ADT"), passengers[0] if passengers else None)
@@ -52,8 +50,7 @@ def summary_line(order: Order, zones: dict[str, ZoneInfo]) -> str:
     trip = "-"
     if journeys:
         first = journeys[0]
-        zone = zones.get(first.origin)
-        departs = first.departs_at.astimezone(zone) if zone else first.departs_at
+        departs = first.departs_at.astimezone(station_zone(first.origin))
         more = f" +{len(journeys) - 1}" if len(journeys) > 1 else ""
         trip = f"{first.origin}-{first.destination} {departs:%Y-%m-%d %H:%M}{more}"
     return (
