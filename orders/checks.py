@@ -80,6 +80,11 @@ def check_party_matches(passengers: Sequence[PassengerIn], priced: Sequence[Mapp
         )
 
 
+def lead_of(passengers: Sequence[PassengerIn]) -> PassengerIn:
+    """The lead passenger: the first adult (check_passengers requires one)."""
+    return next(p for p in passengers if p.ptc == "ADT")
+
+
 def check_contact(contact: Mapping[str, Any], *, lead: PassengerIn) -> ContactIn:
     """The booking contact; its name defaults to the lead passenger's (SPEC.md §2.5.1)."""
     name = contact.get("name") or {}

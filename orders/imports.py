@@ -78,12 +78,13 @@ from airline.network.itineraries import Segment as NetworkSegment
 from airline.network.models import CabinCode, FlightLeg
 from offers.wire import journey_id
 from orders import ids
-from orders.checks import check_contact, check_passengers
-from orders.models import Channel, Journey, Order, OrderItem, OrderStatus, Payment
+from orders.checks import check_contact, check_passengers, lead_of
+from orders.models import Channel, Order, OrderItem, OrderStatus, Payment
 from orders.serializers import ContactIn
 from orders.services import (
     contact_write,
     event_record,
+    journey_row,
     order_insert,
     passengers_write,
     segments_write,
@@ -333,7 +334,7 @@ def _write(data: Mapping[str, Any], *, seller: Seller, now: datetime) -> Order:
     first = journeys[0][0]
     first_date = first.segment.departs_at.astimezone(first.origin_zone).date()
     passengers = check_passengers(_passengers_in(data["passengers"]), first_travel_date=first_date)
-    lead = next(p for p in passengers if p.ptc == "ADT")
+    lead = lead_of(passengers)
     contact = check_contact(data["contact"], lead=lead)
     seats = sum(1 for p in passengers if p.ptc != "INF")  # a lap infant takes no seat
     price = data["totalPrice"]
@@ -356,6 +357,8 @@ def _write(data: Mapping[str, Any], *, seller: Seller, now: datetime) -> Order:
         payment_time_limit=None,  # PENDING waits for the other channel, not for a clock
         source_offer_id=None,
         remarks=data.get("remarks", ""),
+        lead_given_name=lead.given_name,
+        lead_surname=lead.surname,
     )
     with transaction.atomic():
         order_insert(order, duplicate=lambda: _duplicate(locator))
@@ -508,15 +511,8 @@ def _journey_write(
     seats: int,
 ) -> None:
     network = NetworkJourney(tuple(r.segment for r in segments))
-    journey = Journey.objects.create(
-        order=order,
-        ref=journey_id(network),
-        position=position,
-        origin=network.origin,
-        destination=network.destination,
-        departs_at=network.departs_at,
-        arrives_at=network.arrives_at,
-    )
+    journey = journey_row(order, ref=journey_id(network), position=position, journey=network)
+    journey.save(force_insert=True)
     first = segments[0]
     OrderItem.objects.create(
         order=order,

@@ -59,6 +59,11 @@ class Order(models.Model):
     # Bumped by every change to the order or its parts: the rendered order view is
     # cached under it (orders/presenters.py), so a change is never served stale.
     version = models.PositiveIntegerField(default=1, db_default=1)
+    # The lead passenger's name (the first adult), as OrderList summaries show it
+    # (SPEC.md §2.8): a page of 1000 summaries then reads no passenger rows. Written with
+    # the passengers; a change of the lead's name must write it here too.
+    lead_given_name = models.CharField(max_length=64, blank=True, default="", db_default="")
+    lead_surname = models.CharField(max_length=64, blank=True, default="", db_default="")
 
     class Meta:
         ordering = ["-id"]
@@ -170,6 +175,12 @@ class Journey(models.Model):
     departs_at = models.DateTimeField(help_text="UTC")
     arrives_at = models.DateTimeField(help_text="UTC")
     is_cancelled = models.BooleanField(default=False)
+    # What an OrderList summary shows of the journey (SPEC.md §2.8), kept beside it so
+    # that a page of summaries reads neither segments nor time zones.
+    departure_date = models.DateField(null=True, help_text="local date at the origin")
+    flight_number = models.PositiveIntegerField(
+        null=True, help_text="marketing flight number of the first segment"
+    )
 
     class Meta:
         ordering = ["order_id", "position"]

@@ -3,7 +3,6 @@ dicts from an order loaded with its parts (selectors.ORDER_VIEW_PREFETCH)."""
 
 import contextlib
 from collections.abc import Iterable
-from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -17,13 +16,7 @@ from airline.network.services import station_zone
 from offers.store import STORE_ERRORS
 from offers.wire import iso_duration, local_time
 from orders.models import Journey, Order, OrderStatus, Passenger, Segment, Service
-from orders.selectors import (
-    ORDER_VIEW_PREFETCH,
-    JourneyRow,
-    OrderRow,
-    OrderSearch,
-    order_with_parts,
-)
+from orders.selectors import ORDER_VIEW_PREFETCH, OrderRow, order_with_parts
 
 VIEW_CACHE_SECONDS = 24 * 3600
 
@@ -121,12 +114,12 @@ def order_view(order: Order) -> dict[str, Any]:
     }
 
 
-def summary(row: OrderRow, search: OrderSearch, *, now: datetime) -> dict[str, Any]:
-    """One OrderList row (SPEC.md §2.8): the journey the search matched (the first
-    upcoming one when no flight criteria were given) and the lead passenger."""
-    journeys = [j for j in row.journeys if not j.is_cancelled]
-    journey = next((j for j in journeys if _matches(j, search, now)), None) or (
-        journeys[0] if journeys else None
+def summary(row: OrderRow) -> dict[str, Any]:
+    """One OrderList row (SPEC.md §2.8): the first journey the search matched (without
+    flight criteria, the first from yesterday on), else the first live one, and the lead
+    passenger."""
+    journey = next((j for j in row.journeys if j.matches), None) or (
+        row.journeys[0] if row.journeys else None
     )
     wire: dict[str, Any] = {
         "orderId": row.order_id,
@@ -134,30 +127,17 @@ def summary(row: OrderRow, search: OrderSearch, *, now: datetime) -> dict[str, A
         "statusCode": row.status,
     }
     if journey is not None:
-        local = journey.departs_at.astimezone(_zone(journey.origin))
-        wire["departureDate"] = local.date().isoformat()
-        if journey.flight_numbers:
-            wire["flightNumber"] = str(journey.flight_numbers[0])
+        if journey.departure_date is not None:
+            wire["departureDate"] = journey.departure_date.isoformat()
+        if journey.flight_number is not None:
+            wire["flightNumber"] = str(journey.flight_number)
         wire["origin"], wire["destination"] = journey.origin, journey.destination
     if row.agency_code:
         wire["sourceOrganizationCode"] = row.agency_code
-    if row.lead_name is not None:
-        wire["passengerName"] = {"givenName": row.lead_name[0], "surname": row.lead_name[1]}
+    given, surname = row.lead_name
+    if given or surname:
+        wire["passengerName"] = {"givenName": given, "surname": surname}
     return wire
-
-
-def _matches(journey: JourneyRow, search: OrderSearch, now: datetime) -> bool:
-    departs = journey.departs_at.astimezone(UTC)
-    if search.departure_date is not None:
-        if departs.date() != search.departure_date:
-            return False
-    elif departs.date() < now.astimezone(UTC).date() - timedelta(days=1):
-        return False
-    if search.origin and journey.origin != search.origin:
-        return False
-    if search.destination and journey.destination != search.destination:
-        return False
-    return search.flight_number is None or search.flight_number in journey.flight_numbers
 
 
 def _zone(code: str) -> ZoneInfo:

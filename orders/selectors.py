@@ -10,7 +10,16 @@ from datetime import UTC, date, datetime, time, timedelta
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet, prefetch_related_objects
+from django.db.models import (
+    BooleanField,
+    Exists,
+    ExpressionWrapper,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    prefetch_related_objects,
+)
 from django.db.models.functions import Upper
 
 from airline.api.errors import ApiError, Err
@@ -96,52 +105,51 @@ class OrderSearch:
     last_index: int = 0
 
 
-def journeys_matching(search: OrderSearch, *, now: datetime) -> QuerySet[Journey]:
+def journey_criteria(search: OrderSearch, *, now: datetime) -> Q:
     """Journeys that fit the flight criteria: departing on the UTC date asked for, or
     from yesterday (UTC) on; never cancelled ones."""
-    journeys = Journey.objects.filter(is_cancelled=False)
+    criteria = Q(is_cancelled=False)
     if search.departure_date is not None:
         start = datetime.combine(search.departure_date, time(0), tzinfo=UTC)
-        journeys = journeys.filter(departs_at__gte=start, departs_at__lt=start + timedelta(days=1))
+        criteria &= Q(departs_at__gte=start, departs_at__lt=start + timedelta(days=1))
     else:
         yesterday = datetime.combine(now.astimezone(UTC).date() - timedelta(days=1), time(0))
-        journeys = journeys.filter(departs_at__gte=yesterday.replace(tzinfo=UTC))
+        criteria &= Q(departs_at__gte=yesterday.replace(tzinfo=UTC))
     if search.origin:
-        journeys = journeys.filter(origin=search.origin)
+        criteria &= Q(origin=search.origin)
     if search.destination:
-        journeys = journeys.filter(destination=search.destination)
+        criteria &= Q(destination=search.destination)
     if search.flight_number is not None:
-        journeys = journeys.filter(
-            Exists(
-                Segment.objects.filter(journey=OuterRef("pk"), flight_number=search.flight_number)
-            )
+        criteria &= Exists(
+            Segment.objects.filter(journey=OuterRef("pk"), flight_number=search.flight_number)
         )
-    return journeys
+    return criteria
 
 
 @dataclass
 class JourneyRow:
+    """What a summary may show of one journey, and whether it fits the search."""
+
     origin: str
     destination: str
-    departs_at: datetime
-    is_cancelled: bool
-    flight_numbers: list[int]
+    departure_date: date | None
+    flight_number: int | None
+    matches: bool
 
 
 @dataclass
 class OrderRow:
     """What an OrderList summary shows of one order (SPEC.md §2.8): plain values, no
-    model objects; a page of 1000 is built from four queries."""
+    model objects; a page of 1000 is two queries."""
 
     pk: int
     order_id: str
     record_locator: str
     status: str
     agency_code: str
-    payment_time_limit: datetime | None
+    lead_name: tuple[str, str]
+    lapsed: bool  # an unpaid hold past its time limit, not yet expired
     journeys: list[JourneyRow]
-    lead_name: tuple[str, str] | None
-    lead_is_adult: bool = False
 
 
 def orders_search(search: OrderSearch, *, now: datetime) -> tuple[list[OrderRow], bool]:
@@ -149,12 +157,7 @@ def orders_search(search: OrderSearch, *, now: datetime) -> tuple[list[OrderRow]
     follow. Keyset pagination on the order id: a page is an index range scan however
     many orders exist, and orders created while a client pages never shift the pages it
     has not read yet."""
-    journeys = journeys_matching(search, now=now).filter(
-        # The bound repeated inside the subquery keeps PostgreSQL from merge-joining
-        # every journey below the cursor (15 ms on a deep page of 100k orders).
-        order=OuterRef("pk"),
-        order_id__gt=search.last_index,
-    )
+    criteria = journey_criteria(search, now=now)
     orders = Order.objects.filter(agency_code=search.agency_code, pk__gt=search.last_index).exclude(
         status=OrderStatus.CLOSED
     )
@@ -163,14 +166,22 @@ def orders_search(search: OrderSearch, *, now: datetime) -> tuple[list[OrderRow]
         # those up, rather than let PostgreSQL walk the agency's orders in id order
         # testing each one (a merge join it prefers under LIMIT: 9.6 ms at 100k).
         day = (
-            journeys_matching(search, now=now)
-            .filter(order_id__gt=search.last_index)
+            Journey.objects.filter(criteria, order_id__gt=search.last_index)
             .order_by()  # no join to orders for the model's default ordering
             .values_list("order_id", flat=True)
         )
         orders = _of_orders(orders, sorted(set(day)), column="id")
     else:
-        orders = orders.filter(Exists(journeys))
+        orders = orders.filter(
+            Exists(
+                # The bound repeated inside the subquery keeps PostgreSQL from
+                # merge-joining every journey below the cursor (15 ms on a deep page of
+                # 100k orders).
+                Journey.objects.filter(
+                    criteria, order=OuterRef("pk"), order_id__gt=search.last_index
+                )
+            )
+        )
     if search.last_name:
         # Likewise the travellers of one surname (pax_by_surname): their orders' ids
         # first, then those orders, not every order tested for such a traveller.
@@ -188,45 +199,45 @@ def orders_search(search: OrderSearch, *, now: datetime) -> tuple[list[OrderRow]
                 Passenger.objects.filter(order=OuterRef("pk"), given_name__iexact=search.first_name)
             )
         )
-    orders = orders.order_by("pk")
+    # The page's orders, one more than the page to tell whether more follow; then
+    # their live journeys, each with whether it fits the search.
     page = list(
-        orders.values_list(
-            "pk", "order_id", "record_locator", "status", "agency_code", "payment_time_limit"
+        orders.order_by("pk")
+        .annotate(
+            lapsed=ExpressionWrapper(
+                Q(status=OrderStatus.ONHOLD, payment_time_limit__lte=now),
+                output_field=BooleanField(),
+            )
+        )
+        .values_list(
+            "pk",
+            "order_id",
+            "record_locator",
+            "status",
+            "agency_code",
+            "lead_given_name",
+            "lead_surname",
+            "lapsed",
         )[: search.page_size + 1]
     )
-    more = len(page) > search.page_size
     rows = {
-        pk: OrderRow(pk, order_id, locator, status, agency, limit, [], None)
-        for pk, order_id, locator, status, agency, limit in page[: search.page_size]
+        pk: OrderRow(pk, order_id, locator, status, agency, (given, surname), lapsed, [])
+        for pk, order_id, locator, status, agency, given, surname, lapsed in page[
+            : search.page_size
+        ]
     }
     if not rows:
-        return [], more
-    ids = list(rows)
-    by_journey: dict[int, JourneyRow] = {}
-    for journey_pk, order_pk, origin, destination, departs_at, cancelled in (
-        _of_orders(Journey.objects.all(), ids)
+        return [], False
+    for order_pk, *journey in (
+        _of_orders(Journey.objects.filter(is_cancelled=False), list(rows))
         .order_by("order_id", "position")
-        .values_list("pk", "order_id", "origin", "destination", "departs_at", "is_cancelled")
+        .annotate(matches=ExpressionWrapper(criteria, output_field=BooleanField()))
+        .values_list(
+            "order_id", "origin", "destination", "departure_date", "flight_number", "matches"
+        )
     ):
-        row = by_journey[journey_pk] = JourneyRow(origin, destination, departs_at, cancelled, [])
-        rows[order_pk].journeys.append(row)
-    for journey_pk, flight_number in (
-        _of_orders(Segment.objects.all(), ids)
-        .order_by("journey_id", "position")
-        .values_list("journey_id", "flight_number")
-    ):
-        by_journey[journey_pk].flight_numbers.append(flight_number)
-    for order_pk, ptc, given_name, surname in (
-        _of_orders(Passenger.objects.all(), ids)
-        .order_by("order_id", "position")
-        .values_list("order_id", "ptc", "given_name", "surname")
-    ):
-        row = rows[order_pk]
-        # The lead passenger: the first adult, else whoever comes first.
-        if row.lead_name is None or (ptc == "ADT" and not row.lead_is_adult):
-            row.lead_name = (given_name, surname)
-            row.lead_is_adult = ptc == "ADT"
-    return list(rows.values()), more
+        rows[order_pk].journeys.append(JourneyRow(*journey))
+    return list(rows.values()), len(page) > search.page_size
 
 
 def _of_orders(rows: QuerySet, ids: list[int], column: str = "order_id") -> QuerySet:

@@ -32,6 +32,7 @@ from orders.checks import (
     check_contact,
     check_party_matches,
     check_passengers,
+    lead_of,
 )
 from orders.models import (
     Channel,
@@ -104,8 +105,7 @@ def order_create(
     first_date = first.departs_at.astimezone(station_zone(first.origin)).date()
     passengers = check_passengers(data["passengers"], first_travel_date=first_date)
     check_party_matches(passengers, batch.passengers)
-    lead = next(p for p in passengers if p.ptc == "ADT")
-    contact = check_contact(data["contact"], lead=lead)
+    contact = check_contact(data["contact"], lead=lead_of(passengers))
 
     payment = data["payment"]
     card, time_limit = None, None
@@ -382,6 +382,8 @@ def _write_order(
         payment_time_limit=time_limit,
         source_offer_id=offer_id,
         remarks=remarks,
+        lead_given_name=lead_of(passengers).given_name,
+        lead_surname=lead_of(passengers).surname,
     )
     # The unique source_offer_id makes a racing second booking of the same offer wait
     # here for the first to commit, then fail, before it takes any seat.
@@ -404,14 +406,11 @@ def _write_order(
     rows = passengers_write(order, passengers)
     contact_write(order, contact)
     journeys = Journey.objects.bulk_create(
-        Journey(
-            order=order,
+        journey_row(
+            order,
             ref=b.item.get("journeyId") or journey_id(b.journey),
             position=position,
-            origin=b.journey.origin,
-            destination=b.journey.destination,
-            departs_at=b.journey.departs_at,
-            arrives_at=b.journey.arrives_at,
+            journey=b.journey,
         )
         for position, b in enumerate(booked, start=1)
     )
@@ -455,6 +454,22 @@ def order_insert(order: Order, *, duplicate) -> None:
             if "record_locator" not in text or explicit:
                 raise duplicate() from exc
     raise ApiError(Err.INTERNAL, "No free record locator was found; retry")
+
+
+def journey_row(order: Order, *, ref: str, position: int, journey: NetworkJourney) -> Journey:
+    """The order's journey as booked, with what OrderList summaries show of it: the
+    departure date at the origin and the first segment's flight number."""
+    return Journey(
+        order=order,
+        ref=ref,
+        position=position,
+        origin=journey.origin,
+        destination=journey.destination,
+        departs_at=journey.departs_at,
+        arrives_at=journey.arrives_at,
+        departure_date=journey.departs_at.astimezone(station_zone(journey.origin)).date(),
+        flight_number=journey.segments[0].flight_number,
+    )
 
 
 def passengers_write(order: Order, passengers: Iterable[PassengerIn]) -> list[Passenger]:
@@ -550,7 +565,7 @@ def orders_list(search: OrderSearch) -> tuple[list[OrderRow], bool]:
     now = clock.now()
     rows, more = orders_search(search, now=now)
     for row in rows:
-        if row.status == OrderStatus.ONHOLD and row.payment_time_limit <= now:
+        if row.lapsed:
             row.status = order_expire_if_due(Order.objects.get(pk=row.pk), now=now).status
     return rows, more
 

@@ -63,8 +63,7 @@ class OrdersView(APIView):
         query.is_valid(raise_exception=True)
         search = check_order_search(query.validated_data, agency_code=request.user.key.agency_code)
         orders, more = orders_list(search)
-        now = clock.now()
-        rows = [presenters.summary(o, search, now=now) for o in orders]
+        rows = [presenters.summary(o) for o in orders]
         return ok(
             {
                 "orders": rows,

@@ -7,6 +7,7 @@ from decimal import Decimal
 import factory
 from factory.django import DjangoModelFactory
 
+from airline.network.services import station_zone
 from orders import ids
 from orders.models import Channel, Journey, Order, OrderStatus, Passenger, Segment
 
@@ -38,7 +39,7 @@ def order_with_trip(
     **order_fields,
 ) -> Order:
     """An order with one adult and one one-segment journey."""
-    order = OrderFactory(**order_fields)
+    order = OrderFactory(lead_given_name=given_name, lead_surname=surname, **order_fields)
     Passenger.objects.create(
         order=order,
         ref=ids.new_ref("PAX"),
@@ -62,6 +63,8 @@ def journey_add(order, origin, destination, departs_at, flight_number, *, positi
         destination=destination,
         departs_at=departs_at,
         arrives_at=departs_at + timedelta(hours=2),
+        departure_date=departs_at.astimezone(station_zone(origin)).date(),
+        flight_number=flight_number,
     )
     Segment.objects.create(
         order=order,

@@ -163,8 +163,19 @@ def test_an_imported_booking_retrieves_and_lists_like_any_other(
     ]
 
     listed = api.get("/json/v1/orders", {"lastName": "babbage"}, **auth).json()["data"]
-    assert [o["recordLocator"] for o in listed["orders"]] == ["QX7R2M"]
-    assert listed["orders"][0]["sourceOrganizationCode"] == "ACMEAGT"
+    assert listed["orders"] == [
+        {
+            "orderId": data["order"]["orderId"],
+            "recordLocator": "QX7R2M",
+            "statusCode": "CONFIRMED",
+            "departureDate": travel_day.isoformat(),
+            "flightNumber": "101",
+            "origin": "PVD",
+            "destination": "CHS",
+            "sourceOrganizationCode": "ACMEAGT",
+            "passengerName": {"givenName": "Ada", "surname": "Lovelace"},
+        }
+    ]
 
 
 def test_a_pending_booking_takes_seats_but_no_money(api, auth, travel_day, tmp_path):

@@ -1,10 +1,12 @@
 """GET /json/{v}/orders: OrderList (SPEC.md §2.8, §4.8; DESIGN.md §11)."""
 
+import importlib
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.apps import apps as django_apps
 
-from orders.models import OrderStatus
+from orders.models import Journey, Order, OrderStatus, Passenger
 from tests.conftest import bearer, token_for
 from tests.orders.conftest import book, booking_body, error_of
 from tests.orders.factories import journey_add, order_with_trip
@@ -196,10 +198,56 @@ def test_pages_never_skip_or_repeat_while_orders_arrive(api, lister, default_sel
 
 
 def test_a_booking_made_over_the_api_is_listed(api, auth, priced, lister):
-    order = book(api, auth, booking_body(priced)).json()["data"]["order"]
+    body = booking_body(priced)
+    body["passengers"].reverse()  # the child first: the lead is still the first adult
+    data = book(api, auth, body).json()["data"]
+    outbound, back = data["journeys"]
+
     [row] = listing(api, lister).json()["data"]["orders"]
-    assert (row["orderId"], row["statusCode"], row["passengerName"]["surname"]) == (
-        order["orderId"],
-        "ONHOLD",
-        "Lovelace",
+    assert row == {
+        "orderId": data["order"]["orderId"],
+        "recordLocator": data["order"]["recordLocator"],
+        "statusCode": "ONHOLD",
+        "departureDate": outbound["departureDateTime"][:10],  # the local date
+        "flightNumber": outbound["segments"][0]["marketingFlightNumber"],
+        "origin": "PVD",
+        "destination": "CHS",
+        "sourceOrganizationCode": "ACMEAGT",
+        "passengerName": {"givenName": "Charles", "surname": "Babbage"},
+    }
+    [row] = listing(api, lister, origin="CHS").json()["data"]["orders"]
+    assert (row["departureDate"], row["flightNumber"], row["origin"]) == (
+        back["departureDateTime"][:10],
+        back["segments"][0]["marketingFlightNumber"],
+        "CHS",
+    )
+
+
+def test_orders_written_before_the_summary_columns_get_them(api, lister, default_seller):
+    """Migration 0005 fills the lead passenger's name and each journey's local departure
+    date and first flight number of orders that lack them."""
+    late = soon(hour=2)  # 21:00 the evening before in Providence
+    order = order_with_trip(
+        seller=default_seller, departs_at=late, given_name="Grace", surname="Hopper"
+    )
+    Passenger.objects.create(
+        order=order,
+        ref="PAX-CHILD",
+        offer_pax_id="CHD-1",
+        position=0,
+        ptc="CHD",
+        given_name="Kid",
+        surname="Hopper",
+    )
+    Order.objects.filter(pk=order.pk).update(lead_given_name="", lead_surname="")
+    Journey.objects.filter(order=order).update(departure_date=None, flight_number=None)
+
+    migration = importlib.import_module("orders.migrations.0005_list_summary_columns")
+    migration.fill_summary_columns(django_apps, None)
+
+    [row] = listing(api, lister).json()["data"]["orders"]
+    assert (row["passengerName"], row["departureDate"], row["flightNumber"]) == (
+        {"givenName": "Grace", "surname": "Hopper"},
+        (late - timedelta(hours=5)).date().isoformat(),
+        "101",
     )
