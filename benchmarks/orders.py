@@ -11,7 +11,9 @@ comes from 8 client processes. Every booking is a round trip for 2 ADT + 1 CHD.
   REPEATS of each.
 - orders per second at 8 clients (the median of the REPEATS phases), as a ratio to
   pgbench's built-in TPC-B-like transaction rate at 8 clients on a scratch database
-  `airline_pgbench`, measured before, between and after the order phases (median).
+  `airline_pgbench`, measured before, between and after the order phases (median);
+  and the CPU per order of the gunicorn processes, of PostgreSQL, of the clients and of
+  the whole machine in those phases (from /proc), which says where the two cores go.
 - order retrieve by order id and by record locator: server time at 8 clients.
 - OrderList with 100k orders for the key's agency (written by SQL, plus 20k of another
   agency interleaved): server time at 8 clients for pages of 100 and 1000, first (the
@@ -180,7 +182,7 @@ def main() -> None:
         if len(prepared) < wanted:
             raise SystemExit(f"only {len(prepared)} of {wanted} priced offers; cannot go on")
 
-        book_phase(port, auth, prepared[: CLIENTS * WARMUP_PER_CLIENT], HOLD, "ow")
+        book_phase(port, auth, prepared[: CLIENTS * WARMUP_PER_CLIENT], HOLD, "ow", server.pid)
         queue = prepared[CLIENTS * WARMUP_PER_CLIENT :]
         pgbench_rates = [pgbench_tps()]
         phases = {"hold": [], "card": []}
@@ -190,7 +192,7 @@ def main() -> None:
                 pgbench_rates.append(pgbench_tps())
             for kind, payment in (("hold", HOLD), ("card", CARD)):
                 bodies, queue = queue[:per_phase], queue[per_phase:]
-                result = book_phase(port, auth, bodies, payment, f"o{kind[0]}{rep}")
+                result = book_phase(port, auth, bodies, payment, f"o{kind[0]}{rep}", server.pid)
                 phases[kind].append(result)
                 refs += result["refs"]
         pgbench_rates.append(pgbench_tps())
@@ -325,10 +327,14 @@ def _booking_body(priced: dict, surname: str) -> dict:
 # --- Create order -------------------------------------------------------------------------
 
 
-def book_phase(port: int, auth: dict, bodies: list, payment: dict, tag: str) -> dict:
+def book_phase(
+    port: int, auth: dict, bodies: list, payment: dict, tag: str, server_pid: int
+) -> dict:
     """CLIENTS processes book their share of `bodies` one after another, all starting at
-    one instant; the rate is orders created over the time until the last one finished."""
+    one instant; the rate is orders created over the time until the last one finished.
+    Beside it, the CPU each part of the machine spent in the phase."""
     start_at = time.monotonic() + 0.3
+    before = cpu_snapshot(server_pid)
     results = _run_clients(
         _book_client,
         [
@@ -336,12 +342,19 @@ def book_phase(port: int, auth: dict, bodies: list, payment: dict, tag: str) -> 
             for n in range(CLIENTS)
         ],
     )
+    cpu = cpu_spent(before, cpu_snapshot(server_pid))
+    cpu["clients"] = sum(r["cpu"] for r in results)
     finished = max(r["finished"] for r in results)
     refs = [ref for r in results for ref in r["refs"]]
     failures = [f for r in results for f in r["failures"]]
     if failures:
         print(f"  ({len(failures)} of {len(bodies)} bookings in phase {tag} failed: {failures[0]})")
-    return {"refs": refs, "failures": len(failures), "rate": len(refs) / (finished - start_at)}
+    return {
+        "refs": refs,
+        "failures": len(failures),
+        "rate": len(refs) / (finished - start_at),
+        "cpu_per_order": {part: seconds / len(refs) for part, seconds in cpu.items()},
+    }
 
 
 def _book_client(port: int, auth: dict, bodies: list, tag: str, start_at: float, results) -> None:
@@ -360,7 +373,46 @@ def _book_client(port: int, auth: dict, bodies: list, tag: str, start_at: float,
             refs.append((order["orderId"], order["recordLocator"]))
         else:
             failures.append(f"{status} {raw[:200]!r}")
-    results.put({"refs": refs, "failures": failures, "finished": time.monotonic()})
+    results.put(
+        {
+            "refs": refs,
+            "failures": failures,
+            "finished": time.monotonic(),
+            "cpu": time.process_time(),  # this client process's CPU since it was forked
+        }
+    )
+
+
+def cpu_snapshot(server_pid: int) -> dict[str, float]:
+    """CPU seconds (user + system) spent so far by the gunicorn processes, by every
+    PostgreSQL process (backends, WAL writer, checkpointer), and by the whole machine."""
+    tick = os.sysconf("SC_CLK_TCK")
+    spent = {"gunicorn": 0.0, "postgresql": 0.0}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:  # gone meanwhile
+            continue
+        # The command name is in parentheses and may hold spaces: split after it.
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2 :].split()
+        pid, ppid = int(entry.name), int(fields[1])
+        seconds = (int(fields[11]) + int(fields[12])) / tick
+        if pid == server_pid or ppid == server_pid:
+            spent["gunicorn"] += seconds
+        elif name == "postgres":
+            spent["postgresql"] += seconds
+    machine = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    user, nice, system, idle, iowait, irq, softirq = (int(v) for v in machine[:7])
+    spent["machine"] = (user + nice + system + irq + softirq) / tick
+    spent["machine idle"] = (idle + iowait) / tick
+    return spent
+
+
+def cpu_spent(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    return {part: after[part] - before[part] for part in before}
 
 
 # --- Time-bounded GET load ------------------------------------------------------------------
@@ -1033,6 +1085,18 @@ def print_results(
     _table(
         f"Orders per second at {CLIENTS} concurrent clients (same run)",
         ("measure", "rate", "ratio to pgbench (target >= 0.20)"),
+        rows,
+    )
+
+    parts = ("gunicorn", "postgresql", "clients", "machine", "machine idle")
+    rows = []
+    for kind, label in (("hold", "on hold"), ("card", "paid by card")):
+        spent = [p["cpu_per_order"] for p in phases[kind]]
+        rows.append((label, *(f"{median([s[part] for s in spent]) * 1000:.1f}" for part in parts)))
+    _table(
+        "CPU per order created, ms (median of the phases): where the two cores went. "
+        "'machine' is all busy CPU, 'machine idle' what was left",
+        ("create order", *parts),
         rows,
     )
 
