@@ -1,9 +1,11 @@
 """POST /json/{v}/orders (SPEC.md §2.5, §2.5.1, §3, §4.7; DESIGN.md §8, §11)."""
 
+import json
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
+from django.core.cache import cache
 
 from airline.network.inventory import inventory_sell
 from airline.network.models import LegInventory
@@ -21,7 +23,7 @@ from orders.models import (
     Ticket,
 )
 from tests.conftest import bearer, token_for
-from tests.orders.conftest import CARD, book, booking_body, error_of, price_offer
+from tests.orders.conftest import CARD, HOLD, book, booking_body, error_of, price_offer
 
 pytestmark = pytest.mark.django_db
 
@@ -498,3 +500,64 @@ def test_booking_needs_full_transaction_permission(api, read_only_key, priced):
     assert response.status_code == 403
     assert response.json()["error"]["code"] == "ERR-8001"
     assert book(api, {}, booking_body(priced)).json()["error"]["code"] == "ERR-8000"
+
+
+# --- the response is the order as stored -----------------------------------------------
+
+
+@pytest.mark.parametrize("payment", [HOLD, CARD], ids=["hold", "card"])
+@pytest.mark.parametrize(
+    ("destination", "back"),
+    [("CHS", timedelta(days=7)), ("TPA", None), ("MSY", None)],
+    ids=["round-trip", "one-stop", "connection"],
+)
+def test_the_response_is_what_a_later_retrieve_renders_from_the_database(
+    api, auth, travel_day, payment, destination, back
+):
+    party = [{"type": "ADT"}, {"type": "ADT"}, {"type": "CHD"}, {"type": "INF"}]
+    priced = price_offer(
+        api,
+        auth,
+        travel_day,
+        destination=destination,
+        back=travel_day + back if back else None,
+        party=party,
+    )
+    body = with_passenger(
+        booking_body(priced, payment=payment),
+        "ADT-2",
+        dateOfBirth="1971-12-26",
+        gender="Male",
+        nationality="GB",
+        loyaltyProgram={"programCode": "MX", "accountNumber": "123456789", "tierLevel": "Gold"},
+        travelDocuments=[
+            {
+                "documentType": "PT",
+                "documentNumber": "X123",
+                "issuingCountry": "GB",
+                "nationality": "GB",
+                "expiryDate": "2031-01-01",
+            }
+        ],
+        contacts={"phoneNumber": "+44 20 7946 0958", "emailAddress": "charles@example.org"},
+    )
+    body["contact"]["postalAddress"] = {
+        "line1": "12 Orchard Street",
+        "city": "Providence",
+        "stateProvince": "RI",
+        "postalCode": "02903",
+        "countryCode": "US",
+    }
+
+    created = book(api, auth, body)
+
+    assert created.status_code == 201, created.content
+    order = Order.objects.get(order_id=created.json()["data"]["order"]["orderId"])
+    view_key = f"orderview:{order.pk}:{order.version}"
+    assert json.loads(cache.get(view_key)) == created.json()["data"]  # kept for retrieves
+    # Forget that rendering, so that the retrieve reads every row back and renders them.
+    cache.delete(view_key)
+    retrieved = api.get(f"/json/v1/orders/{order.order_id}", **auth)
+    assert retrieved.status_code == 200, retrieved.content
+    assert retrieved.content == created.content
+    assert cache.get(view_key) is not None
