@@ -7,6 +7,7 @@ another seller's order is simply not found (DESIGN.md §5).
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import connection
@@ -111,6 +112,24 @@ class OrderParts:
     payments: Sequence[Payment]
     tickets: Sequence[Ticket]
     coupons: Mapping[int, Sequence[Coupon]]  # by ticket pk, by coupon number
+
+
+def stored_json(value: Any) -> Any:
+    """A JSON field's value as the database will give it back, for rows kept in memory
+    after writing them: PostgreSQL's jsonb keeps an object's keys shortest first, then
+    in byte order (PostgreSQL manual, "JSON Types"); SQLite keeps them as written."""
+    if connection.vendor != "postgresql":
+        return value
+    return _jsonb_order(value)
+
+
+def _jsonb_order(value: Any) -> Any:
+    if isinstance(value, dict):
+        keys = sorted(value, key=lambda k: (len(k.encode()), k.encode()))
+        return {k: _jsonb_order(value[k]) for k in keys}
+    if isinstance(value, list | tuple):
+        return [_jsonb_order(v) for v in value]
+    return value
 
 
 def order_parts(order: Order) -> OrderParts:

@@ -7,7 +7,7 @@ locked while a gateway thinks) and refunded if the transaction then fails.
 """
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -20,8 +20,8 @@ from airline.api import clock
 from airline.api.errors import ApiError, Err
 from airline.fares.money import Price, price_sum
 from airline.network.inventory import SeatChange, SoldOut, inventory_apply
+from airline.network.itineraries import DatedLeg, network_index
 from airline.network.itineraries import Journey as NetworkJourney
-from airline.network.itineraries import network_index
 from airline.network.services import station_zone
 from offers.store import OfferSource, offer_load
 from offers.wire import journey_id, ref_id
@@ -61,11 +61,14 @@ from orders.payments import (
 from orders.selectors import (
     ORDER_VIEW_PREFETCH,
     SLIM_PREFETCH,
+    LegPart,
+    OrderParts,
     OrderRow,
     OrderSearch,
     order_header,
     order_with_parts,
     orders_search,
+    stored_json,
 )
 from sellers.authentication import Principal
 
@@ -87,9 +90,10 @@ def actor_of(principal: Principal) -> str:
 
 def order_create(
     *, principal: Principal, data: Mapping[str, Any], channel: str = Channel.JSON
-) -> Order:
+) -> OrderParts:
     """Book a priced offer (SPEC.md §4.7): ONHOLD with a payment time limit, or CONFIRMED
-    with a payment and e-tickets."""
+    with a payment and e-tickets. Returns the new order with every row it wrote, which
+    is what a read of it would return: the order view renders from them."""
     now = clock.now()
     offer_id = data["offerId"]
     batch, offer = offer_load(offer_id=offer_id, seller_id=str(principal.seller.pk), now=now)
@@ -126,7 +130,7 @@ def order_create(
     charge = card_charge(card, total.total) if card else None
     try:
         with transaction.atomic():
-            order, passenger_rows, segment_rows = _write_order(
+            parts = _write_order(
                 principal=principal,
                 channel=channel,
                 now=now,
@@ -138,9 +142,19 @@ def order_create(
                 total=total.total,
                 time_limit=time_limit,
             )
+            order = parts.order
             if charge is not None:
-                payment_record(order, charge=charge, card=card, now=now)
-                tickets_issue(order, now=now, passengers=passenger_rows, segments=segment_rows)
+                payment = payment_record(order, charge=charge, card=card, now=now)
+                segments = [s for j in parts.journeys for s in parts.segments[j.pk]]
+                tickets, coupons = tickets_issue(
+                    order, now=now, passengers=parts.passengers, segments=segments
+                )
+                parts = replace(
+                    parts,
+                    payments=[payment],
+                    tickets=tickets,
+                    coupons={t.pk: [c for c in coupons if c.ticket_id == t.pk] for t in tickets},
+                )
             event_record(
                 order,
                 now=now,
@@ -154,7 +168,7 @@ def order_create(
         if charge is not None:
             payment_gateway().refund(charge=charge, amount=charge.amount)
         raise
-    return order
+    return parts
 
 
 def hold_time_limit(*, now: datetime, first_departure: datetime) -> datetime:
@@ -256,7 +270,7 @@ def tickets_issue(
     now: datetime,
     passengers: Sequence[Passenger] | None = None,
     segments: Sequence[Segment] | None = None,
-) -> list[Ticket]:
+) -> tuple[list[Ticket], list[Coupon]]:
     """One e-ticket per passenger with one coupon per segment (DESIGN.md §8, §11);
     `passengers` and `segments` in travel order when the caller has them at hand."""
     if passengers is None:
@@ -270,12 +284,12 @@ def tickets_issue(
         Ticket(order=order, passenger=p, number=ids.ticket_number(s.pk), issued_at=now)
         for p, s in zip(passengers, serials, strict=True)
     )
-    Coupon.objects.bulk_create(
+    coupons = Coupon.objects.bulk_create(
         Coupon(ticket=t, segment=s, number=n)
         for t in tickets
         for n, s in enumerate(segments, start=1)
     )
-    return tickets
+    return tickets, coupons
 
 
 def _booked_journeys(
@@ -367,7 +381,9 @@ def _write_order(
     remarks: str,
     total: Decimal,
     time_limit: datetime | None,
-) -> tuple[Order, list[Passenger], list[Segment]]:
+) -> OrderParts:
+    """The order and its passengers, contact, journeys, items, segments and legs, with
+    its seats taken; returns what it wrote."""
     order = Order(
         order_id=ids.new_order_id(),
         owner_code=settings.AIRLINE_DESIGNATOR,
@@ -401,8 +417,8 @@ def _write_order(
             "A flight of the offer no longer has seats in its booking class; search again",
             path="offerId",
         ) from None
-    rows = passengers_write(order, passengers)
-    contact_write(order, contact)
+    passenger_rows = passengers_write(order, passengers)
+    contact_row = contact_write(order, contact)
     journeys = Journey.objects.bulk_create(
         Journey(
             order=order,
@@ -415,20 +431,20 @@ def _write_order(
         )
         for position, b in enumerate(booked, start=1)
     )
-    OrderItem.objects.bulk_create(
+    items = OrderItem.objects.bulk_create(
         OrderItem(
             order=order,
             journey=journey,
             ref=ids.new_ref("OOI"),
             bundle=b.item["bundle"],
             total=Price.from_wire(b.item["totalPrice"]).total,
-            price=b.item["totalPrice"],
-            fare=b.item["fare"],
-            passenger_prices=b.item["passengerPrices"],
+            price=stored_json(b.item["totalPrice"]),
+            fare=stored_json(b.item["fare"]),
+            passenger_prices=stored_json(b.item["passengerPrices"]),
         )
         for journey, b in zip(journeys, booked, strict=True)
     )
-    segments = segments_write(
+    segments, legs = segments_write(
         order,
         [
             (journey, s, b.item["cabin"], rbd, seats)
@@ -436,7 +452,37 @@ def _write_order(
             for s, rbd in zip(b.journey.segments, b.item["rbds"], strict=True)
         ],
     )
-    return order, rows, segments
+    # What the order view shows of a leg is the scheduled flight leg, which the network
+    # index the journeys came from holds: no need to read it back.
+    flown = {leg.id: leg for b in booked for s in b.journey.segments for leg in s.legs}
+    return OrderParts(
+        order=order,
+        passengers=passenger_rows,
+        contacts=[contact_row],
+        journeys=journeys,
+        items=items,
+        segments={j.pk: [s for s in segments if s.journey_id == j.pk] for j in journeys},
+        legs={
+            s.pk: [_leg_part(leg, flown) for leg in legs if leg.segment_id == s.pk]
+            for s in segments
+        },
+        services=[],
+        payments=[],
+        tickets=[],
+        coupons={},
+    )
+
+
+def _leg_part(row: Leg, flown: Mapping[int, DatedLeg]) -> LegPart:
+    leg = flown[row.flight_leg_id]
+    return LegPart(
+        ref=row.ref,
+        origin=leg.origin,
+        destination=leg.destination,
+        departs_at=leg.departs_at,
+        arrives_at=leg.arrives_at,
+        aircraft_type=leg.aircraft_type,
+    )
 
 
 def order_insert(order: Order, *, duplicate) -> None:
@@ -472,9 +518,9 @@ def passengers_write(order: Order, passengers: Iterable[PassengerIn]) -> list[Pa
             gender=p.gender,
             nationality=p.nationality,
             residence_country=p.residence_country,
-            loyalty_program=p.loyalty_program,
-            travel_documents=p.travel_documents,
-            contacts=p.contacts,
+            loyalty_program=stored_json(p.loyalty_program),
+            travel_documents=stored_json(p.travel_documents),
+            contacts=stored_json(p.contacts),
         )
         for position, p in enumerate(passengers, start=1)
     }
@@ -488,6 +534,7 @@ def passengers_write(order: Order, passengers: Iterable[PassengerIn]) -> list[Pa
 
 
 def contact_write(order: Order, contact: ContactIn) -> Contact:
+    """The order's contact."""
     return Contact.objects.create(
         order=order,
         ref=ids.new_ref("CTC"),
@@ -495,11 +542,11 @@ def contact_write(order: Order, contact: ContactIn) -> Contact:
         phone=contact.phone,
         given_name=contact.given_name,
         surname=contact.surname,
-        postal_address=contact.postal_address,
+        postal_address=stored_json(contact.postal_address),
     )
 
 
-def segments_write(order: Order, segments: Sequence[tuple]) -> list[Segment]:
+def segments_write(order: Order, segments: Sequence[tuple]) -> tuple[list[Segment], list[Leg]]:
     """Segments and their legs, in travel order: (order journey, network segment, cabin,
     rbd, seats) each."""
     positions: dict[int, int] = {}
@@ -524,12 +571,12 @@ def segments_write(order: Order, segments: Sequence[tuple]) -> list[Segment]:
             )
         )
     rows = Segment.objects.bulk_create(rows)
-    Leg.objects.bulk_create(
+    legs = Leg.objects.bulk_create(
         Leg(segment=row, flight_leg_id=leg.id, ref=ref_id("LEG", leg.id), position=n)
         for row, (_, s, *_rest) in zip(rows, segments, strict=True)
         for n, leg in enumerate(s.legs, start=1)
     )
-    return rows
+    return rows, legs
 
 
 def _release_seats(order: Order) -> None:
