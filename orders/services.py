@@ -6,7 +6,7 @@ together or not at all. A card is charged before that transaction opens (so no s
 locked while a gateway thinks) and refunded if the transaction then fails.
 """
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -129,46 +129,28 @@ def order_create(
     total = price_sum(Price.from_wire(b.item["totalPrice"]) for b in booked)
     charge = card_charge(card, total.total) if card else None
     try:
-        with transaction.atomic():
-            parts = _write_order(
-                principal=principal,
-                channel=channel,
-                now=now,
-                offer_id=offer_id,
-                booked=booked,
-                passengers=passengers,
-                contact=contact,
-                remarks=data.get("remarks", ""),
-                total=total.total,
-                time_limit=time_limit,
-            )
-            order = parts.order
-            if charge is not None:
-                payment = payment_record(order, charge=charge, card=card, now=now)
-                segments = [s for j in parts.journeys for s in parts.segments[j.pk]]
-                tickets, coupons = tickets_issue(
-                    order, now=now, passengers=parts.passengers, segments=segments
+        for _ in range(LOCATOR_ATTEMPTS):
+            try:
+                return _write_order(
+                    principal=principal,
+                    channel=channel,
+                    now=now,
+                    offer_id=offer_id,
+                    booked=booked,
+                    passengers=passengers,
+                    contact=contact,
+                    remarks=data.get("remarks", ""),
+                    total=total.total,
+                    time_limit=time_limit,
+                    paid_by=(charge, card) if charge is not None else None,
                 )
-                parts = replace(
-                    parts,
-                    payments=[payment],
-                    tickets=tickets,
-                    coupons={t.pk: [c for c in coupons if c.ticket_id == t.pk] for t in tickets},
-                )
-            event_record(
-                order,
-                now=now,
-                actor=actor_of(principal),
-                kind="created",
-                status=order.status,
-                total=str(order.total),
-                channel=channel,
-            )
+            except LocatorTaken:
+                continue  # the clash rolled the booking back: book it again, a fresh draw
+        raise ApiError(Err.INTERNAL, "No free record locator was found; retry")
     except BaseException:
         if charge is not None:
             payment_gateway().refund(charge=charge, amount=charge.amount)
         raise
-    return parts
 
 
 def hold_time_limit(*, now: datetime, first_departure: datetime) -> datetime:
@@ -369,6 +351,7 @@ def _already_booked(offer_id: str) -> ApiError:
     )
 
 
+@transaction.atomic
 def _write_order(
     *,
     principal: Principal,
@@ -381,11 +364,15 @@ def _write_order(
     remarks: str,
     total: Decimal,
     time_limit: datetime | None,
+    paid_by: tuple[Charge, Card] | None,
 ) -> OrderParts:
-    """The order and its passengers, contact, journeys, items, segments and legs, with
-    its seats taken; returns what it wrote."""
+    """The booking's one transaction: the order with a freshly drawn record locator, its
+    seats, passengers, contact, journeys, items, segments and legs, its payment and
+    e-tickets when paid, and its event. Returns what it wrote; LocatorTaken when the
+    record locator drawn is another order's (the transaction is then rolled back)."""
     order = Order(
         order_id=ids.new_order_id(),
+        record_locator=ids.new_record_locator(),
         owner_code=settings.AIRLINE_DESIGNATOR,
         seller=principal.seller,
         agency_code=principal.key.agency_code or "",
@@ -444,7 +431,7 @@ def _write_order(
         )
         for journey, b in zip(journeys, booked, strict=True)
     )
-    segments, legs = segments_write(
+    segment_rows, legs = segments_write(
         order,
         [
             (journey, s, b.item["cabin"], rbd, seats)
@@ -455,22 +442,44 @@ def _write_order(
     # What the order view shows of a leg is the scheduled flight leg, which the network
     # index the journeys came from holds: no need to read it back.
     flown = {leg.id: leg for b in booked for s in b.journey.segments for leg in s.legs}
-    return OrderParts(
+    parts = OrderParts(
         order=order,
         passengers=passenger_rows,
         contacts=[contact_row],
         journeys=journeys,
         items=items,
-        segments={j.pk: [s for s in segments if s.journey_id == j.pk] for j in journeys},
+        segments={j.pk: [s for s in segment_rows if s.journey_id == j.pk] for j in journeys},
         legs={
             s.pk: [_leg_part(leg, flown) for leg in legs if leg.segment_id == s.pk]
-            for s in segments
+            for s in segment_rows
         },
         services=[],
         payments=[],
         tickets=[],
         coupons={},
     )
+    if paid_by is not None:
+        charge, card = paid_by
+        payment = payment_record(order, charge=charge, card=card, now=now)
+        tickets, coupons = tickets_issue(
+            order, now=now, passengers=passenger_rows, segments=segment_rows
+        )
+        parts = replace(
+            parts,
+            payments=[payment],
+            tickets=tickets,
+            coupons={t.pk: [c for c in coupons if c.ticket_id == t.pk] for t in tickets},
+        )
+    event_record(
+        order,
+        now=now,
+        actor=actor_of(principal),
+        kind="created",
+        status=order.status,
+        total=str(order.total),
+        channel=channel,
+    )
+    return parts
 
 
 def _leg_part(row: Leg, flown: Mapping[int, DatedLeg]) -> LegPart:
@@ -485,22 +494,22 @@ def _leg_part(row: Leg, flown: Mapping[int, DatedLeg]) -> LegPart:
     )
 
 
-def order_insert(order: Order, *, duplicate) -> None:
-    """Insert a new order with a fresh record locator, drawing again on the rare clash.
-    `duplicate()` is the error to raise when the order itself already exists."""
-    explicit = bool(order.record_locator)
-    for _ in range(LOCATOR_ATTEMPTS):
-        if not explicit:
-            order.record_locator = ids.new_record_locator()
-        try:
-            with transaction.atomic():  # a savepoint: a clash must not end the booking
-                order.save(force_insert=True)
-            return
-        except IntegrityError as exc:
-            text = str(exc)
-            if "record_locator" not in text or explicit:
-                raise duplicate() from exc
-    raise ApiError(Err.INTERNAL, "No free record locator was found; retry")
+class LocatorTaken(Exception):
+    """The record locator drawn for a new order is another order's."""
+
+
+def order_insert(order: Order, *, duplicate: Callable[[], Exception]) -> None:
+    """Insert a new order with the record locator drawn for it: LocatorTaken when another
+    order has that locator, `duplicate()` when the order itself exists (its offer is
+    booked). No savepoint: a clash ends the caller's transaction, which order_create runs
+    again with a fresh draw. That clash is rare (there are 32^6, about 10^9, locators),
+    and a savepoint around every insert cost every booking two round trips."""
+    try:
+        order.save(force_insert=True)
+    except IntegrityError as exc:
+        if "record_locator" in str(exc):
+            raise LocatorTaken from exc
+        raise duplicate() from exc
 
 
 def passengers_write(order: Order, passengers: Iterable[PassengerIn]) -> list[Passenger]:

@@ -9,6 +9,7 @@ from django.core.cache import cache
 
 from airline.network.inventory import inventory_sell
 from airline.network.models import LegInventory
+from orders import ids
 from orders.models import (
     Contact,
     Coupon,
@@ -22,6 +23,7 @@ from orders.models import (
     Segment,
     Ticket,
 )
+from orders.payments import TestGateway
 from tests.conftest import bearer, token_for
 from tests.orders.conftest import CARD, HOLD, book, booking_body, error_of, price_offer
 
@@ -561,3 +563,98 @@ def test_the_response_is_what_a_later_retrieve_renders_from_the_database(
     assert retrieved.status_code == 200, retrieved.content
     assert retrieved.content == created.content
     assert cache.get(view_key) is not None
+
+
+# --- record locators -------------------------------------------------------------------
+
+
+class GatewaySpy(TestGateway):
+    charges: list = []
+    refunds: list = []
+
+    def charge(self, **kwargs):
+        charge = super().charge(**kwargs)
+        self.charges.append(charge)
+        return charge
+
+    def refund(self, *, charge, amount):
+        self.refunds.append(charge)
+
+
+@pytest.fixture
+def gateway(settings):
+    settings.PAYMENT_GATEWAY = f"{__name__}.GatewaySpy"
+    GatewaySpy.charges, GatewaySpy.refunds = [], []
+    return GatewaySpy
+
+
+def locators_drawn(monkeypatch, *draws):
+    """The record locators drawn for new orders from now: these in turn, then the last
+    one again and again."""
+    queue = list(draws)
+    monkeypatch.setattr(
+        ids, "new_record_locator", lambda: queue.pop(0) if len(queue) > 1 else queue[0]
+    )
+
+
+def taken_seats():
+    return {(leg, rbd): sold for leg, rbd, sold in snapshot()[1] if sold}
+
+
+# A real transaction, as in production: the clash aborts it, and the booking runs again.
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.parametrize("payment", [HOLD, CARD], ids=["hold", "card"])
+def test_a_record_locator_clash_books_again_with_a_fresh_locator(
+    api, auth, travel_day, gateway, monkeypatch, payment
+):
+    other = book(api, auth, booking_body(price_offer(api, auth, travel_day, destination="TPA")))
+    taken, other_id = (other.json()["data"]["order"][k] for k in ("recordLocator", "orderId"))
+    priced = price_offer(api, auth, travel_day, back=travel_day + timedelta(days=7))
+    locators_drawn(monkeypatch, taken, taken, "QX7R2M")
+    before, seats_before = snapshot(), taken_seats()
+
+    response = book(api, auth, booking_body(priced, payment=payment))
+
+    assert response.status_code == 201, response.content
+    data = response.json()["data"]
+    assert data["order"]["recordLocator"] == "QX7R2M"
+    order = Order.objects.get(record_locator="QX7R2M")
+    assert order.order_id == data["order"]["orderId"]
+    assert Order.objects.get(record_locator=taken).order_id == other_id  # untouched
+    # One booking's rows, written once: three passengers, two flights, three seats each.
+    counts = snapshot()[0]
+    written = {name: counts[name] - before[0][name] for name in counts}
+    paid = payment is CARD
+    assert written == {
+        "Order": 1,
+        "OrderEvent": 1,
+        "Passenger": 3,
+        "Contact": 1,
+        "Journey": 2,
+        "Segment": 2,
+        "Leg": 2,
+        "OrderItem": 2,
+        "Payment": 1 if paid else 0,
+        "Ticket": 3 if paid else 0,
+        "Coupon": 6 if paid else 0,
+    }
+    seats = taken_seats()
+    assert {seats[k] - seats_before.get(k, 0) for k in seats} - {0} == {3}
+    assert len(gateway.charges) == (1 if paid else 0)
+    assert gateway.refunds == []
+
+
+@pytest.mark.parametrize("payment", [HOLD, CARD], ids=["hold", "card"])
+def test_no_free_record_locator_books_nothing_and_refunds(
+    api, auth, priced, travel_day, gateway, monkeypatch, payment
+):
+    taken = book(api, auth, booking_body(price_offer(api, auth, travel_day, destination="TPA")))
+    locators_drawn(monkeypatch, taken.json()["data"]["order"]["recordLocator"])
+    before = snapshot()
+
+    response = book(api, auth, booking_body(priced, payment=payment))
+
+    error_of(response, 500, "ERR-9003")
+    assert snapshot() == before
+    assert len(gateway.charges) == (1 if payment is CARD else 0)
+    assert gateway.refunds == gateway.charges
