@@ -123,7 +123,10 @@ def order_create(
             f"Payment type {payment['type']} is not supported; use Hold or CreditCard",
             path="payment.type",
         )
-    if Order.objects.filter(source_offer_id=offer_id).exists():
+    # Look before charging a card, not to charge it for an offer booked already (and then
+    # refund it). A hold need not look: the unique source_offer_id refuses the second
+    # booking of an offer in the transaction, as it refuses a racing one.
+    if card is not None and Order.objects.filter(source_offer_id=offer_id).exists():
         raise _already_booked(offer_id)
 
     total = price_sum(Price.from_wire(b.item["totalPrice"]) for b in booked)
