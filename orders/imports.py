@@ -63,7 +63,7 @@ from zoneinfo import ZoneInfo
 
 import orjson
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from rest_framework import serializers
 
 from airline.api import clock
@@ -85,7 +85,6 @@ from orders.services import (
     contact_write,
     event_record,
     journey_row,
-    order_insert,
     passengers_write,
     segments_write,
     tickets_issue,
@@ -316,7 +315,7 @@ def _refuse_duplicate(locator: str, channel: str | None) -> None:
 
 
 def _duplicate(locator: str) -> Exception:
-    """For order_insert when the insert clashes: an import of the same locator that
+    """When the order INSERT clashes: an import of the same locator that
     committed while this one was being checked (or a new booking that drew it)."""
     channel = Order.objects.filter(record_locator=locator).values_list("channel", flat=True)
     try:
@@ -361,7 +360,11 @@ def _write(data: Mapping[str, Any], *, seller: Seller, now: datetime) -> Order:
         lead_surname=lead.surname,
     )
     with transaction.atomic():
-        order_insert(order, duplicate=lambda: _duplicate(locator))
+        try:
+            with transaction.atomic():  # a savepoint: _duplicate reads after a clash
+                order.save(force_insert=True)
+        except IntegrityError as exc:
+            raise _duplicate(locator) from exc
         _take_seats(journeys, seats)
         passengers_write(order, passengers)
         contact_write(order, contact)

@@ -14,6 +14,22 @@ from airline.network.models import FlightLeg
 from sellers.models import Seller
 
 
+class JSONField(models.JSONField):
+    """A JSONField that bulk_create inserts as one parameter per row. Django's UNNEST
+    bulk insert on PostgreSQL would send the column as a jsonb[] array literal, which
+    psycopg builds by escaping every quote of every document through a regular
+    expression: ~1.5 ms of CPU for an order's two items and their fare wire. UNNEST pays
+    off for hundreds of rows; an order writes a handful."""
+
+    def get_placeholder(self, value, compiler, connection) -> str:
+        return "%s"  # any field with a placeholder makes the insert plain VALUES rows
+
+    def deconstruct(self):
+        # The column is an ordinary jsonb: migrations know it as a plain JSONField.
+        name, _path, args, kwargs = super().deconstruct()
+        return name, "django.db.models.JSONField", args, kwargs
+
+
 class OrderStatus(models.TextChoices):
     """SPEC.md §3 order statuses."""
 
@@ -96,7 +112,7 @@ class OrderEvent(models.Model):
     at = models.DateTimeField()
     actor = models.CharField(max_length=80, help_text="seller/key, command or 'system'")
     kind = models.CharField(max_length=40)
-    detail = models.JSONField(default=dict, blank=True)
+    detail = JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["order_id", "id"]
@@ -124,9 +140,9 @@ class Passenger(models.Model):
     gender = models.CharField(max_length=6, blank=True)
     nationality = models.CharField(max_length=2, blank=True)
     residence_country = models.CharField(max_length=2, blank=True)
-    loyalty_program = models.JSONField(null=True, blank=True)
-    travel_documents = models.JSONField(default=list, blank=True)
-    contacts = models.JSONField(null=True, blank=True, help_text="{emailAddress, phoneNumber}")
+    loyalty_program = JSONField(null=True, blank=True)
+    travel_documents = JSONField(default=list, blank=True)
+    contacts = JSONField(null=True, blank=True, help_text="{emailAddress, phoneNumber}")
     infant = models.OneToOneField(
         "self", on_delete=models.PROTECT, null=True, blank=True, related_name="carried_by"
     )
@@ -155,7 +171,7 @@ class Contact(models.Model):
     phone = models.CharField(max_length=20, blank=True, help_text="E.164")
     given_name = models.CharField(max_length=64)
     surname = models.CharField(max_length=64)
-    postal_address = models.JSONField(null=True, blank=True)
+    postal_address = JSONField(null=True, blank=True)
 
     class Meta:
         ordering = ["order_id", "id"]
@@ -246,9 +262,9 @@ class OrderItem(models.Model):
     status = models.CharField(max_length=9, default="CONFIRMED")
     bundle = models.CharField(max_length=10)
     total = models.DecimalField(max_digits=12, decimal_places=2)
-    price = models.JSONField(help_text="Price wire: total, base, taxes, fees")
-    fare = models.JSONField(help_text="Fare wire as offered")
-    passenger_prices = models.JSONField(default=list)
+    price = JSONField(help_text="Price wire: total, base, taxes, fees")
+    fare = JSONField(help_text="Fare wire as offered")
+    passenger_prices = JSONField(default=list)
 
     class Meta:
         ordering = ["order_id", "journey_id"]

@@ -1,8 +1,8 @@
 """The order view (SPEC.md §2.5, DESIGN.md §11) and OrderList summaries (§2.8), as plain
-dicts from an order loaded with its parts (selectors.ORDER_VIEW_PREFETCH)."""
+dicts from an order's parts (selectors.OrderParts)."""
 
 import contextlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -16,36 +16,41 @@ from airline.network.services import station_zone
 from offers.store import STORE_ERRORS
 from offers.wire import iso_duration, local_time
 from orders.models import Journey, Order, OrderStatus, Passenger, Segment, Service
-from orders.selectors import ORDER_VIEW_PREFETCH, OrderRow, order_with_parts
+from orders.selectors import LegPart, OrderParts, OrderRow, order_parts
 
 VIEW_CACHE_SECONDS = 24 * 3600
 
 
-def order_view_cached(order: Order) -> orjson.Fragment:
+def order_view_cached(order: Order, *, parts: OrderParts | None = None) -> orjson.Fragment:
     """The order view as ready JSON, rendered once per version of the order and kept in
     the shared cache: a retrieve is then the order row and one cache read, where
     rendering costs a dozen queries. Every change bumps `Order.version`, so a changed
-    order is never served from an older rendering."""
+    order is never served from an older rendering. A caller holding the parts of a
+    version no one has rendered yet (a new order) passes them: rendered from them, with
+    no cache read and no query."""
     key = f"orderview:{order.pk}:{order.version}"
-    try:
-        raw = cache.get(key)
-    except STORE_ERRORS:
-        raw = None
+    raw = None
+    if parts is None:
+        try:
+            raw = cache.get(key)
+        except STORE_ERRORS:
+            raw = None
     if raw is None:
-        raw = dumps(order_view(order_with_parts(order, ORDER_VIEW_PREFETCH)))
+        raw = dumps(order_view(parts or order_parts(order)))
         with contextlib.suppress(STORE_ERRORS):  # the cache is down: render every time
             cache.set(key, raw, VIEW_CACHE_SECONDS)
     return orjson.Fragment(raw)
 
 
-def order_view(order: Order) -> dict[str, Any]:
+def order_view(parts: OrderParts) -> dict[str, Any]:
     """`data` of create order, change order and order retrieve."""
-    passengers = list(order.passengers.all())
+    order = parts.order
+    passengers = parts.passengers
     pax_refs = {p.offer_pax_id: p.ref for p in passengers}
-    journeys = list(order.journeys.all())
+    journeys = parts.journeys
     position = {j.pk: j.position for j in journeys}
-    items = sorted(order.items.all(), key=lambda i: position.get(i.journey_id, 0))
-    services = [v for v in order.services.all() if v.status == Service.Status.ACTIVE]
+    items = sorted(parts.items, key=lambda i: position.get(i.journey_id, 0))
+    services = [v for v in parts.services if v.status == Service.Status.ACTIVE]
     header: dict[str, Any] = {
         "orderId": order.order_id,
         "recordLocator": order.record_locator,
@@ -60,7 +65,7 @@ def order_view(order: Order) -> dict[str, Any]:
         header["balanceDue"] = money_wire(order.balance_due, order.currency)
         if order.payment_time_limit is not None:
             header["paymentTimeLimit"] = clock.format_utc(order.payment_time_limit)
-    segments_of = {j.pk: list(j.segments.all()) for j in journeys}
+    segments_of = parts.segments
     header["items"] = [
         {
             "itemId": item.ref,
@@ -81,8 +86,8 @@ def order_view(order: Order) -> dict[str, Any]:
         "order": header,
         "services": [_service_wire(v, order, pax_by_pk, segment_refs, journeys) for v in services],
         "pax": [_pax_wire(p, pax_by_pk) for p in passengers],
-        "contacts": [_contact_wire(c) for c in order.contacts.all()],
-        "journeys": [_journey_wire(j, segments_of[j.pk]) for j in journeys],
+        "contacts": [_contact_wire(c) for c in parts.contacts],
+        "journeys": [_journey_wire(j, segments_of[j.pk], parts.legs) for j in journeys],
         "payments": [
             {
                 "paymentId": p.ref,
@@ -98,7 +103,7 @@ def order_view(order: Order) -> dict[str, Any]:
                     else {"type": p.method}
                 ),
             }
-            for p in order.payments.all()
+            for p in parts.payments
         ],
         "tickets": [
             {
@@ -108,8 +113,8 @@ def order_view(order: Order) -> dict[str, Any]:
                 "segmentRefId": segment_refs.get(c.segment_id),
                 "statusCode": c.status,
             }
-            for t in order.tickets.all()
-            for c in t.coupons.all()
+            for t in parts.tickets
+            for c in parts.coupons[t.pk]
         ],
     }
 
@@ -178,9 +183,11 @@ def _contact_wire(c) -> dict[str, Any]:
     return wire
 
 
-def _journey_wire(journey: Journey, segments: Iterable[Segment]) -> dict[str, Any]:
+def _journey_wire(
+    journey: Journey, segments: Iterable[Segment], legs_of: Mapping[int, Sequence[LegPart]]
+) -> dict[str, Any]:
     segments = list(segments)
-    legs = sum(len(s.legs.all()) for s in segments)
+    legs = sum(len(legs_of[s.pk]) for s in segments)
     return {
         "journeyId": journey.ref,
         "origin": journey.origin,
@@ -189,11 +196,11 @@ def _journey_wire(journey: Journey, segments: Iterable[Segment]) -> dict[str, An
         "arrivalDateTime": local_time(journey.arrives_at, _zone(journey.destination)),
         "duration": iso_duration(journey.arrives_at - journey.departs_at),
         "stops": max(legs - 1, 0),
-        "segments": [_segment_wire(s) for s in segments],
+        "segments": [_segment_wire(s, legs_of[s.pk]) for s in segments],
     }
 
 
-def _segment_wire(s: Segment) -> dict[str, Any]:
+def _segment_wire(s: Segment, legs: Iterable[LegPart]) -> dict[str, Any]:
     return {
         "segmentId": s.ref,
         "marketingCarrier": s.carrier,
@@ -207,17 +214,13 @@ def _segment_wire(s: Segment) -> dict[str, Any]:
         "legs": [
             {
                 "legId": leg.ref,
-                "origin": leg.flight_leg.origin_id,
-                "destination": leg.flight_leg.destination_id,
-                "departureDateTime": local_time(
-                    leg.flight_leg.departs_at, _zone(leg.flight_leg.origin_id)
-                ),
-                "arrivalDateTime": local_time(
-                    leg.flight_leg.arrives_at, _zone(leg.flight_leg.destination_id)
-                ),
-                "aircraftTypeCode": leg.flight_leg.aircraft_type.iata_code,
+                "origin": leg.origin,
+                "destination": leg.destination,
+                "departureDateTime": local_time(leg.departs_at, _zone(leg.origin)),
+                "arrivalDateTime": local_time(leg.arrives_at, _zone(leg.destination)),
+                "aircraftTypeCode": leg.aircraft_type,
             }
-            for leg in s.legs.all()
+            for leg in legs
         ],
     }
 
@@ -234,7 +237,7 @@ def _service_wire(
     order: Order,
     pax_by_pk: dict[int, str],
     segment_refs: dict[int, str],
-    journeys: list[Journey],
+    journeys: Sequence[Journey],
 ) -> dict[str, Any]:
     wire: dict[str, Any] = {
         "itemId": service.item_ref,

@@ -4,9 +4,10 @@ Owner first: every query starts from the seller or the agency it is scoped to, s
 another seller's order is simply not found (DESIGN.md §5).
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import connection
@@ -23,7 +24,20 @@ from django.db.models import (
 from django.db.models.functions import Upper
 
 from airline.api.errors import ApiError, Err
-from orders.models import Journey, Leg, Order, OrderStatus, Passenger, Segment
+from orders.models import (
+    Contact,
+    Coupon,
+    Journey,
+    Leg,
+    Order,
+    OrderItem,
+    OrderStatus,
+    Passenger,
+    Payment,
+    Segment,
+    Service,
+    Ticket,
+)
 
 
 def _journeys_with(legs: QuerySet[Leg]) -> Prefetch:
@@ -76,6 +90,90 @@ def order_with_parts(order: Order, parts) -> Order:
     """The order with `parts` (ORDER_VIEW_PREFETCH or SLIM_PREFETCH) loaded."""
     prefetch_related_objects([order], *parts)
     return order
+
+
+@dataclass(frozen=True)
+class LegPart:
+    """A leg of a booked segment as the order view shows it: its LEG- id and the
+    scheduled flight leg it flies."""
+
+    ref: str
+    origin: str
+    destination: str
+    departs_at: datetime  # UTC
+    arrives_at: datetime  # UTC
+    aircraft_type: str  # IATA code
+
+
+@dataclass(frozen=True)
+class OrderParts:
+    """An order and every row its view shows, each sequence in view order. Read from the
+    database by `order_parts`, or assembled by the create flow from the rows it wrote."""
+
+    order: Order
+    passengers: Sequence[Passenger]  # by position
+    contacts: Sequence[Contact]
+    journeys: Sequence[Journey]  # in travel order
+    items: Sequence[OrderItem]
+    segments: Mapping[int, Sequence[Segment]]  # by journey pk, in travel order
+    legs: Mapping[int, Sequence[LegPart]]  # by segment pk, in travel order
+    services: Sequence[Service]
+    payments: Sequence[Payment]
+    tickets: Sequence[Ticket]
+    coupons: Mapping[int, Sequence[Coupon]]  # by ticket pk, by coupon number
+
+
+def stored_json(value: Any) -> Any:
+    """A JSON field's value as the database will give it back, for rows kept in memory
+    after writing them: PostgreSQL's jsonb keeps an object's keys shortest first, then
+    in byte order (PostgreSQL manual, "JSON Types"); SQLite keeps them as written."""
+    if connection.vendor != "postgresql":
+        return value
+    return _jsonb_order(value)
+
+
+def _jsonb_order(value: Any) -> Any:
+    if isinstance(value, dict):
+        keys = sorted(value, key=lambda k: (len(k.encode()), k.encode()))
+        return {k: _jsonb_order(value[k]) for k in keys}
+    if isinstance(value, list | tuple):
+        return [_jsonb_order(v) for v in value]
+    return value
+
+
+def order_parts(order: Order) -> OrderParts:
+    """The order's parts as stored (ORDER_VIEW_PREFETCH: nine queries)."""
+    order_with_parts(order, ORDER_VIEW_PREFETCH)
+    journeys = list(order.journeys.all())
+    segments = {j.pk: list(j.segments.all()) for j in journeys}
+    tickets = list(order.tickets.all())
+    return OrderParts(
+        order=order,
+        passengers=list(order.passengers.all()),
+        contacts=list(order.contacts.all()),
+        journeys=journeys,
+        items=list(order.items.all()),
+        segments=segments,
+        legs={
+            s.pk: [
+                LegPart(
+                    ref=leg.ref,
+                    origin=leg.flight_leg.origin_id,
+                    destination=leg.flight_leg.destination_id,
+                    departs_at=leg.flight_leg.departs_at,
+                    arrives_at=leg.flight_leg.arrives_at,
+                    aircraft_type=leg.flight_leg.aircraft_type.iata_code,
+                )
+                for leg in s.legs.all()
+            ]
+            for ss in segments.values()
+            for s in ss
+        },
+        services=list(order.services.all()),
+        payments=list(order.payments.all()),
+        tickets=tickets,
+        coupons={t.pk: list(t.coupons.all()) for t in tickets},
+    )
 
 
 def ref_match(ref: str) -> Q:

@@ -6,8 +6,8 @@ together or not at all. A card is charged before that transaction opens (so no s
 locked while a gateway thinks) and refunded if the transaction then fails.
 """
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -20,8 +20,8 @@ from airline.api import clock
 from airline.api.errors import ApiError, Err
 from airline.fares.money import Price, price_sum
 from airline.network.inventory import SeatChange, SoldOut, inventory_apply
+from airline.network.itineraries import DatedLeg, network_index
 from airline.network.itineraries import Journey as NetworkJourney
-from airline.network.itineraries import network_index
 from airline.network.services import station_zone
 from offers.store import OfferSource, offer_load
 from offers.wire import journey_id, ref_id
@@ -62,11 +62,14 @@ from orders.payments import (
 from orders.selectors import (
     ORDER_VIEW_PREFETCH,
     SLIM_PREFETCH,
+    LegPart,
+    OrderParts,
     OrderRow,
     OrderSearch,
     order_header,
     order_with_parts,
     orders_search,
+    stored_json,
 )
 from sellers.authentication import Principal
 
@@ -88,9 +91,10 @@ def actor_of(principal: Principal) -> str:
 
 def order_create(
     *, principal: Principal, data: Mapping[str, Any], channel: str = Channel.JSON
-) -> Order:
+) -> OrderParts:
     """Book a priced offer (SPEC.md §4.7): ONHOLD with a payment time limit, or CONFIRMED
-    with a payment and e-tickets."""
+    with a payment and e-tickets. Returns the new order with every row it wrote, which
+    is what a read of it would return: the order view renders from them."""
     now = clock.now()
     offer_id = data["offerId"]
     batch, offer = offer_load(offer_id=offer_id, seller_id=str(principal.seller.pk), now=now)
@@ -119,42 +123,37 @@ def order_create(
             f"Payment type {payment['type']} is not supported; use Hold or CreditCard",
             path="payment.type",
         )
-    if Order.objects.filter(source_offer_id=offer_id).exists():
+    # Look before charging a card, not to charge it for an offer booked already (and then
+    # refund it). A hold need not look: the unique source_offer_id refuses the second
+    # booking of an offer in the transaction, as it refuses a racing one.
+    if card is not None and Order.objects.filter(source_offer_id=offer_id).exists():
         raise _already_booked(offer_id)
 
     total = price_sum(Price.from_wire(b.item["totalPrice"]) for b in booked)
     charge = card_charge(card, total.total) if card else None
     try:
-        with transaction.atomic():
-            order, passenger_rows, segment_rows = _write_order(
-                principal=principal,
-                channel=channel,
-                now=now,
-                offer_id=offer_id,
-                booked=booked,
-                passengers=passengers,
-                contact=contact,
-                remarks=data.get("remarks", ""),
-                total=total.total,
-                time_limit=time_limit,
-            )
-            if charge is not None:
-                payment_record(order, charge=charge, card=card, now=now)
-                tickets_issue(order, now=now, passengers=passenger_rows, segments=segment_rows)
-            event_record(
-                order,
-                now=now,
-                actor=actor_of(principal),
-                kind="created",
-                status=order.status,
-                total=str(order.total),
-                channel=channel,
-            )
+        for _ in range(LOCATOR_ATTEMPTS):
+            try:
+                return _write_order(
+                    principal=principal,
+                    channel=channel,
+                    now=now,
+                    offer_id=offer_id,
+                    booked=booked,
+                    passengers=passengers,
+                    contact=contact,
+                    remarks=data.get("remarks", ""),
+                    total=total.total,
+                    time_limit=time_limit,
+                    paid_by=(charge, card) if charge is not None else None,
+                )
+            except LocatorTaken:
+                continue  # the clash rolled the booking back: book it again, a fresh draw
+        raise ApiError(Err.INTERNAL, "No free record locator was found; retry")
     except BaseException:
         if charge is not None:
             payment_gateway().refund(charge=charge, amount=charge.amount)
         raise
-    return order
 
 
 def hold_time_limit(*, now: datetime, first_departure: datetime) -> datetime:
@@ -256,7 +255,7 @@ def tickets_issue(
     now: datetime,
     passengers: Sequence[Passenger] | None = None,
     segments: Sequence[Segment] | None = None,
-) -> list[Ticket]:
+) -> tuple[list[Ticket], list[Coupon]]:
     """One e-ticket per passenger with one coupon per segment (DESIGN.md §8, §11);
     `passengers` and `segments` in travel order when the caller has them at hand."""
     if passengers is None:
@@ -270,12 +269,12 @@ def tickets_issue(
         Ticket(order=order, passenger=p, number=ids.ticket_number(s.pk), issued_at=now)
         for p, s in zip(passengers, serials, strict=True)
     )
-    Coupon.objects.bulk_create(
+    coupons = Coupon.objects.bulk_create(
         Coupon(ticket=t, segment=s, number=n)
         for t in tickets
         for n, s in enumerate(segments, start=1)
     )
-    return tickets
+    return tickets, coupons
 
 
 def _booked_journeys(
@@ -355,6 +354,7 @@ def _already_booked(offer_id: str) -> ApiError:
     )
 
 
+@transaction.atomic
 def _write_order(
     *,
     principal: Principal,
@@ -367,9 +367,15 @@ def _write_order(
     remarks: str,
     total: Decimal,
     time_limit: datetime | None,
-) -> tuple[Order, list[Passenger], list[Segment]]:
+    paid_by: tuple[Charge, Card] | None,
+) -> OrderParts:
+    """The booking's one transaction: the order with a freshly drawn record locator, its
+    seats, passengers, contact, journeys, items, segments and legs, its payment and
+    e-tickets when paid, and its event. Returns what it wrote; LocatorTaken when the
+    record locator drawn is another order's (the transaction is then rolled back)."""
     order = Order(
         order_id=ids.new_order_id(),
+        record_locator=ids.new_record_locator(),
         owner_code=settings.AIRLINE_DESIGNATOR,
         seller=principal.seller,
         agency_code=principal.key.agency_code or "",
@@ -403,8 +409,8 @@ def _write_order(
             "A flight of the offer no longer has seats in its booking class; search again",
             path="offerId",
         ) from None
-    rows = passengers_write(order, passengers)
-    contact_write(order, contact)
+    passenger_rows = passengers_write(order, passengers)
+    contact_row = contact_write(order, contact)
     journeys = Journey.objects.bulk_create(
         journey_row(
             order,
@@ -414,20 +420,20 @@ def _write_order(
         )
         for position, b in enumerate(booked, start=1)
     )
-    OrderItem.objects.bulk_create(
+    items = OrderItem.objects.bulk_create(
         OrderItem(
             order=order,
             journey=journey,
             ref=ids.new_ref("OOI"),
             bundle=b.item["bundle"],
             total=Price.from_wire(b.item["totalPrice"]).total,
-            price=b.item["totalPrice"],
-            fare=b.item["fare"],
-            passenger_prices=b.item["passengerPrices"],
+            price=stored_json(b.item["totalPrice"]),
+            fare=stored_json(b.item["fare"]),
+            passenger_prices=stored_json(b.item["passengerPrices"]),
         )
         for journey, b in zip(journeys, booked, strict=True)
     )
-    segments = segments_write(
+    segment_rows, legs = segments_write(
         order,
         [
             (journey, s, b.item["cabin"], rbd, seats)
@@ -435,25 +441,77 @@ def _write_order(
             for s, rbd in zip(b.journey.segments, b.item["rbds"], strict=True)
         ],
     )
-    return order, rows, segments
+    # What the order view shows of a leg is the scheduled flight leg, which the network
+    # index the journeys came from holds: no need to read it back.
+    flown = {leg.id: leg for b in booked for s in b.journey.segments for leg in s.legs}
+    parts = OrderParts(
+        order=order,
+        passengers=passenger_rows,
+        contacts=[contact_row],
+        journeys=journeys,
+        items=items,
+        segments={j.pk: [s for s in segment_rows if s.journey_id == j.pk] for j in journeys},
+        legs={
+            s.pk: [_leg_part(leg, flown) for leg in legs if leg.segment_id == s.pk]
+            for s in segment_rows
+        },
+        services=[],
+        payments=[],
+        tickets=[],
+        coupons={},
+    )
+    if paid_by is not None:
+        charge, card = paid_by
+        payment = payment_record(order, charge=charge, card=card, now=now)
+        tickets, coupons = tickets_issue(
+            order, now=now, passengers=passenger_rows, segments=segment_rows
+        )
+        parts = replace(
+            parts,
+            payments=[payment],
+            tickets=tickets,
+            coupons={t.pk: [c for c in coupons if c.ticket_id == t.pk] for t in tickets},
+        )
+    event_record(
+        order,
+        now=now,
+        actor=actor_of(principal),
+        kind="created",
+        status=order.status,
+        total=str(order.total),
+        channel=channel,
+    )
+    return parts
 
 
-def order_insert(order: Order, *, duplicate) -> None:
-    """Insert a new order with a fresh record locator, drawing again on the rare clash.
-    `duplicate()` is the error to raise when the order itself already exists."""
-    explicit = bool(order.record_locator)
-    for _ in range(LOCATOR_ATTEMPTS):
-        if not explicit:
-            order.record_locator = ids.new_record_locator()
-        try:
-            with transaction.atomic():  # a savepoint: a clash must not end the booking
-                order.save(force_insert=True)
-            return
-        except IntegrityError as exc:
-            text = str(exc)
-            if "record_locator" not in text or explicit:
-                raise duplicate() from exc
-    raise ApiError(Err.INTERNAL, "No free record locator was found; retry")
+def _leg_part(row: Leg, flown: Mapping[int, DatedLeg]) -> LegPart:
+    leg = flown[row.flight_leg_id]
+    return LegPart(
+        ref=row.ref,
+        origin=leg.origin,
+        destination=leg.destination,
+        departs_at=leg.departs_at,
+        arrives_at=leg.arrives_at,
+        aircraft_type=leg.aircraft_type,
+    )
+
+
+class LocatorTaken(Exception):
+    """The record locator drawn for a new order is another order's."""
+
+
+def order_insert(order: Order, *, duplicate: Callable[[], Exception]) -> None:
+    """Insert a new order with the record locator drawn for it: LocatorTaken when another
+    order has that locator, `duplicate()` when the order itself exists (its offer is
+    booked). No savepoint: a clash ends the caller's transaction, which order_create runs
+    again with a fresh draw. That clash is rare (there are 32^6, about 10^9, locators),
+    and a savepoint around every insert cost every booking two round trips."""
+    try:
+        order.save(force_insert=True)
+    except IntegrityError as exc:
+        if "record_locator" in str(exc):
+            raise LocatorTaken from exc
+        raise duplicate() from exc
 
 
 def journey_row(order: Order, *, ref: str, position: int, journey: NetworkJourney) -> Journey:
@@ -487,9 +545,9 @@ def passengers_write(order: Order, passengers: Iterable[PassengerIn]) -> list[Pa
             gender=p.gender,
             nationality=p.nationality,
             residence_country=p.residence_country,
-            loyalty_program=p.loyalty_program,
-            travel_documents=p.travel_documents,
-            contacts=p.contacts,
+            loyalty_program=stored_json(p.loyalty_program),
+            travel_documents=stored_json(p.travel_documents),
+            contacts=stored_json(p.contacts),
         )
         for position, p in enumerate(passengers, start=1)
     }
@@ -503,6 +561,7 @@ def passengers_write(order: Order, passengers: Iterable[PassengerIn]) -> list[Pa
 
 
 def contact_write(order: Order, contact: ContactIn) -> Contact:
+    """The order's contact."""
     return Contact.objects.create(
         order=order,
         ref=ids.new_ref("CTC"),
@@ -510,11 +569,11 @@ def contact_write(order: Order, contact: ContactIn) -> Contact:
         phone=contact.phone,
         given_name=contact.given_name,
         surname=contact.surname,
-        postal_address=contact.postal_address,
+        postal_address=stored_json(contact.postal_address),
     )
 
 
-def segments_write(order: Order, segments: Sequence[tuple]) -> list[Segment]:
+def segments_write(order: Order, segments: Sequence[tuple]) -> tuple[list[Segment], list[Leg]]:
     """Segments and their legs, in travel order: (order journey, network segment, cabin,
     rbd, seats) each."""
     positions: dict[int, int] = {}
@@ -539,12 +598,12 @@ def segments_write(order: Order, segments: Sequence[tuple]) -> list[Segment]:
             )
         )
     rows = Segment.objects.bulk_create(rows)
-    Leg.objects.bulk_create(
+    legs = Leg.objects.bulk_create(
         Leg(segment=row, flight_leg_id=leg.id, ref=ref_id("LEG", leg.id), position=n)
         for row, (_, s, *_rest) in zip(rows, segments, strict=True)
         for n, leg in enumerate(s.legs, start=1)
     )
-    return rows
+    return rows, legs
 
 
 def _release_seats(order: Order) -> None:

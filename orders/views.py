@@ -48,8 +48,8 @@ class OrdersView(APIView):
         """Book a priced offer, on hold or paid by card (SPEC.md §4.7)."""
         body = CreateOrderIn(data=request.data)
         body.is_valid(raise_exception=True)
-        order = order_create(principal=request.user, data=body.validated_data)
-        return ok(presenters.order_view_cached(order), status=201)
+        created = order_create(principal=request.user, data=body.validated_data)
+        return ok(presenters.order_view_cached(created.order, parts=created), status=201)
 
     @extend_schema(
         operation_id="listOrders",

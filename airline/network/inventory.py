@@ -45,23 +45,28 @@ class SeatChange:
 
 
 def inventory_sell(*, leg_ids: Sequence[int], rbd: str, seats: int) -> None:
-    """Take `seats` seats in class `rbd` on every leg, or raise SoldOut and take none."""
-    inventory_apply([SeatChange(tuple(leg_ids), rbd, seats)])
+    """Take `seats` seats in class `rbd` on every leg, or raise SoldOut and take none
+    (inside a caller's transaction too, which may go on)."""
+    with transaction.atomic():
+        inventory_apply([SeatChange(tuple(leg_ids), rbd, seats)])
 
 
 def inventory_release(*, leg_ids: Sequence[int], rbd: str, seats: int) -> None:
     """Give back seats taken by `inventory_sell` (a cancellation, an expired hold)."""
-    inventory_apply([SeatChange(tuple(leg_ids), rbd, -seats)])
+    with transaction.atomic():
+        inventory_apply([SeatChange(tuple(leg_ids), rbd, -seats)])
 
 
 def inventory_apply(changes: Sequence[SeatChange]) -> None:
     """Apply every change (a whole booking's segments) or none: SoldOut when a class on
-    some leg has too few seats."""
+    some leg has too few seats. Inside a caller's transaction it opens no savepoint (two
+    round trips a booking): an error marks that transaction for rollback, and the
+    caller's whole write is undone with the changes made so far."""
     changes = [c for c in changes if c.seats]
     if not changes:
         return
     every_leg = sorted({leg_id for c in changes for leg_id in c.leg_ids})
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):
         # Lock the legs, in ascending id order over the whole booking, before touching
         # their class rows. Every sale and release does, so two bookings that share legs
         # queue instead of deadlocking: one UPDATE changes several class rows, and two

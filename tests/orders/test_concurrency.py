@@ -12,9 +12,9 @@ from rest_framework.test import APIClient
 
 from airline.network.inventory import inventory_sell
 from airline.network.models import LegInventory
-from orders.models import Order
+from orders.models import Order, Passenger
 from tests.offers.conftest import search_body
-from tests.orders.conftest import booking_body
+from tests.orders.conftest import CARD, HOLD, booking_body
 
 pytestmark = [
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
@@ -150,3 +150,28 @@ def test_twenty_requests_for_one_seat_have_one_winner(api, auth, network):
     from orders.models import Service
 
     assert Service.objects.filter(seat_row__isnull=False).count() == 1
+
+
+@pytest.mark.parametrize("payment", [HOLD, CARD], ids=["hold", "card"])
+def test_twenty_bookings_of_one_priced_offer_make_one_order(api, auth, network, payment):
+    [priced] = priced_many(api, auth, network + timedelta(days=5), 1)
+    body = booking_body(priced, payment=payment)
+    row = LegInventory.objects.get(
+        leg__flight_number=101,
+        leg__flight_date=network + timedelta(days=5),
+        rbd=priced["journeys"][0]["segments"][0]["rbd"],
+    )
+    sold_before = row.sold
+
+    responses = race(
+        [lambda client: client.post("/json/v1/orders", body, format="json", **auth)] * 20
+    )
+
+    statuses = sorted(r.status_code for r in responses)
+    assert statuses.count(201) == 1, statuses
+    refused = [r.json()["error"] for r in responses if r.status_code != 201]
+    assert {(e["code"], e["path"]) for e in refused} == {("ERR-4001", "offerId")}
+    assert Order.objects.count() == 1
+    assert Passenger.objects.count() == 1
+    row.refresh_from_db()
+    assert row.sold == sold_before + 1

@@ -1,12 +1,15 @@
 """POST /json/{v}/orders (SPEC.md §2.5, §2.5.1, §3, §4.7; DESIGN.md §8, §11)."""
 
+import json
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
+from django.core.cache import cache
 
 from airline.network.inventory import inventory_sell
 from airline.network.models import LegInventory
+from orders import ids
 from orders.models import (
     Contact,
     Coupon,
@@ -20,8 +23,9 @@ from orders.models import (
     Segment,
     Ticket,
 )
+from orders.payments import TestGateway
 from tests.conftest import bearer, token_for
-from tests.orders.conftest import CARD, book, booking_body, error_of, price_offer
+from tests.orders.conftest import CARD, HOLD, book, booking_body, error_of, price_offer
 
 pytestmark = pytest.mark.django_db
 
@@ -498,3 +502,159 @@ def test_booking_needs_full_transaction_permission(api, read_only_key, priced):
     assert response.status_code == 403
     assert response.json()["error"]["code"] == "ERR-8001"
     assert book(api, {}, booking_body(priced)).json()["error"]["code"] == "ERR-8000"
+
+
+# --- the response is the order as stored -----------------------------------------------
+
+
+@pytest.mark.parametrize("payment", [HOLD, CARD], ids=["hold", "card"])
+@pytest.mark.parametrize(
+    ("destination", "back"),
+    [("CHS", timedelta(days=7)), ("TPA", None), ("MSY", None)],
+    ids=["round-trip", "one-stop", "connection"],
+)
+def test_the_response_is_what_a_later_retrieve_renders_from_the_database(
+    api, auth, travel_day, payment, destination, back
+):
+    party = [{"type": "ADT"}, {"type": "ADT"}, {"type": "CHD"}, {"type": "INF"}]
+    priced = price_offer(
+        api,
+        auth,
+        travel_day,
+        destination=destination,
+        back=travel_day + back if back else None,
+        party=party,
+    )
+    body = with_passenger(
+        booking_body(priced, payment=payment),
+        "ADT-2",
+        dateOfBirth="1971-12-26",
+        gender="Male",
+        nationality="GB",
+        loyaltyProgram={"programCode": "MX", "accountNumber": "123456789", "tierLevel": "Gold"},
+        travelDocuments=[
+            {
+                "documentType": "PT",
+                "documentNumber": "X123",
+                "issuingCountry": "GB",
+                "nationality": "GB",
+                "expiryDate": "2031-01-01",
+            }
+        ],
+        contacts={"phoneNumber": "+44 20 7946 0958", "emailAddress": "charles@example.org"},
+    )
+    body["contact"]["postalAddress"] = {
+        "line1": "12 Orchard Street",
+        "city": "Providence",
+        "stateProvince": "RI",
+        "postalCode": "02903",
+        "countryCode": "US",
+    }
+
+    created = book(api, auth, body)
+
+    assert created.status_code == 201, created.content
+    order = Order.objects.get(order_id=created.json()["data"]["order"]["orderId"])
+    view_key = f"orderview:{order.pk}:{order.version}"
+    assert json.loads(cache.get(view_key)) == created.json()["data"]  # kept for retrieves
+    # Forget that rendering, so that the retrieve reads every row back and renders them.
+    cache.delete(view_key)
+    retrieved = api.get(f"/json/v1/orders/{order.order_id}", **auth)
+    assert retrieved.status_code == 200, retrieved.content
+    assert retrieved.content == created.content
+    assert cache.get(view_key) is not None
+
+
+# --- record locators -------------------------------------------------------------------
+
+
+class GatewaySpy(TestGateway):
+    charges: list = []
+    refunds: list = []
+
+    def charge(self, **kwargs):
+        charge = super().charge(**kwargs)
+        self.charges.append(charge)
+        return charge
+
+    def refund(self, *, charge, amount):
+        self.refunds.append(charge)
+
+
+@pytest.fixture
+def gateway(settings):
+    settings.PAYMENT_GATEWAY = f"{__name__}.GatewaySpy"
+    GatewaySpy.charges, GatewaySpy.refunds = [], []
+    return GatewaySpy
+
+
+def locators_drawn(monkeypatch, *draws):
+    """The record locators drawn for new orders from now: these in turn, then the last
+    one again and again."""
+    queue = list(draws)
+    monkeypatch.setattr(
+        ids, "new_record_locator", lambda: queue.pop(0) if len(queue) > 1 else queue[0]
+    )
+
+
+def taken_seats():
+    return {(leg, rbd): sold for leg, rbd, sold in snapshot()[1] if sold}
+
+
+# A real transaction, as in production: the clash aborts it, and the booking runs again.
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.parametrize("payment", [HOLD, CARD], ids=["hold", "card"])
+def test_a_record_locator_clash_books_again_with_a_fresh_locator(
+    api, auth, travel_day, gateway, monkeypatch, payment
+):
+    other = book(api, auth, booking_body(price_offer(api, auth, travel_day, destination="TPA")))
+    taken, other_id = (other.json()["data"]["order"][k] for k in ("recordLocator", "orderId"))
+    priced = price_offer(api, auth, travel_day, back=travel_day + timedelta(days=7))
+    locators_drawn(monkeypatch, taken, taken, "QX7R2M")
+    before, seats_before = snapshot(), taken_seats()
+
+    response = book(api, auth, booking_body(priced, payment=payment))
+
+    assert response.status_code == 201, response.content
+    data = response.json()["data"]
+    assert data["order"]["recordLocator"] == "QX7R2M"
+    order = Order.objects.get(record_locator="QX7R2M")
+    assert order.order_id == data["order"]["orderId"]
+    assert Order.objects.get(record_locator=taken).order_id == other_id  # untouched
+    # One booking's rows, written once: three passengers, two flights, three seats each.
+    counts = snapshot()[0]
+    written = {name: counts[name] - before[0][name] for name in counts}
+    paid = payment is CARD
+    assert written == {
+        "Order": 1,
+        "OrderEvent": 1,
+        "Passenger": 3,
+        "Contact": 1,
+        "Journey": 2,
+        "Segment": 2,
+        "Leg": 2,
+        "OrderItem": 2,
+        "Payment": 1 if paid else 0,
+        "Ticket": 3 if paid else 0,
+        "Coupon": 6 if paid else 0,
+    }
+    seats = taken_seats()
+    assert {seats[k] - seats_before.get(k, 0) for k in seats} - {0} == {3}
+    assert len(gateway.charges) == (1 if paid else 0)
+    assert gateway.refunds == []
+
+
+@pytest.mark.parametrize("payment", [HOLD, CARD], ids=["hold", "card"])
+def test_no_free_record_locator_books_nothing_and_refunds(
+    api, auth, priced, travel_day, gateway, monkeypatch, payment
+):
+    taken = book(api, auth, booking_body(price_offer(api, auth, travel_day, destination="TPA")))
+    locators_drawn(monkeypatch, taken.json()["data"]["order"]["recordLocator"])
+    before = snapshot()
+
+    response = book(api, auth, booking_body(priced, payment=payment))
+
+    error_of(response, 500, "ERR-9003")
+    assert snapshot() == before
+    assert len(gateway.charges) == (1 if payment is CARD else 0)
+    assert gateway.refunds == gateway.charges
