@@ -383,11 +383,12 @@ def _book_client(port: int, auth: dict, bodies: list, tag: str, start_at: float,
     )
 
 
-def cpu_snapshot(server_pid: int) -> dict[str, float]:
-    """CPU seconds (user + system) spent so far by the gunicorn processes, by every
-    PostgreSQL process (backends, WAL writer, checkpointer), and by the whole machine."""
+def cpu_snapshot(server_pid: int) -> dict:
+    """CPU seconds (user + system) spent so far by each gunicorn process and each
+    PostgreSQL process (backends, WAL writer, checkpointer), by pid, and by the whole
+    machine."""
     tick = os.sysconf("SC_CLK_TCK")
-    spent = {"gunicorn": 0.0, "postgresql": 0.0}
+    spent = {"gunicorn": {}, "postgresql": {}}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -401,9 +402,9 @@ def cpu_snapshot(server_pid: int) -> dict[str, float]:
         pid, ppid = int(entry.name), int(fields[1])
         seconds = (int(fields[11]) + int(fields[12])) / tick
         if pid == server_pid or ppid == server_pid:
-            spent["gunicorn"] += seconds
+            spent["gunicorn"][pid] = seconds
         elif name == "postgres":
-            spent["postgresql"] += seconds
+            spent["postgresql"][pid] = seconds
     machine = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
     user, nice, system, idle, iowait, irq, softirq = (int(v) for v in machine[:7])
     spent["machine"] = (user + nice + system + irq + softirq) / tick
@@ -411,8 +412,16 @@ def cpu_snapshot(server_pid: int) -> dict[str, float]:
     return spent
 
 
-def cpu_spent(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
-    return {part: after[part] - before[part] for part in before}
+def cpu_spent(before: dict, after: dict) -> dict[str, float]:
+    """Seconds spent between two snapshots. A process that ended in between (an
+    autovacuum worker, say) took its time with it: the figures are then a little low."""
+    spent = {}
+    for part, now in after.items():
+        if isinstance(now, dict):
+            spent[part] = sum(seconds - before[part].get(pid, 0.0) for pid, seconds in now.items())
+        else:
+            spent[part] = now - before[part]
+    return spent
 
 
 # --- Time-bounded GET load ------------------------------------------------------------------
