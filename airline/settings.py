@@ -113,12 +113,6 @@ if DATABASE_URL:
             DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 300), conn_health_checks=True
         )
     }
-    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-        # Parameters bound by the server, so psycopg prepares a statement the fifth time
-        # a connection runs it: PostgreSQL then skips parsing and planning it.
-        DATABASES["default"].setdefault("OPTIONS", {})["server_side_binding"] = env_bool(
-            "DB_SERVER_SIDE_BINDING", True
-        )
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
