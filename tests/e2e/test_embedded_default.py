@@ -7,11 +7,12 @@ import pytest
 import requests
 
 from tests.e2e.servers import base_env, gunicorn, manage, wait_until_ready
+from tests.orders.conftest import booking_body
 
 pytestmark = pytest.mark.e2e
 
 
-def test_the_embedded_default_serves_health_tokens_shopping_and_pricing(tmp_path):
+def test_the_embedded_default_serves_health_tokens_shopping_pricing_and_orders(tmp_path):
     env = base_env(AIRLINE_ENV="development", AIRLINE_VAR_DIR=str(tmp_path))
     manage(env, "migrate", "--noinput")
     manage(env, "seed_demo")
@@ -61,6 +62,24 @@ def test_the_embedded_default_serves_health_tokens_shopping_and_pricing(tmp_path
             headers=auth,
             timeout=10,
         )
+        booked = requests.post(
+            second.url + "/json/v1/orders",
+            json=booking_body(quote.json()["data"]),
+            headers=auth,
+            timeout=10,
+        )
+        order = booked.json()["data"]
+        listed = requests.get(
+            first.url + "/json/v1/orders",
+            params={"lastName": "LOVELACE", "origin": "pvd"},
+            headers=auth,
+            timeout=10,
+        )
+        retrieved = requests.get(
+            first.url + f"/json/v1/orders/{order['order']['recordLocator']}",
+            headers=auth,
+            timeout=10,
+        )
 
     assert health.status_code == 200
     assert health.json()["status"] == "ok"
@@ -74,6 +93,22 @@ def test_the_embedded_default_serves_health_tokens_shopping_and_pricing(tmp_path
     assert offer["offerItems"][0]["flight"]["stops"] == 1  # PVD-MSY is served by connections only
     assert quote.status_code == 201, quote.text
     assert quote.json()["data"]["offer"]["totalPrice"] == offer["totalPrice"]
+    assert booked.status_code == 201, booked.text
+    assert retrieved.json()["data"] == order
+    journey = order["journeys"][0]
+    assert listed.json()["data"]["orders"] == [
+        {
+            "orderId": order["order"]["orderId"],
+            "recordLocator": order["order"]["recordLocator"],
+            "statusCode": "ONHOLD",
+            "departureDate": journey["departureDateTime"][:10],
+            "flightNumber": journey["segments"][0]["marketingFlightNumber"],
+            "origin": "PVD",
+            "destination": "MSY",
+            "sourceOrganizationCode": "SMOKE",
+            "passengerName": {"givenName": "Ada", "surname": "Lovelace"},
+        }
+    ]
     for server in (first, second):
         assert raw not in server.output()
         assert token not in server.output()
