@@ -210,6 +210,9 @@ def main() -> None:
             assert status == 200, (path, status, raw[:300])
             list_cases.append((name, params, json.loads(raw)["data"]["page"]))
             load(port, [path], auth, f"l{n}")
+            # The list target names no concurrency: the page's latency for one client
+            # alone, beside the figure at CLIENTS.
+            load(port, [path], auth, f"s{n}", clients=1)
         sql = explain_list(cases)
     finally:
         server.terminate()
@@ -427,19 +430,25 @@ def cpu_spent(before: dict, after: dict) -> dict[str, float]:
 # --- Time-bounded GET load ------------------------------------------------------------------
 
 
-def load(port: int, paths: list[str], headers: dict, tag: str) -> float:
-    """CLIENTS processes GET `paths` (each from its own place in the list) for SECONDS;
+def load(port: int, paths: list[str], headers: dict, tag: str, clients: int = CLIENTS) -> float:
+    """`clients` processes GET `paths` (each from its own place in the list) for SECONDS;
     requests per second."""
-    return load_requests(port, [("GET", path, None) for path in paths], headers, tag)
+    return load_requests(port, [("GET", path, None) for path in paths], headers, tag, clients)
 
 
-def load_requests(port: int, requests: list[tuple], headers: dict, tag: str) -> float:
-    """CLIENTS processes send `requests` (method, path, body), each client from its own
+def load_requests(
+    port: int, requests: list[tuple], headers: dict, tag: str, clients: int = CLIENTS
+) -> float:
+    """`clients` processes send `requests` (method, path, body), each client from its own
     place in the list, for SECONDS; requests per second. Only a 200 counts."""
     until = time.monotonic() + SECONDS
     started = time.monotonic()
     results = _run_clients(
-        _load_client, [(port, requests, headers, f"{tag}-{n}", n, until) for n in range(CLIENTS)]
+        _load_client,
+        [
+            (port, requests, headers, f"{tag}-{n}", n * len(requests) // clients, until)
+            for n in range(clients)
+        ],
     )
     failed = sum(r["failed"] for r in results)
     if failed:
@@ -448,10 +457,11 @@ def load_requests(port: int, requests: list[tuple], headers: dict, tag: str) -> 
     return sum(r["sent"] for r in results) / (time.monotonic() - started)
 
 
-def _load_client(port: int, requests: list, headers: dict, tag: str, n: int, until: float, results):
+def _load_client(
+    port: int, requests: list, headers: dict, tag: str, position: int, until: float, results
+):
     sent = failed = 0
     error = ""
-    position = n * len(requests) // CLIENTS
     while time.monotonic() < until:
         method, path, body = requests[position % len(requests)]
         position += 1
@@ -1167,7 +1177,7 @@ def print_results(
 
     rows = []
     for n, (name, _params, page) in enumerate(list_cases):
-        samples = times.get(f"l{n}", [])
+        samples, alone = times.get(f"l{n}", []), times.get(f"s{n}", [])
         found = sql[name]
         rows.append(
             (
@@ -1176,6 +1186,7 @@ def print_results(
                 len(samples),
                 ms(median(samples)),
                 ms(p95(samples)),
+                f"{ms(median(alone))} / {ms(p95(alone))}",
                 "20 ms",
                 ms(found["in_process"]),
                 f"{ms(found['main'])} / {ms(found['all'])} ({found['queries']} queries)",
@@ -1192,6 +1203,7 @@ def print_results(
             "requests",
             "median",
             "p95",
+            "1 client: median / p95",
             "target p95",
             "in process, alone",
             "its SQL by EXPLAIN ANALYZE: orders query / all",

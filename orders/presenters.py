@@ -120,12 +120,9 @@ def order_view(parts: OrderParts) -> dict[str, Any]:
 
 
 def summary(row: OrderRow) -> dict[str, Any]:
-    """One OrderList row (SPEC.md §2.8): the first journey the search matched (without
-    flight criteria, the first from yesterday on), else the first live one, and the lead
+    """One OrderList row (SPEC.md §2.8): the journey the selector chose and the lead
     passenger."""
-    journey = next((j for j in row.journeys if j.matches), None) or (
-        row.journeys[0] if row.journeys else None
-    )
+    journey = row.journey
     wire: dict[str, Any] = {
         "orderId": row.order_id,
         "recordLocator": row.record_locator,

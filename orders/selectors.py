@@ -226,7 +226,7 @@ def journey_criteria(search: OrderSearch, *, now: datetime) -> Q:
 
 @dataclass
 class JourneyRow:
-    """What a summary may show of one journey, and whether it fits the search."""
+    """What a summary shows of one journey, and whether it fits the search."""
 
     origin: str
     destination: str
@@ -247,7 +247,9 @@ class OrderRow:
     agency_code: str
     lead_name: tuple[str, str]
     lapsed: bool  # an unpaid hold past its time limit, not yet expired
-    journeys: list[JourneyRow]
+    # The journey its summary shows: the first that fits the search (without flight
+    # criteria, the first from yesterday on), else the first live one.
+    journey: JourneyRow | None = None
 
 
 def orders_search(search: OrderSearch, *, now: datetime) -> tuple[list[OrderRow], bool]:
@@ -319,7 +321,7 @@ def orders_search(search: OrderSearch, *, now: datetime) -> tuple[list[OrderRow]
         )[: search.page_size + 1]
     )
     rows = {
-        pk: OrderRow(pk, order_id, locator, status, agency, (given, surname), lapsed, [])
+        pk: OrderRow(pk, order_id, locator, status, agency, (given, surname), lapsed)
         for pk, order_id, locator, status, agency, given, surname, lapsed in page[
             : search.page_size
         ]
@@ -334,7 +336,9 @@ def orders_search(search: OrderSearch, *, now: datetime) -> tuple[list[OrderRow]
             "order_id", "origin", "destination", "departure_date", "flight_number", "matches"
         )
     ):
-        rows[order_pk].journeys.append(JourneyRow(*journey))
+        row = rows[order_pk]
+        if row.journey is None or (journey[-1] and not row.journey.matches):
+            row.journey = JourneyRow(*journey)
     return list(rows.values()), len(page) > search.page_size
 
 
