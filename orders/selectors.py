@@ -15,6 +15,7 @@ from django.db.models import (
     BooleanField,
     Exists,
     ExpressionWrapper,
+    F,
     OuterRef,
     Prefetch,
     Q,
@@ -328,16 +329,20 @@ def orders_search(search: OrderSearch, *, now: datetime) -> tuple[list[OrderRow]
     }
     if not rows:
         return [], False
-    for order_pk, *journey in (
+    # Each order's journeys, those that fit first, then in trip order: the first is the
+    # one its summary shows.
+    journeys = (
         _of_orders(Journey.objects.filter(is_cancelled=False), list(rows))
-        .order_by("order_id", "position")
         .annotate(matches=ExpressionWrapper(criteria, output_field=BooleanField()))
-        .values_list(
-            "order_id", "origin", "destination", "departure_date", "flight_number", "matches"
-        )
+        .order_by("order_id", F("matches").desc(), "position")
+    )
+    if connection.features.can_distinct_on_fields:
+        journeys = journeys.distinct("order_id")  # that first one alone: half the rows
+    for order_pk, *journey in journeys.values_list(
+        "order_id", "origin", "destination", "departure_date", "flight_number", "matches"
     ):
         row = rows[order_pk]
-        if row.journey is None or (journey[-1] and not row.journey.matches):
+        if row.journey is None:
             row.journey = JourneyRow(*journey)
     return list(rows.values()), len(page) > search.page_size
 
