@@ -269,21 +269,22 @@ def prepare_offers(port: int, auth: dict, markets: list, wanted: int) -> tuple[l
     return bodies, seconds, failures
 
 
+def _round_trip_search(origin: str, destination: str, day: str) -> dict:
+    """The shopping request for the benchmark's party: out on `day`, back a week later."""
+    back = date.fromisoformat(day) + timedelta(days=7)
+    return {
+        "originDestinations": [
+            {"origin": origin, "destination": destination, "departureDate": day},
+            {"origin": destination, "destination": origin, "departureDate": back.isoformat()},
+        ],
+        "passengers": PARTY,
+    }
+
+
 def _prepare_client(port: int, auth: dict, tasks: list, results) -> None:
     bodies, failures = [], 0
     for origin, destination, day, surname in tasks:
-        outbound = date.fromisoformat(day)
-        search = {
-            "originDestinations": [
-                {"origin": origin, "destination": destination, "departureDate": day},
-                {
-                    "origin": destination,
-                    "destination": origin,
-                    "departureDate": (outbound + timedelta(days=7)).isoformat(),
-                },
-            ],
-            "passengers": PARTY,
-        }
+        search = _round_trip_search(origin, destination, day)
         try:
             status, raw = _call(port, "POST", "/json/v1/offers", search, auth)
             offers = json.loads(raw)["data"]["offers"] if status == 201 else []
@@ -652,18 +653,7 @@ def _a320_client(port: int, auth: dict, tasks: list, unbooked: int, results) -> 
     for origin, destination, day, surname in tasks:
         if len(holds) >= A320_HOLDS_PER_CLIENT:
             break
-        outbound = date.fromisoformat(day)
-        search = {
-            "originDestinations": [
-                {"origin": origin, "destination": destination, "departureDate": day},
-                {
-                    "origin": destination,
-                    "destination": origin,
-                    "departureDate": (outbound + timedelta(days=7)).isoformat(),
-                },
-            ],
-            "passengers": PARTY,
-        }
+        search = _round_trip_search(origin, destination, day)
         try:
             status, raw = _call(port, "POST", "/json/v1/offers", search, auth)
             found = json.loads(raw)["data"]["offers"] if status == 201 else []
