@@ -2,12 +2,11 @@
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from airline.api import clock
 from airline.api.openapi import AUTH_ERROR_RESPONSES, ERROR_RESPONSES, enveloped
-from airline.api.responses import ok
+from airline.api.responses import ApiResponse, ok
 from sellers.authentication import (
     STORE_ERRORS,
     ApiKeyAuthentication,
@@ -48,7 +47,7 @@ class TokenView(AuthEndpoint):
         key = request.user.key
         seller = seller_or_forbidden(key, body.validated_data.get("sellerId"))
         issued = token_issue(key=key, seller=seller, now=clock.now())
-        return Response(
+        return ApiResponse(
             {
                 "access_token": issued.access_token,
                 "token_type": "Bearer",
@@ -71,7 +70,7 @@ class SellersView(AuthEndpoint):
             sellers = sellers_for_key(key=request.user.key)
         except STORE_ERRORS as exc:
             raise auth_store_unavailable() from exc
-        return Response([seller_entry(seller, is_default) for seller, is_default in sellers])
+        return ApiResponse([seller_entry(seller, is_default) for seller, is_default in sellers])
 
 
 class WhoAmIView(APIView):

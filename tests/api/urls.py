@@ -1,5 +1,8 @@
 """The real routes plus probe views that exercise kernel pieces the real endpoints of this
-stage do not reach yet (full-transaction and agency permissions, a nested body, a crash)."""
+stage do not reach yet (full-transaction and agency permissions, a nested body, a crash),
+and one whose answer can be watched being freed."""
+
+import weakref
 
 from django.urls import include, path
 from rest_framework import serializers
@@ -40,6 +43,19 @@ class ValidationProbe(APIView):
         return ok({"valid": True})
 
 
+class Payload(dict):
+    """A dict a weak reference can watch (a plain dict cannot be)."""
+
+
+class PayloadProbe(APIView):
+    sent: list[weakref.ref] = []  # what it answered with, watched
+
+    def get(self, request, version):
+        payload = Payload(rows=[{"n": n} for n in range(3)])
+        PayloadProbe.sent.append(weakref.ref(payload))
+        return ok(payload)
+
+
 class CrashProbe(APIView):
     def get(self, request, version):
         raise RuntimeError("something broke")
@@ -50,6 +66,7 @@ probe_patterns = [
     path("probe/agency", AgencyProbe.as_view()),
     path("probe/validate", ValidationProbe.as_view()),
     path("probe/crash", CrashProbe.as_view()),
+    path("probe/payload", PayloadProbe.as_view()),
 ]
 
 urlpatterns = [path("json/<version:version>/", include(probe_patterns)), *real_urlpatterns]
