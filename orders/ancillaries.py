@@ -24,7 +24,7 @@ from offers.ancillaries import (
 )
 from offers.store import OfferSource, offer_load
 from orders import ids
-from orders.models import Order, Service
+from orders.models import Leg, Order, Service
 
 
 def order_trip(
@@ -32,15 +32,24 @@ def order_trip(
 ) -> Trip:
     """The Trip of a booking's flight items (all when none are named) for its passengers
     (all when none are named). Unknown ids are ERR-1005; a passenger id with the `|`
-    delimiter ERR-1004 (SPEC.md §4.11)."""
-    items = {i.ref: i for i in order.items.all() if i.status != "CANCELLED"}
+    delimiter ERR-1004 (SPEC.md §4.11). Three queries of plain values: a seat map asks
+    nothing else of the order, and model instances of its parts cost more than the map."""
+    items = {
+        ref: (journey_id, bundle)
+        for ref, journey_id, bundle in order.items.exclude(status="CANCELLED").values_list(
+            "ref", "journey_id", "bundle"
+        )
+    }
     for ref in item_refs or ():
         if ref not in items:
             raise ApiError(
                 Err.VALIDATION, f"Order item {ref} is not on this order", path="orderItemIds"
             )
-    pax = {p.ref: p for p in order.passengers.all()}
-    chosen = list(pax.values())
+    pax = {
+        ref: Traveller(ref, ptc, infant_id is not None)
+        for ref, ptc, infant_id in order.passengers.values_list("ref", "ptc", "infant_id")
+    }
+    travellers = tuple(pax.values())
     if passengers:
         chosen = []
         for entry in passengers:
@@ -56,24 +65,39 @@ def order_trip(
                     Err.VALIDATION, f"Passenger {pax_id} is not on this order", path="passengers"
                 )
             chosen.append(pax[pax_id])
+        travellers = tuple(chosen)
+    # Each journey's segments in travel order, each with the flight legs it flies.
+    flown: dict[int, tuple[str, dict[int, tuple[str, str, list[int]]]]] = {}
+    for journey_id, journey_ref, segment_id, segment_ref, cabin, flight_leg_id in (
+        Leg.objects.filter(segment__order_id=order.pk)
+        .order_by("segment__journey_id", "segment__position", "position")
+        .values_list(
+            "segment__journey_id",
+            "segment__journey__ref",
+            "segment_id",
+            "segment__ref",
+            "segment__cabin",
+            "flight_leg_id",
+        )
+    ):
+        segments = flown.setdefault(journey_id, (journey_ref, {}))[1]
+        segments.setdefault(segment_id, (segment_ref, cabin, []))[2].append(flight_leg_id)
     journeys = []
-    by_pk = {j.pk: j for j in order.journeys.all()}  # prefetched with segments and legs
-    for ref, item in items.items():
+    for ref, (journey_id, bundle) in items.items():
         if item_refs and ref not in item_refs:
             continue
-        journey = by_pk[item.journey_id]
+        journey_ref, segments = flown[journey_id]
         journeys.append(
             TripJourney(
-                ref=journey.ref,
-                item_ref=item.ref,
-                bundle=bundle_terms(item.bundle),
+                ref=journey_ref,
+                item_ref=ref,
+                bundle=bundle_terms(bundle),
                 segments=tuple(
-                    TripSegment(s.ref, tuple(leg.flight_leg_id for leg in s.legs.all()), s.cabin)
-                    for s in journey.segments.all()
+                    TripSegment(segment_ref, tuple(legs), cabin)
+                    for segment_ref, cabin, legs in segments.values()
                 ),
             )
         )
-    travellers = tuple(Traveller(p.ref, p.ptc, p.infant_id is not None) for p in chosen)
     return Trip(tuple(journeys), travellers, {"orderId": order.order_id})
 
 

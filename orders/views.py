@@ -27,7 +27,7 @@ from orders.serializers import (
     OrderListQuery,
     OrderRetrieveQuery,
 )
-from orders.services import order_create, order_current, order_for_change, orders_list
+from orders.services import order_create, order_current, orders_list
 from sellers.permissions import CanBook, HasAgencyCode, IsSeller
 
 
@@ -128,7 +128,7 @@ class _OrderAncillaries(APIView):
         body = OrderAncillaryIn(data=request.data or {})
         body.is_valid(raise_exception=True)
         with ancillary_lookup():
-            order = order_for_change(seller_id=request.user.seller.pk, ref=orderId)
+            order = order_current(seller_id=request.user.seller.pk, ref=orderId, parts=())
             trip = order_trip(
                 order=order,
                 item_refs=body.validated_data.get("orderItemIds"),

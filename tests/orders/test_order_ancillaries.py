@@ -132,6 +132,18 @@ def test_a_seat_bought_shows_taken_for_every_seller(
         assert "passengerPricing" not in taken
 
 
+def test_an_orders_seat_map_reads_the_order_in_four_queries(
+    api, auth, hold, django_assert_num_queries
+):
+    order_id = hold["order"]["orderId"]
+    assert seats(api, auth, order_id).status_code == 200  # warm the per-process layouts
+
+    # The order row, its flight items, its passengers and the legs its segments fly;
+    # then the seat map's own two (tests/offers/test_ancillaries.py QUERIES).
+    with django_assert_num_queries(4 + 2):
+        assert seats(api, auth, order_id).status_code == 200
+
+
 def test_a_seat_taken_meanwhile_is_refused(api, auth, hold):
     order_id = hold["order"]["orderId"]
     seat_data = seats(api, auth, order_id).json()["data"]
