@@ -67,11 +67,15 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def start_gunicorn(
-    *, workers: int, log_name: str | None = None, env: dict[str, str] | None = None
+    *,
+    workers: int,
+    log_name: str | None = None,
+    env: dict[str, str] | None = None,
+    tree: Path = REPO,
 ) -> tuple[subprocess.Popen, int]:
-    """A real gunicorn serving the project on a free local port: (process, port). With
-    `log_name` its access log (one JSON line a request, with the server's own duration)
-    goes to var/<log_name>; without, nowhere."""
+    """A real gunicorn serving the project (the checkout at `tree`) on a free local port:
+    (process, port). With `log_name` its access log (one JSON line a request, with the
+    server's own duration) goes to var/<log_name>; without, nowhere."""
     from tests.e2e.servers import free_port
 
     port = free_port()
@@ -89,7 +93,7 @@ def start_gunicorn(
     if log_name is None:
         process = subprocess.Popen(
             command,
-            cwd=REPO,
+            cwd=tree,
             env=environment,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -99,6 +103,6 @@ def start_gunicorn(
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("w") as sink:  # the server keeps its own descriptor
         process = subprocess.Popen(
-            command, cwd=REPO, env=environment, stdout=sink, stderr=subprocess.STDOUT
+            command, cwd=tree, env=environment, stdout=sink, stderr=subprocess.STDOUT
         )
     return process, port

@@ -438,11 +438,16 @@ def load(port: int, paths: list[str], headers: dict, tag: str, clients: int = CL
 
 
 def load_requests(
-    port: int, requests: list[tuple], headers: dict, tag: str, clients: int = CLIENTS
+    port: int,
+    requests: list[tuple],
+    headers: dict,
+    tag: str,
+    clients: int = CLIENTS,
+    seconds: float = SECONDS,
 ) -> float:
     """`clients` processes send `requests` (method, path, body), each client from its own
-    place in the list, for SECONDS; requests per second. Only a 200 counts."""
-    until = time.monotonic() + SECONDS
+    place in the list, for `seconds`; requests per second. Only a 200 counts."""
+    until = time.monotonic() + seconds
     started = time.monotonic()
     results = _run_clients(
         _load_client,
