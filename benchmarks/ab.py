@@ -20,11 +20,18 @@ import os
 import subprocess
 import tempfile
 from contextlib import ExitStack, contextmanager
-from io import StringIO
 from pathlib import Path
 
 from benchmarks.common import REPO, median, ms, p95, prepare_environment, start_gunicorn
-from benchmarks.orders import AGENCY, _call, _table, _wait_ready, load_requests, server_times
+from benchmarks.orders import (
+    AGENCY,
+    _call,
+    _table,
+    _wait_ready,
+    bench_api_key,
+    load_requests,
+    server_times,
+)
 
 WARMUP = 20  # requests before each timed phase: caches and layouts filled
 
@@ -46,7 +53,7 @@ def main() -> None:
     import django
 
     django.setup()
-    raw_key = _bench_key()
+    raw_key = bench_api_key("bench-ab")
     path = args.path.replace("{hold}", _newest_hold()) if "{hold}" in args.path else args.path
     body = json.loads(args.body) if args.body else None
     from django.db import connections
@@ -123,25 +130,6 @@ def _checkout(rev: str):
             yield tree
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=REPO)
-
-
-def _bench_key() -> str:
-    from django.core.management import call_command
-
-    out = StringIO()
-    call_command(
-        "create_api_key",
-        "--partner",
-        "DEMO",
-        "--agency",
-        AGENCY,
-        "--rate",
-        "100000000",
-        "--name",
-        "bench-ab",
-        stdout=out,
-    )
-    return out.getvalue().strip().splitlines()[-1]
 
 
 def _newest_hold() -> str:

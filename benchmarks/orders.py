@@ -144,20 +144,7 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     call_command("seed_demo", stdout=StringIO())
     cache.clear()  # Redis db 3 is this benchmark's own: no offers or tokens of a past run
-    out = StringIO()
-    call_command(
-        "create_api_key",
-        "--partner",
-        "DEMO",
-        "--agency",
-        AGENCY,
-        "--rate",
-        "100000000",
-        "--name",
-        "bench-orders",
-        stdout=out,
-    )
-    raw_key = out.getvalue().strip().splitlines()[-1]
+    raw_key = bench_api_key("bench-orders")
     markets = _nonstop_markets()
     pgbench_init()
     connections.close_all()  # the client processes are forked from this one
@@ -233,6 +220,26 @@ def main() -> None:
 
 
 # --- Offers to book -----------------------------------------------------------------------
+
+
+def bench_api_key(name: str) -> str:
+    """A fresh key of the demo partner for AGENCY, with no practical volume limit."""
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command(
+        "create_api_key",
+        "--partner",
+        "DEMO",
+        "--agency",
+        AGENCY,
+        "--rate",
+        "100000000",
+        "--name",
+        name,
+        stdout=out,
+    )
+    return out.getvalue().strip().splitlines()[-1]
 
 
 def _nonstop_markets() -> list[tuple[str, str]]:
