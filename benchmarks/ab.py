@@ -22,7 +22,7 @@ import tempfile
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from benchmarks.common import REPO, median, ms, p95, prepare_environment, start_gunicorn
+from benchmarks.common import REPO, log_path, median, ms, p95, prepare_environment, start_gunicorn
 from benchmarks.orders import (
     AGENCY,
     _call,
@@ -96,7 +96,7 @@ def main() -> None:
 def _phase(tree: Path, raw_key: str, request: tuple, tag: str, args) -> tuple[list, float]:
     """Serve `tree`, warm it, load `request`: its server times and requests per second."""
     server, port = start_gunicorn(workers=2, log_name=f"{tag}.log", tree=tree)
-    log = Path(os.environ.get("AIRLINE_VAR_DIR", REPO / "var")) / f"{tag}.log"
+    log = log_path(f"{tag}.log")
     try:
         _wait_ready(port)
         status, raw = _call(port, "POST", "/auth/token", None, {"x-api-key": raw_key})

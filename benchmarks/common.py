@@ -66,6 +66,11 @@ def report(title: str, rows: list[tuple[str, str, str, str]]) -> None:
 REPO = Path(__file__).resolve().parents[1]
 
 
+def log_path(name: str) -> Path:
+    """Where a benchmark server's log named `name` goes (var/, or AIRLINE_VAR_DIR)."""
+    return Path(os.environ.get("AIRLINE_VAR_DIR", REPO / "var")) / name
+
+
 def start_gunicorn(
     *,
     workers: int,
@@ -99,7 +104,7 @@ def start_gunicorn(
             stderr=subprocess.DEVNULL,
         )
         return process, port
-    log = Path(os.environ.get("AIRLINE_VAR_DIR", REPO / "var")) / log_name
+    log = log_path(log_name)
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("w") as sink:  # the server keeps its own descriptor
         process = subprocess.Popen(

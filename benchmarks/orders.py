@@ -49,6 +49,7 @@ from urllib.parse import urlencode
 import psycopg
 
 from benchmarks.common import (
+    log_path,
     median,
     ms,
     p95,
@@ -150,7 +151,7 @@ def main() -> None:
     connections.close_all()  # the client processes are forked from this one
 
     server, port = start_gunicorn(workers=2, log_name="bench-orders.log")
-    log = Path(os.environ.get("AIRLINE_VAR_DIR", REPO / "var")) / "bench-orders.log"
+    log = log_path("bench-orders.log")
     try:
         _wait_ready(port)
         status, raw = _call(port, "POST", "/auth/token", None, {"x-api-key": raw_key})

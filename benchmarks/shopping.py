@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from io import StringIO
 from pathlib import Path
 
-from benchmarks.common import median, ms, p95, prepare_environment, start_gunicorn
+from benchmarks.common import log_path, median, ms, p95, prepare_environment, start_gunicorn
 
 REPO = Path(__file__).resolve().parents[1]
 SECONDS = 6  # per measured phase
@@ -107,7 +107,7 @@ def main() -> None:
     profile_search()
 
     server, port = start_gunicorn(workers=2, log_name="bench-shopping.log")
-    log = Path(os.environ.get("AIRLINE_VAR_DIR", REPO / "var")) / "bench-shopping.log"
+    log = log_path("bench-shopping.log")
     try:
         _wait_ready(port)
         token = _post(port, "/auth/token", None, {"x-api-key": raw_key})["access_token"]

@@ -54,7 +54,7 @@ def _journeys_with(legs: QuerySet[Leg]) -> Prefetch:
 
 _PASSENGERS = Prefetch("passengers", queryset=Passenger.objects.order_by("position"))
 
-# What changes and ancillaries use: the party, the flight items and the legs they fly.
+# What changes use (AcceptOffer included): the party, the flight items and their legs.
 SLIM_PREFETCH = (_PASSENGERS, "items", _journeys_with(Leg.objects.order_by("position")))
 
 # Everything the order view shows.
