@@ -201,8 +201,9 @@ class Journey(models.Model):
     class Meta:
         ordering = ["order_id", "position"]
         indexes = [
-            # OrderList: does this order have a journey departing in the window?
-            models.Index(fields=["order", "departs_at"], name="journey_by_order_time"),
+            # OrderList: the first journey of an order, in trip order, that fits the
+            # search (orders.selectors.orders_search); no sort per order.
+            models.Index(fields=["order", "position"], name="journey_by_order_position"),
             models.Index(fields=["departs_at"], name="journey_by_time"),
         ]
 

@@ -128,12 +128,11 @@ def summary(row: OrderRow) -> dict[str, Any]:
         "recordLocator": row.record_locator,
         "statusCode": row.status,
     }
-    if journey is not None:
-        if journey.departure_date is not None:
-            wire["departureDate"] = journey.departure_date.isoformat()
-        if journey.flight_number is not None:
-            wire["flightNumber"] = str(journey.flight_number)
-        wire["origin"], wire["destination"] = journey.origin, journey.destination
+    if journey.departure_date is not None:
+        wire["departureDate"] = str(journey.departure_date)  # a date, or SQLite's ISO text
+    if journey.flight_number is not None:
+        wire["flightNumber"] = str(journey.flight_number)
+    wire["origin"], wire["destination"] = journey.origin, journey.destination
     if row.agency_code:
         wire["sourceOrganizationCode"] = row.agency_code
     given, surname = row.lead_name

@@ -162,6 +162,31 @@ def test_a_round_trip_shows_the_journey_that_matched(api, lister, default_seller
     assert back["departureDate"] == (soon(10) - timedelta(hours=5)).date().isoformat()
 
 
+def test_a_page_is_one_query_however_many_orders_and_searches_it_has(
+    api, lister, default_seller, django_assert_num_queries
+):
+    # A round trip each whose outbound has gone: the summary must show the return.
+    now = datetime.now(tz=UTC)
+    orders = []
+    for n in range(12):
+        order = order_with_trip(seller=default_seller, departs_at=now - timedelta(days=3))
+        journey_add(order, "CHS", "PVD", soon(5 + n), 102, position=2)
+        orders.append(order)
+    listing(api, lister)  # the key and the token are read once, then remembered
+
+    for query in ({}, {"lastName": "traveller"}, {"departureDate": soon(7).date().isoformat()}):
+        with django_assert_num_queries(1):
+            page = listing(api, lister, pageSize=10, **query).json()["data"]
+        assert page["orders"]
+        assert {o["origin"] for o in page["orders"]} == {"CHS"}
+    with django_assert_num_queries(1):
+        first = listing(api, lister, pageSize=10).json()["data"]
+    second = listing(api, lister, pageSize=10, lastIndex=first["page"]["lastIndex"])
+    assert [o["recordLocator"] for o in first["orders"]] + locators(second) == [
+        o.record_locator for o in orders
+    ]
+
+
 def test_past_flights_and_closed_bookings_are_left_out(api, lister, default_seller):
     now = datetime.now(tz=UTC)
     order_with_trip(seller=default_seller, departs_at=now - timedelta(days=3))
