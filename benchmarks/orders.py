@@ -454,13 +454,15 @@ def load_requests(
     seconds: float = SECONDS,
 ) -> float:
     """`clients` processes send `requests` (method, path, body), each client from its own
-    place in the list, for `seconds`; requests per second. Only a 200 counts."""
-    until = time.monotonic() + seconds
-    started = time.monotonic()
+    place in the list, for `seconds`; requests per second. Only a 200 counts. All start
+    at one instant once every client process is up, as in book_phase, so that starting
+    the client processes (CPU on the same two cores) is not inside the timed phase."""
+    start_at = time.monotonic() + 0.3
+    until = start_at + seconds
     results = _run_clients(
         _load_client,
         [
-            (port, requests, headers, f"{tag}-{n}", n * len(requests) // clients, until)
+            (port, requests, headers, f"{tag}-{n}", n * len(requests) // clients, start_at, until)
             for n in range(clients)
         ],
     )
@@ -468,12 +470,20 @@ def load_requests(
     if failed:
         error = next(r["error"] for r in results if r["error"])
         print(f"  ({failed} failed requests in phase {tag}: {error})")
-    return sum(r["sent"] for r in results) / (time.monotonic() - started)
+    return sum(r["sent"] for r in results) / (time.monotonic() - start_at)
 
 
 def _load_client(
-    port: int, requests: list, headers: dict, tag: str, position: int, until: float, results
+    port: int,
+    requests: list,
+    headers: dict,
+    tag: str,
+    position: int,
+    start_at: float,
+    until: float,
+    results,
 ):
+    time.sleep(max(0.0, start_at - time.monotonic()))
     sent = failed = 0
     error = ""
     while time.monotonic() < until:
