@@ -16,6 +16,14 @@ from sellers.models import ApiKey
 from tests.sellers.factories import ApiKeyFactory, PartnerFactory, SellerFactory
 
 
+def pytest_report_header(config) -> str:
+    """Which database this run is on, since DATABASE_URL can point it elsewhere
+    (tests/e2e/test_sqlite_orderlist.py reads it)."""
+    from django.db import connection
+
+    return f"database: vendor={connection.vendor}"
+
+
 @pytest.fixture(autouse=True)
 def _empty_caches() -> Iterator[None]:
     """Rate counters, cached offers and in-memory reference data must not leak from one
