@@ -129,7 +129,8 @@ class OrderListQuery(serializers.Serializer):
         r"^(?:[A-Za-z0-9]{2})?\d{1,4}$", required=False, help_text="123 or MX123"
     )
     pageSize = serializers.IntegerField(min_value=10, max_value=1000, default=1000)
-    lastIndex = serializers.IntegerField(min_value=0, default=0)
+    # Order ids are 64-bit; a larger cursor is no cursor we gave (SQLite cannot bind it).
+    lastIndex = serializers.IntegerField(min_value=0, max_value=2**63 - 1, default=0)
 
 
 class OrderRetrieveQuery(serializers.Serializer):

@@ -86,6 +86,7 @@ def test_a_read_only_key_with_an_agency_may_list(api, read_only_key, default_sel
         ({"pageSize": "1001"}, "pageSize"),
         ({"pageSize": "ten"}, "pageSize"),
         ({"lastIndex": "-1"}, "lastIndex"),
+        ({"lastIndex": str(2**63)}, "lastIndex"),
         ({"departureDate": "2026-13-01"}, "departureDate"),
         ({"origin": "PV1"}, "origin"),
         ({"destination": "CHSX"}, "destination"),
