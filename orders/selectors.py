@@ -331,9 +331,8 @@ def _journey_fits(search: OrderSearch, *, now: datetime, segments: str) -> tuple
     """SQL on journey `u`: live, departing on the UTC date asked for (or from yesterday,
     UTC, on), and from, to and on the flight asked for."""
     if search.departure_date is not None:
-        start = datetime.combine(search.departure_date, time(0), tzinfo=UTC)
-        clauses = ["NOT u.is_cancelled", "u.departs_at >= %s", "u.departs_at < %s"]
-        params: list[Any] = [_db_time(start), _db_time(start + timedelta(days=1))]
+        clauses = ["NOT u.is_cancelled", "u.departs_at >= %s", "u.departs_at <= %s"]
+        params: list[Any] = [_db_time(t) for t in utc_day(search.departure_date)]
     else:
         yesterday = now.astimezone(UTC).date() - timedelta(days=1)
         clauses = ["NOT u.is_cancelled", "u.departs_at >= %s"]
@@ -351,6 +350,12 @@ def _journey_fits(search: OrderSearch, *, now: datetime, segments: str) -> tuple
         )
         params.append(search.flight_number)
     return " AND ".join(clauses), params
+
+
+def utc_day(day: date) -> tuple[datetime, datetime]:
+    """The first and last microsecond of a UTC date (not the next midnight, which
+    9999-12-31 does not have)."""
+    return datetime.combine(day, time.min, tzinfo=UTC), datetime.combine(day, time.max, tzinfo=UTC)
 
 
 def _db_time(value: datetime) -> Any:
@@ -382,13 +387,10 @@ def orders_find(
             )
         )
     if departure_date is not None:
-        start = datetime.combine(departure_date, time(0), tzinfo=UTC)
         orders = orders.filter(
             Exists(
                 Journey.objects.filter(
-                    order=OuterRef("pk"),
-                    departs_at__gte=start,
-                    departs_at__lt=start + timedelta(days=1),
+                    order=OuterRef("pk"), departs_at__range=utc_day(departure_date)
                 )
             )
         )

@@ -147,6 +147,7 @@ def test_the_departure_date_is_the_utc_date(api, lister, default_seller):
         order.record_locator
     ]
     assert locators(listing(api, lister, departureDate=soon(3).date().isoformat())) == []
+    assert locators(listing(api, lister, departureDate="9999-12-31")) == []
     [row] = listing(api, lister).json()["data"]["orders"]
     assert row["departureDate"] == (late - timedelta(hours=5)).date().isoformat()
 
