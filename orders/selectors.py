@@ -330,13 +330,14 @@ def _order_page_sql(search: OrderSearch, *, now: datetime) -> tuple[str, list[An
 def _journey_fits(search: OrderSearch, *, now: datetime, segments: str) -> tuple[str, list]:
     """SQL on journey `u`: live, departing on the UTC date asked for (or from yesterday,
     UTC, on), and from, to and on the flight asked for."""
+    clauses = ["NOT u.is_cancelled"]
     if search.departure_date is not None:
-        clauses = ["NOT u.is_cancelled", "u.departs_at >= %s", "u.departs_at <= %s"]
+        clauses += ["u.departs_at >= %s", "u.departs_at <= %s"]
         params: list[Any] = [_db_time(t) for t in utc_day(search.departure_date)]
     else:
-        yesterday = now.astimezone(UTC).date() - timedelta(days=1)
-        clauses = ["NOT u.is_cancelled", "u.departs_at >= %s"]
-        params = [_db_time(datetime.combine(yesterday, time(0), tzinfo=UTC))]
+        yesterday, _ = utc_day(now.astimezone(UTC).date() - timedelta(days=1))
+        clauses.append("u.departs_at >= %s")
+        params = [_db_time(yesterday)]
     if search.origin:
         clauses.append("u.origin = %s")
         params.append(search.origin)
