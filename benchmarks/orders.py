@@ -990,13 +990,18 @@ def explain_list(cases: list) -> dict:
     from orders.checks import check_order_search
     from orders.serializers import OrderListQuery
     from orders.services import orders_list
+    from sellers.authentication import Principal
+    from sellers.models import ApiKey, Seller
 
     network_index()  # summaries show local departure dates
     found = {}
     for name, params in cases:
         query = OrderListQuery(data={k: str(v) for k, v in params.items()})
         query.is_valid(raise_exception=True)
-        search = check_order_search(query.validated_data, agency_code=AGENCY)
+        principal = Principal(
+            key=ApiKey(agency_code=AGENCY), seller=Seller.objects.get(code="DEMO1")
+        )
+        search = check_order_search(query.validated_data, principal=principal)
 
         def page(search=search) -> list:
             orders, _more = orders_list(search)

@@ -20,6 +20,7 @@ from orders import ids
 from orders.ancillaries import Accepted, accept_entries_check, services_add
 from orders.models import Order, OrderStatus, Service, TicketSerial
 from orders.payments import Card, card_check, payment_gateway
+from orders.selectors import OrderScope
 from orders.services import (
     actor_of,
     card_charge,
@@ -40,8 +41,8 @@ def order_change(*, principal: Principal, ref: str, data: Mapping[str, Any]) -> 
     """Apply a change-order request to the seller's order; the order row as it stands
     after (render it with presenters.order_view_cached)."""
     now = clock.now()
-    seller_id = principal.seller.pk
-    order = order_for_change(seller_id=seller_id, ref=ref)
+    scope = OrderScope.of(principal)
+    order = order_for_change(scope=scope, ref=ref)
     changes: Sequence[Mapping[str, Any]] = data.get("changes") or []
     kinds = [c["type"] for c in changes]
     for kind in kinds:
@@ -68,12 +69,12 @@ def order_change(*, principal: Principal, ref: str, data: Mapping[str, Any]) -> 
             raise ApiError(
                 Err.CHANGE_NOT_APPLIED, "Only an unpaid hold can be cancelled", path="changes"
             )
-        return order_current(seller_id=seller_id, ref=order.order_id, parts=())
+        return order_current(scope=scope, ref=order.order_id, parts=())
 
     accepted = accept_entries_check(
         order=order,
         entries=[c for c in changes if c["type"] == "AcceptOffer"],
-        seller_id=str(seller_id),
+        seller_id=str(principal.seller.pk),
         now=now,
     )
     added = sum((_price_of(a) for a in accepted), Decimal("0.00"))
@@ -133,7 +134,7 @@ def order_change(*, principal: Principal, ref: str, data: Mapping[str, Any]) -> 
         if charge is not None:
             payment_gateway().refund(charge=charge, amount=charge.amount)
         raise
-    return order_current(seller_id=seller_id, ref=order.order_id, parts=())
+    return order_current(scope=scope, ref=order.order_id, parts=())
 
 
 def emds_issue(order: Order) -> None:

@@ -19,6 +19,7 @@ from django.core.validators import validate_email
 from airline.api.errors import ApiError, Err
 from offers.passengers import Pax, passengers_check
 from orders.selectors import OrderSearch
+from sellers.authentication import Principal
 
 # Letters of any script, with the spaces, hyphens, apostrophes and periods real names
 # carry ("O'Neil", "Smith-Jones", "St. John").
@@ -229,9 +230,11 @@ def _check_infants(passengers: Sequence[PassengerIn]) -> None:
         )
 
 
-def check_order_search(params: Mapping[str, Any], *, agency_code: str) -> OrderSearch:
-    """OrderList's criteria from its validated query (SPEC.md §4.8): scoped to the key's
-    agency code, which organizationCode may only repeat (ERR-8001 otherwise)."""
+def check_order_search(params: Mapping[str, Any], *, principal: Principal) -> OrderSearch:
+    """OrderList's criteria from its validated query (SPEC.md §4.8): scoped to the acting
+    seller and then the key's agency code, which organizationCode may only repeat
+    (ERR-8001 otherwise)."""
+    agency_code = principal.key.agency_code
     asked = params.get("organizationCode", "").upper()
     if asked and asked != agency_code.upper():
         raise ApiError(Err.FORBIDDEN, f"This API key cannot list orders of organization {asked}")
@@ -246,6 +249,7 @@ def check_order_search(params: Mapping[str, Any], *, agency_code: str) -> OrderS
         # Another carrier's flight is never on our orders: a number no flight has.
         flight_number = int(number) if carrier in ("", settings.AIRLINE_DESIGNATOR) else -1
     return OrderSearch(
+        seller_id=principal.seller.pk,
         agency_code=agency_code,
         first_name=params.get("firstName", "").strip(),
         last_name=params.get("lastName", "").strip(),

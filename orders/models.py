@@ -84,8 +84,9 @@ class Order(models.Model):
     class Meta:
         ordering = ["-id"]
         indexes = [
-            # OrderList: one agency's orders in cursor order (SPEC.md §4.8).
-            models.Index(fields=["agency_code", "id"], name="order_by_agency"),
+            # OrderList: one seller's orders of one agency in cursor order (SPEC.md §4.8,
+            # orders.selectors.OrderScope).
+            models.Index(fields=["seller", "agency_code", "id"], name="order_by_seller_agency"),
             # expire_holds: the holds whose limit has passed.
             models.Index(
                 fields=["payment_time_limit"],

@@ -66,22 +66,39 @@ ORDER_VIEW_PREFETCH = (
 )
 
 
-def order_header(*, seller_id, ref: str, owner_code: str | None = None) -> Order:
-    """The seller's order row alone, by order id or record locator; ERR-4000 for
-    anything else, another seller's order included."""
+@dataclass(frozen=True)
+class OrderScope:
+    """The orders a caller may read or change (DESIGN.md §11 "Isolation"): the acting
+    seller's first; of those, when the API key has an agency code, that agency's only.
+    Agency codes are free text that any partner's key may carry, so the seller, which
+    belongs to one partner, always comes first."""
+
+    seller_id: int
+    agency_code: str = ""
+
+    @classmethod
+    def of(cls, principal) -> "OrderScope":
+        """The scope of an authenticated caller (sellers.authentication.Principal)."""
+        return cls(seller_id=principal.seller.pk, agency_code=principal.key.agency_code or "")
+
+    def q(self) -> Q:
+        within = Q(seller_id=self.seller_id)
+        if self.agency_code:
+            within &= Q(agency_code=self.agency_code)
+        return within
+
+
+def order_header(*, scope: OrderScope, ref: str, owner_code: str | None = None) -> Order:
+    """The order row alone, by order id or record locator, if it is in `scope`;
+    ERR-4000 for anything else, another seller's or agency's order included (never
+    reveal that it exists)."""
     owner = (owner_code or settings.AIRLINE_DESIGNATOR).upper()
     if owner != settings.AIRLINE_DESIGNATOR:
         raise order_not_found(ref)
-    order = Order.objects.filter(ref_match(ref), seller_id=seller_id).first()
+    order = Order.objects.filter(ref_match(ref), scope.q()).first()
     if order is None:
         raise order_not_found(ref)
     return order
-
-
-def order_get(*, seller_id, ref: str, owner_code: str | None = None) -> Order:
-    """The seller's order with every part the order view shows."""
-    order = order_header(seller_id=seller_id, ref=ref, owner_code=owner_code)
-    return order_with_parts(order, ORDER_VIEW_PREFETCH)
 
 
 def order_with_parts(order: Order, parts) -> Order:
@@ -190,6 +207,7 @@ def order_not_found(ref: str) -> ApiError:
 class OrderSearch:
     """OrderList's criteria, already validated and normalised (SPEC.md §4.8)."""
 
+    seller_id: int
     agency_code: str
     first_name: str = ""
     last_name: str = ""
@@ -282,8 +300,14 @@ def _order_page_sql(search: OrderSearch, *, now: datetime) -> tuple[str, list[An
     orders, journeys = Order._meta.db_table, Journey._meta.db_table
     passengers, segments = Passenger._meta.db_table, Segment._meta.db_table
     fits, fits_params = _journey_fits(search, now=now, segments=segments)
-    where = ["o.agency_code = %s", "o.id > %s", "o.status <> %s"]
-    params: list[Any] = [search.agency_code, search.last_index, OrderStatus.CLOSED]
+    # Owner first: the acting seller's orders, then the key's agency (OrderScope).
+    where = ["o.seller_id = %s", "o.agency_code = %s", "o.id > %s", "o.status <> %s"]
+    params: list[Any] = [
+        search.seller_id,
+        search.agency_code,
+        search.last_index,
+        OrderStatus.CLOSED,
+    ]
     if search.departure_date is not None:
         # One day's journeys are few (journey_by_time): take their orders' ids and look
         # those up, rather than let PostgreSQL walk the agency's orders in id order

@@ -65,6 +65,7 @@ from orders.selectors import (
     LegPart,
     OrderParts,
     OrderRow,
+    OrderScope,
     OrderSearch,
     order_header,
     order_with_parts,
@@ -630,18 +631,18 @@ def orders_list(search: OrderSearch) -> tuple[list[OrderRow], bool]:
 
 
 def order_current(
-    *, seller_id, ref: str, owner_code: str | None = None, parts=ORDER_VIEW_PREFETCH
+    *, scope: OrderScope, ref: str, owner_code: str | None = None, parts=ORDER_VIEW_PREFETCH
 ) -> Order:
-    """The seller's order as it stands now (a lapsed hold expired first), with `parts`
+    """The order in `scope` as it stands now (a lapsed hold expired first), with `parts`
     loaded: everything the order view shows by default, SLIM_PREFETCH for changes
     (AcceptOffer included), () for the row alone (seat maps and service lists read what
     they need as plain values: `orders.ancillaries.order_trip`)."""
-    order = order_header(seller_id=seller_id, ref=ref, owner_code=owner_code)
+    order = order_header(scope=scope, ref=ref, owner_code=owner_code)
     order_expire_if_due(order)
     return order_with_parts(order, parts) if parts else order
 
 
-def order_for_change(*, seller_id, ref: str) -> Order:
+def order_for_change(*, scope: OrderScope, ref: str) -> Order:
     """The order with what changes (AcceptOffer included) use: passengers, items, journeys,
     segments and their legs (not the view's payments, tickets and leg details)."""
-    return order_current(seller_id=seller_id, ref=ref, parts=SLIM_PREFETCH)
+    return order_current(scope=scope, ref=ref, parts=SLIM_PREFETCH)

@@ -20,6 +20,7 @@ from orders.openapi import (
     ORDER_LIST_RESPONSE,
     ORDER_VIEW_RESPONSE,
 )
+from orders.selectors import OrderScope
 from orders.serializers import (
     ChangeOrderIn,
     CreateOrderIn,
@@ -61,7 +62,7 @@ class OrdersView(APIView):
         """Search the agency's bookings; one summary each, keyset-paginated (SPEC.md §4.8)."""
         query = OrderListQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
-        search = check_order_search(query.validated_data, agency_code=request.user.key.agency_code)
+        search = check_order_search(query.validated_data, principal=request.user)
         orders, more = orders_list(search)
         rows = [presenters.summary(o) for o in orders]
         return ok(
@@ -113,7 +114,7 @@ class OrderView(APIView):
         query = OrderRetrieveQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
         order = order_current(
-            seller_id=request.user.seller.pk,
+            scope=OrderScope.of(request.user),
             ref=orderId,
             owner_code=query.validated_data.get("ownerCode"),
             parts=(),
@@ -128,7 +129,7 @@ class _OrderAncillaries(APIView):
         body = OrderAncillaryIn(data=request.data or {})
         body.is_valid(raise_exception=True)
         with ancillary_lookup():
-            order = order_current(seller_id=request.user.seller.pk, ref=orderId, parts=())
+            order = order_current(scope=OrderScope.of(request.user), ref=orderId, parts=())
             trip = order_trip(
                 order=order,
                 item_refs=body.validated_data.get("orderItemIds"),
