@@ -1,18 +1,27 @@
-"""Seats and services of an existing booking (SPEC.md §4.10 AcceptOffer, §4.11;
+"""Seats and services of a booking (SPEC.md §3, §4.7, §4.10 AcceptOffer, §4.11;
 DESIGN.md §7, §11): the Trip an order's seat maps and service lists are built for, and
-adding the items of such an ancillary offer to the order.
+selling the items of such an ancillary offer — with the first booking (create order's
+`ancillaries`) or later (AcceptOffer) — as services of the order.
+
+A sale is worked out before any write (`sale_lines_check`, then `sale_check` against
+what the passengers already hold, bundle inclusions included) and written inside the
+booking's or the change's one transaction (`services_write`).
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError
 
-from airline.api.errors import ApiError, Err
+from airline.api.errors import ApiError, Err, ErrorSpec
 from airline.fares import ancillaries
+from airline.fares.ancillaries import Product
+from airline.fares.money import ZERO
+from airline.fares.terms import BundleTerms
+from airline.network import fleet
 from airline.network.models import FlightLeg
 from offers.ancillaries import (
     Traveller,
@@ -21,10 +30,11 @@ from offers.ancillaries import (
     TripSegment,
     bundle_terms,
     seats_of_configuration,
+    seats_taken,
 )
 from offers.store import OfferSource, offer_load
 from orders import ids
-from orders.models import Leg, Order, Service
+from orders.models import Journey, Leg, Order, Passenger, Segment, Service, TicketSerial
 
 
 def order_trip(
@@ -102,134 +112,335 @@ def order_trip(
 
 
 @dataclass(frozen=True)
-class Accepted:
-    """One AcceptOffer entry, checked against its ancillary offer."""
+class SaleLine:
+    """One service to be written: a product for one passenger, on a journey, a segment
+    or (a seat) a leg. Refs are those of the Trip it was offered for: the priced offer's
+    (ADT-1, JOU-, SEG-) before booking, the order's (PAX-, JOU-, SEG-) after."""
 
-    item: Mapping[str, Any]
-    passenger_refs: tuple[str, ...]
-    seat: tuple[int, str] | None
+    product: Product
+    pax_ref: str
+    journey_ref: str | None
+    segment_ref: str | None
+    leg_id: int | None = None
+    seat: tuple[int, str] | None = None
+    amount: Decimal = ZERO
+    tax: Decimal = ZERO
+    included: bool = False  # part of the bundle (DESIGN.md §11 "Bundle inclusions")
+    # A seat item's zone and cabin as offered: the seat named must be one of them.
+    zone: str = ""
+    cabin: str = ""
+
+    @property
+    def total(self) -> Decimal:
+        return self.amount + self.tax
+
+    @property
+    def place(self) -> tuple:
+        """Product, passenger and where: one passenger holds a product once per place."""
+        return (self.product.code, self.pax_ref, self.journey_ref, self.segment_ref)
 
 
-def accept_entries_check(
-    *, order: Order, entries: Sequence[Mapping[str, Any]], seller_id: str, now: datetime
-) -> list[Accepted]:
-    """AcceptOffer entries as the items they name (SPEC.md §4.10; DESIGN.md §11): the
-    offer must be an ancillary offer of this order, the item on it, the passengers priced
-    by it, a seat named for a seat item and only then. ERR-3000/3001 for a missing or
-    expired offer, ERR-4002 for anything that cannot be applied."""
-    accepted = []
+@dataclass(frozen=True)
+class HeldService:
+    """A service a passenger already has: an order's active service row, or a bundle
+    inclusion about to be written with a new order (no row yet)."""
+
+    code: str
+    pax_ref: str
+    journey_ref: str | None
+    segment_ref: str | None
+    leg_id: int | None = None
+    seat: tuple[int, str] | None = None
+    included: bool = False
+    row: Service | None = None
+
+    @property
+    def place(self) -> tuple:
+        return (self.code, self.pax_ref, self.journey_ref, self.segment_ref)
+
+    @classmethod
+    def of_line(cls, line: SaleLine) -> "HeldService":
+        return cls(
+            line.product.code,
+            line.pax_ref,
+            line.journey_ref,
+            line.segment_ref,
+            line.leg_id,
+            line.seat,
+            line.included,
+        )
+
+
+@dataclass(frozen=True)
+class Sale:
+    """What one request sells: new lines, and the seats they replace (DESIGN.md §11
+    "Seat change": the old seat is given up in the same transaction)."""
+
+    lines: tuple[SaleLine, ...] = ()
+    replaced: tuple[Service, ...] = ()
+
+    @property
+    def amount(self) -> Decimal:
+        """What the sale adds to the order's value: new lines less the seats given up.
+        Negative when a cheaper seat replaces a dearer one; what is charged for it is
+        never negative (the balance due is not)."""
+        return sum((line.total for line in self.lines), ZERO) - sum(
+            (row.total for row in self.replaced), ZERO
+        )
+
+
+@dataclass(frozen=True)
+class RefuseAs:
+    """How the calling flow refuses an entry: create order ERR-4001 on `ancillaries`,
+    change order ERR-4002 on `changes` (SPEC.md §4.7, §4.10)."""
+
+    spec: ErrorSpec
+    path: str
+
+    def __call__(self, description: str) -> ApiError:
+        return ApiError(self.spec, description, path=self.path)
+
+
+IN_CHANGE = RefuseAs(Err.CHANGE_NOT_APPLIED, "changes")
+IN_CREATE = RefuseAs(Err.ORDER_NOT_CREATED, "ancillaries")
+
+
+def sale_lines_check(
+    *,
+    entries: Sequence[Mapping[str, Any]],
+    context: Mapping[str, str],
+    seller_id: str,
+    now: datetime,
+    refuse: RefuseAs,
+) -> list[SaleLine]:
+    """AcceptOffer entries (and create order's `ancillaries`, the same entries without
+    `type`: DESIGN.md §11) as the lines they buy. The offer must be a seats or services
+    offer made for `context` (the order, or the priced offer being booked), the item on
+    it, the passengers priced by it, a seat named for a seat item and only then.
+    ERR-3000/3001 for a missing or expired offer, ERR-3002 for an item it lacks,
+    `refuse` for anything else."""
+    lines = []
     for entry in entries:
         batch, offer = offer_load(offer_id=entry["offerId"], seller_id=seller_id, now=now)
-        if batch.source != OfferSource.ANCILLARY or offer["context"] != {"orderId": order.order_id}:
-            raise _cannot(f"Offer {entry['offerId']} is not a seat or service offer of this order")
+        if batch.source != OfferSource.ANCILLARY or offer["context"] != dict(context):
+            bound_to = " ".join(f"{k} {v}" for k, v in context.items())
+            raise refuse(f"Offer {entry['offerId']} is not a seat or service offer of {bound_to}")
         item = offer["items"].get(entry["offerItemId"])
         if item is None:
             raise ApiError(
                 Err.OFFER_ITEMS_NOT_FOUND,
                 f"Offer {entry['offerId']} has no item {entry['offerItemId']}",
-                path="changes.offerItemId",
+                path=f"{refuse.path}.offerItemId",
             )
-        refs = tuple(entry.get("passengerIds") or item["prices"])
+        product = ancillaries.product(item["code"])
+        if product is None:
+            raise refuse(f"{item['code']} is no longer sold")
+        refs = tuple(dict.fromkeys(entry.get("passengerIds") or item["prices"]))
         for ref in refs:
             if ref not in item["prices"]:
-                raise _cannot(f"Item {entry['offerItemId']} is not offered to {ref}")
+                raise refuse(f"Item {entry['offerItemId']} is not offered to {ref}")
         seat = entry.get("seat")
         if item["kind"] == "seat":
             if seat is None or len(refs) != 1:
-                raise _cannot("A seat item needs `seat` and exactly one passenger")
+                raise refuse("A seat item needs `seat` and exactly one passenger")
             seat = (seat["row"], seat["column"].upper())
         elif seat is not None:
-            raise _cannot("Only a seat item takes `seat`")
-        accepted.append(Accepted(item, refs, seat))
-    return accepted
-
-
-def services_add(
-    *, order: Order, parts: Order, accepted: Sequence[Accepted], now: datetime
-) -> list[Service]:
-    """Write the accepted items as services of `order` (inside the caller's transaction,
-    with the order row locked); `parts` is the same order with its passengers, journeys
-    and segments loaded (SLIM_PREFETCH). A seat must be free and of the item's zone and
-    cabin; a bag needs the one before it; nothing is bought twice."""
-    pax = {p.ref: p for p in parts.passengers.all()}
-    journeys = {j.ref: j for j in parts.journeys.all()}
-    segments = {s.ref: s for j in journeys.values() for s in j.segments.all()}
-    held = list(Service.objects.filter(order=order, status=Service.Status.ACTIVE))
-    new: list[Service] = []
-    # CB1 before CB2 before CB3, so a request may add a bag and the one it needs together.
-    for entry in sorted(accepted, key=lambda a: a.item["code"]):
-        item = entry.item
-        product = next((p for p in ancillaries.products() if p.code == item["code"]), None)
-        if product is None:
-            raise _cannot(f"{item['code']} is no longer sold")
-        for ref in entry.passenger_refs:
+            raise refuse("Only a seat item takes `seat`")
+        for ref in refs:
             amount, tax = (Decimal(v) for v in item["prices"][ref])
-            service = Service(
-                order=order,
-                ref=ids.new_ref("SVR"),
-                item_ref=ids.new_ref("OOI"),
-                passenger=pax[ref],
-                journey=journeys.get(item.get("journeyRef")),
-                segment=segments.get(item.get("segmentRef")),
-                code=product.code,
-                name=product.name,
-                category=product.category,
-                ssr_code=product.ssr_code,
-                fee_code=product.fee_code,
-                amount=amount,
-                tax=tax,
-                created_at=now,
+            lines.append(
+                SaleLine(
+                    product=product,
+                    pax_ref=ref,
+                    journey_ref=item.get("journeyRef"),
+                    segment_ref=item.get("segmentRef"),
+                    leg_id=item.get("legId"),
+                    seat=seat,
+                    amount=amount,
+                    tax=tax,
+                    zone=item.get("zone", ""),
+                    cabin=item.get("cabin", ""),
+                )
             )
-            if item["kind"] == "seat":
-                service.flight_leg_id = item["legId"]
-                service.seat_row, service.seat_column = entry.seat
-                _check_seat(service, item)
-            else:
-                _check_service(service, product, held + new)
-            new.append(service)
+    return lines
+
+
+def inclusion_lines(
+    *, bundle: BundleTerms, journey_ref: str, travellers: Sequence[Traveller]
+) -> list[SaleLine]:
+    """What the bundle includes, as services of each passenger who takes a seat, at
+    price 0 (DESIGN.md §11 "Bundle inclusions": Nicer CB1 and COB; Nicest CB1, CB2 and
+    COB). A bag bought later continues the CB ladder from them."""
+    products = [
+        p
+        for p in ancillaries.products()
+        if not p.is_seat and bundle.includes_service(p.code) and p.scope == "journey"
+    ]
+    return [
+        SaleLine(product=p, pax_ref=t.ref, journey_ref=journey_ref, segment_ref=None, included=True)
+        for t in travellers
+        if t.ptc != "INF"
+        for p in products
+    ]
+
+
+def sale_check(
+    *,
+    lines: Sequence[SaleLine],
+    held: Sequence[HeldService],
+    travellers: Mapping[str, Traveller],
+    refuse: RefuseAs,
+) -> Sale:
+    """The lines as one sale, checked against what the passengers already hold: a seat
+    must be free, sellable and of its item's zone and cabin, and one a passenger already
+    has on that leg is replaced; a bag needs the one before it (held or bought with it);
+    nothing is held twice. Reads the seats' configurations and the seats taken; the
+    unique constraints on services decide any race after this (DESIGN.md §7)."""
+    seats = [line for line in lines if line.seat is not None]
+    layouts = _seat_layouts({line.leg_id for line in seats})
+    taken = seats_taken(list(layouts)) if seats else {}
+    replaced: list[Service] = []
+    seated: set[tuple[str, int]] = set()
+    for line in seats:
+        designator = f"{line.seat[0]}{line.seat[1]}"
+        seat = layouts[line.leg_id].get(designator)
+        if seat is None or seat.blocked:
+            raise refuse(f"Seat {designator} cannot be sold on this flight")
+        if seat.zone != line.zone or seat.cabin != line.cabin:
+            raise refuse(f"Seat {designator} is not a seat of this offer item; choose its item")
+        traveller = travellers[line.pax_ref]
+        if "EXIT" in seat.characteristics and (traveller.ptc != "ADT" or traveller.carries_infant):
+            raise refuse(f"Seat {designator} is in an exit row, not for this passenger")
+        if (line.pax_ref, line.leg_id) in seated:
+            raise refuse(f"{line.pax_ref} is given two seats on one flight")
+        seated.add((line.pax_ref, line.leg_id))
+        current = next(
+            (
+                h.row
+                for h in held
+                if h.row is not None
+                and h.seat is not None
+                and (h.pax_ref, h.leg_id) == (line.pax_ref, line.leg_id)
+            ),
+            None,
+        )
+        if current is not None and (current.seat_row, current.seat_column) == line.seat:
+            raise refuse(f"{line.pax_ref} already has seat {designator}")
+        if designator in taken.get(line.leg_id, set()):
+            raise refuse(f"Seat {designator} has just been taken; choose another")
+        if current is not None:
+            replaced.append(current)
+    others = [line for line in lines if line.seat is None]
+    have = {h.place for h in held}
+    # CB1 before CB2 before CB3, so a request may add a bag and the one it needs together.
+    for line in sorted(others, key=lambda line: line.product.code):
+        if line.place in have:
+            included = any(h.included and h.place == line.place for h in held)
+            raise refuse(
+                f"{line.pax_ref} already has {line.product.code} there"
+                + (" (included in the bundle)" if included else "")
+            )
+        requires = line.product.requires
+        if requires and (requires, *line.place[1:]) not in have:
+            raise refuse(f"{line.product.code} can only be added with {requires}")
+        have.add(line.place)
+    return Sale(lines=tuple(lines), replaced=tuple(replaced))
+
+
+def services_write(
+    sale: Sale,
+    *,
+    order: Order,
+    passengers: Mapping[str, Passenger],
+    journeys: Mapping[str, Journey],
+    segments: Mapping[str, Segment],
+    now: datetime,
+    refuse: RefuseAs,
+) -> list[Service]:
+    """Write the sale inside the caller's transaction: the seats it replaces CANCELLED
+    first (the one-seat-per-passenger-per-leg constraint), then its lines as services of
+    `order`, refs mapped to the rows by the caller. A seat taken meanwhile by another
+    booking fails the unique constraint: the caller's transaction then rolls back whole."""
+    if sale.replaced:
+        given_up = Service.objects.filter(
+            pk__in=[row.pk for row in sale.replaced], status=Service.Status.ACTIVE
+        ).update(status=Service.Status.CANCELLED)
+        if given_up != len(sale.replaced):
+            raise refuse("A seat being replaced has changed meanwhile; retrieve the order")
+    rows = [
+        Service(
+            order=order,
+            ref=ids.new_ref("SVR"),
+            item_ref=ids.new_ref("OOI"),
+            passenger=passengers[line.pax_ref],
+            journey=journeys.get(line.journey_ref) if line.journey_ref else None,
+            segment=segments.get(line.segment_ref) if line.segment_ref else None,
+            flight_leg_id=line.leg_id if line.seat else None,
+            seat_row=line.seat[0] if line.seat else None,
+            seat_column=line.seat[1] if line.seat else "",
+            code=line.product.code,
+            name=line.product.name,
+            category=line.product.category,
+            ssr_code=line.product.ssr_code,
+            fee_code=line.product.fee_code,
+            amount=line.amount,
+            tax=line.tax,
+            included=line.included,
+            created_at=now,
+        )
+        for line in sale.lines
+    ]
     try:
-        with transaction.atomic():  # a savepoint, so the error below can be told apart
-            Service.objects.bulk_create(new)
+        return Service.objects.bulk_create(rows)
     except IntegrityError as exc:
         # The partial unique indexes decide every race for a seat (DESIGN.md §7).
-        raise _cannot(
+        raise refuse(
             "A chosen seat has just been taken, or the passenger already has a seat on that flight"
         ) from exc
-    return new
 
 
-def _check_seat(service: Service, item: Mapping[str, Any]) -> None:
-    leg = FlightLeg.objects.only("configuration_id").get(pk=service.flight_leg_id)
-    designator = f"{service.seat_row}{service.seat_column}"
-    seat = next(
-        (s for s in seats_of_configuration(leg.configuration_id) if s.designator == designator),
-        None,
-    )
-    if seat is None or seat.blocked:
-        raise _cannot(f"Seat {designator} cannot be sold on this flight")
-    if seat.zone != item["zone"] or seat.cabin != item["cabin"]:
-        raise _cannot(f"Seat {designator} is not a seat of this offer item; choose its item")
-    if "EXIT" in seat.characteristics and (
-        service.passenger.ptc != "ADT" or service.passenger.infant_id is not None
-    ):
-        raise _cannot(f"Seat {designator} is in an exit row, not for this passenger")
-
-
-def _check_service(service: Service, product, held: Sequence[Service]) -> None:
-    def has(code: str) -> bool:
-        return any(
-            s.code == code
-            and s.passenger_id == service.passenger.pk
-            and s.journey_id == service.journey_id
-            and s.segment_id == service.segment_id
-            for s in held
+def held_services(
+    rows: Iterable[Service],
+    *,
+    pax_refs: Mapping[int, str],
+    journey_refs: Mapping[int, str],
+    segment_refs: Mapping[int, str],
+) -> list[HeldService]:
+    """An order's active service rows as what its passengers hold, in the order's refs."""
+    return [
+        HeldService(
+            code=row.code,
+            pax_ref=pax_refs[row.passenger_id],
+            journey_ref=journey_refs.get(row.journey_id),
+            segment_ref=segment_refs.get(row.segment_id),
+            leg_id=row.flight_leg_id,
+            seat=(row.seat_row, row.seat_column) if row.seat_row else None,
+            included=row.included,
+            row=row,
         )
-
-    if has(product.code):
-        raise _cannot(f"{service.passenger.ref} already has {product.code} there")
-    if product.requires and not has(product.requires):
-        raise _cannot(f"{product.code} can only be added with {product.requires}")
+        for row in rows
+        if row.status == Service.Status.ACTIVE
+    ]
 
 
-def _cannot(description: str) -> ApiError:
-    return ApiError(Err.CHANGE_NOT_APPLIED, description, path="changes")
+def emds_number(services: Sequence[Service]) -> None:
+    """EMD numbers for the paid services that have none yet (DESIGN.md §8): a service
+    included in the bundle, or free, has no document."""
+    unnumbered = [s for s in services if s.emd_number is None and s.total > 0]
+    if not unnumbered:
+        return
+    serials = TicketSerial.objects.bulk_create([TicketSerial() for _ in unnumbered])
+    for service, serial in zip(unnumbered, serials, strict=True):
+        service.emd_number = ids.ticket_number(serial.pk)
+    Service.objects.bulk_update(unnumbered, ["emd_number"])
+
+
+def _seat_layouts(leg_ids: set[int]) -> dict[int, dict[str, fleet.SeatSpec]]:
+    """Each leg's seats by designator (one query for the legs' configurations)."""
+    if not leg_ids:
+        return {}
+    configurations = FlightLeg.objects.filter(pk__in=leg_ids).values_list("pk", "configuration_id")
+    return {
+        leg_id: {s.designator: s for s in seats_of_configuration(configuration_id)}
+        for leg_id, configuration_id in configurations
+    }

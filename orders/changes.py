@@ -16,9 +16,19 @@ from django.db.models import F
 
 from airline.api import clock
 from airline.api.errors import ApiError, Err
-from orders import ids
-from orders.ancillaries import Accepted, accept_entries_check, services_add
-from orders.models import Order, OrderStatus, Service, TicketSerial
+from airline.fares.money import ZERO
+from offers.ancillaries import Traveller
+from orders.ancillaries import (
+    IN_CHANGE,
+    Sale,
+    SaleLine,
+    emds_number,
+    held_services,
+    sale_check,
+    sale_lines_check,
+    services_write,
+)
+from orders.models import Order, OrderStatus, Service
 from orders.payments import Card, card_check, payment_gateway
 from orders.selectors import OrderScope
 from orders.services import (
@@ -71,13 +81,16 @@ def order_change(*, principal: Principal, ref: str, data: Mapping[str, Any]) -> 
             )
         return order_current(scope=scope, ref=order.order_id, parts=())
 
-    accepted = accept_entries_check(
-        order=order,
-        entries=[c for c in changes if c["type"] == "AcceptOffer"],
-        seller_id=str(principal.seller.pk),
-        now=now,
+    sale = _sale_of(
+        order,
+        sale_lines_check(
+            entries=[c for c in changes if c["type"] == "AcceptOffer"],
+            context={"orderId": order.order_id},
+            seller_id=str(principal.seller.pk),
+            now=now,
+            refuse=IN_CHANGE,
+        ),
     )
-    added = sum((_price_of(a) for a in accepted), Decimal("0.00"))
     confirm = "ConfirmHold" in kinds
     if order.status not in (OrderStatus.ONHOLD, OrderStatus.CONFIRMED) or (
         confirm and order.status != OrderStatus.ONHOLD
@@ -87,7 +100,15 @@ def order_change(*, principal: Principal, ref: str, data: Mapping[str, Any]) -> 
             f"The order is {order.status}; it cannot take this change",
             path="changes",
         )
-    due = order.balance_due + added if confirm or order.status == OrderStatus.CONFIRMED else 0
+    added = sale.amount
+    # SPEC.md §3: a hold takes the change unpaid (its balance grows); a paid order, or a
+    # hold being confirmed, pays what its value now exceeds what was paid, never less
+    # than nothing (a cheaper seat gives nothing back: DESIGN.md §11 "Seat change").
+    due = (
+        max(order.total + added - order.paid, ZERO)
+        if confirm or order.status == OrderStatus.CONFIRMED
+        else ZERO
+    )
     card = _payment_for(data.get("payment"), due=due, now=now)
     charge = card_charge(card, due) if card else None
     try:
@@ -100,12 +121,24 @@ def order_change(*, principal: Principal, ref: str, data: Mapping[str, Any]) -> 
                     "The order changed while this request was made; retrieve it and retry",
                     path="changes",
                 )
-            services = services_add(order=locked, parts=order, accepted=accepted, now=now)
+            services = services_write(
+                sale,
+                order=locked,
+                passengers={p.ref: p for p in order.passengers.all()},
+                journeys={j.ref: j for j in order.journeys.all()},
+                segments={s.ref: s for j in order.journeys.all() for s in j.segments.all()},
+                now=now,
+                refuse=IN_CHANGE,
+            )
             update: dict[str, Any] = {
                 "total": F("total") + added,
                 "updated_at": now,
                 "version": F("version") + 1,
             }
+            if sale.replaced and order.paid == 0:
+                # A seat given up before anyone paid for it is voided; on a paid order
+                # its value went into the new seat.
+                update["voided"] = F("voided") + sum((r.total for r in sale.replaced), ZERO)
             if charge is not None:
                 update["paid"] = F("paid") + charge.amount
             if confirm:
@@ -120,6 +153,7 @@ def order_change(*, principal: Principal, ref: str, data: Mapping[str, Any]) -> 
                     actor=actor,
                     kind="services_added",
                     services=[f"{s.ref} {s.code}" for s in services],
+                    replaced=[f"{s.ref} {s.code}" for s in sale.replaced],
                     amount=str(added),
                 )
             if charge is not None:
@@ -129,7 +163,9 @@ def order_change(*, principal: Principal, ref: str, data: Mapping[str, Any]) -> 
                 tickets_issue(locked, now=now)
                 event_record(locked, now=now, actor=actor, kind="hold_confirmed")
             if locked.status == OrderStatus.CONFIRMED:
-                emds_issue(locked)
+                emds_number(
+                    list(Service.objects.filter(order=locked, status=Service.Status.ACTIVE))
+                )
     except BaseException:
         if charge is not None:
             payment_gateway().refund(charge=charge, amount=charge.amount)
@@ -137,27 +173,24 @@ def order_change(*, principal: Principal, ref: str, data: Mapping[str, Any]) -> 
     return order_current(scope=scope, ref=order.order_id, parts=())
 
 
-def emds_issue(order: Order) -> None:
-    """EMD numbers for the order's paid services that have none yet (DESIGN.md §8)."""
-    unnumbered = [
-        s
-        for s in Service.objects.filter(
-            order=order, status=Service.Status.ACTIVE, emd_number__isnull=True
-        )
-        if s.total > 0
-    ]
-    if not unnumbered:
-        return
-    serials = TicketSerial.objects.bulk_create([TicketSerial() for _ in unnumbered])
-    for service, serial in zip(unnumbered, serials, strict=True):
-        service.emd_number = ids.ticket_number(serial.pk)
-    Service.objects.bulk_update(unnumbered, ["emd_number"])
-
-
-def _price_of(accepted: Accepted) -> Decimal:
-    return sum(
-        (sum(Decimal(v) for v in accepted.item["prices"][ref]) for ref in accepted.passenger_refs),
-        Decimal("0.00"),
+def _sale_of(order: Order, lines: Sequence[SaleLine]) -> Sale:
+    """The lines checked against what the order's passengers hold now (order with
+    SLIM_PREFETCH: passengers, journeys, segments)."""
+    if not lines:
+        return Sale()
+    passengers = list(order.passengers.all())
+    journeys = list(order.journeys.all())
+    held = held_services(
+        Service.objects.filter(order=order, status=Service.Status.ACTIVE),
+        pax_refs={p.pk: p.ref for p in passengers},
+        journey_refs={j.pk: j.ref for j in journeys},
+        segment_refs={s.pk: s.ref for j in journeys for s in j.segments.all()},
+    )
+    return sale_check(
+        lines=lines,
+        held=held,
+        travellers={p.ref: Traveller(p.ref, p.ptc, p.infant_id is not None) for p in passengers},
+        refuse=IN_CHANGE,
     )
 
 

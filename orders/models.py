@@ -67,6 +67,10 @@ class Order(models.Model):
     currency = models.CharField(max_length=3, default="USD")
     total = models.DecimalField(max_digits=12, decimal_places=2)
     paid = models.DecimalField(max_digits=12, decimal_places=2, default=0)
+    # `total` is what the order's live lines are worth; what was on it and went before
+    # anyone paid for it (a cancelled or lapsed hold, a seat replaced on a hold) is here,
+    # so the order view's totals account for every line it ever had (SPEC.md §2.5).
+    voided = models.DecimalField(max_digits=12, decimal_places=2, default=0, db_default=0)
     payment_time_limit = models.DateTimeField(null=True, blank=True)
     # The priced offer this order was booked from: unique, so one priced offer becomes
     # at most one order even when two requests race (DESIGN.md §8).
@@ -310,6 +314,9 @@ class Service(models.Model):
     seat_column = models.CharField(max_length=1, blank=True)
     status = models.CharField(max_length=9, choices=Status.choices, default=Status.ACTIVE)
     emd_number = models.CharField(max_length=13, null=True, blank=True, unique=True)
+    included = models.BooleanField(
+        default=False, db_default=False, help_text="Part of the bundle, at price 0"
+    )
     created_at = models.DateTimeField()
 
     class Meta:

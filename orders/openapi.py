@@ -34,13 +34,23 @@ class OrderItem(s.Serializer):
     fare = Fare()
 
 
+class OrderTotals(s.Serializer):
+    charged = MonetaryAmount(help_text="Every payment taken")
+    refunded = MonetaryAmount(help_text="What of it was given back")
+    voided = MonetaryAmount(
+        help_text="The value of lines cancelled before they were paid for (a cancelled or "
+        "lapsed hold, a seat replaced on a hold)"
+    )
+
+
 class OrderHeader(s.Serializer):
     orderId = s.CharField()
     recordLocator = s.CharField()
     ownerCode = s.CharField()
     statusCode = s.ChoiceField(choices=["CONFIRMED", "ONHOLD", "CANCELLED", "CLOSED", "PENDING"])
     creationDateTime = s.DateTimeField()
-    totalPrice = Price()
+    totalPrice = Price(help_text="What the order's live (not cancelled) lines are worth")
+    totals = OrderTotals()
     balanceDue = MonetaryAmount(required=False, help_text="On hold only")
     paymentTimeLimit = s.DateTimeField(required=False, help_text="On hold only (UTC)")
     items = OrderItem(many=True)
@@ -48,6 +58,9 @@ class OrderHeader(s.Serializer):
 
 class OrderPax(s.Serializer):
     paxId = s.CharField(help_text="PAX-...")
+    passengerId = s.CharField(
+        help_text="The passengerId create order gave (the priced offer's paxId, e.g. ADT-1)"
+    )
     ptc = s.ChoiceField(choices=["ADT", "CHD", "INF"])
     name = Name()
     dateOfBirth = s.DateField(required=False)
@@ -57,7 +70,14 @@ class OrderPax(s.Serializer):
     loyaltyProgram = s.DictField(required=False)
     travelDocuments = s.ListField(child=s.DictField(), required=False)
     contacts = s.DictField(required=False)
-    infantRefId = s.CharField(required=False, help_text="On an adult: the infant they carry")
+    infantRefId = s.CharField(
+        required=False, help_text="On an adult: the PAX- id of the infant they carry"
+    )
+    infantPassengerId = s.CharField(
+        required=False,
+        help_text="On an adult: the infant they carry, by the passengerId create order gave "
+        "(the same name and value as create order's infantPassengerId)",
+    )
 
 
 class PhoneNumber(s.Serializer):
@@ -128,9 +148,39 @@ class OrderTicket(s.Serializer):
     statusCode = s.ChoiceField(choices=["OPEN", "USED", "REFUNDED", "EXCHANGED", "VOID"])
 
 
+class ServiceAttributes(s.Serializer):
+    seat = s.CharField(required=False, help_text="A seat: its designator, e.g. 12A")
+    row = s.IntegerField(required=False)
+    column = s.CharField(required=False)
+    pieceCount = s.IntegerField(required=False, help_text="A checked bag: 1")
+
+
+class OrderService(s.Serializer):
+    itemId = s.CharField(help_text="OOI-...")
+    serviceId = s.CharField(help_text="SVR-...")
+    code = s.CharField(help_text="Product code: STST, CB1, COB, PRIO...")
+    name = s.CharField()
+    category = s.CharField(help_text="seat, baggage, pets, priority")
+    ownerCode = s.CharField()
+    statusCode = s.ChoiceField(
+        choices=["CONFIRMED", "CANCELLED"],
+        help_text="CANCELLED lines stay in view (a cancelled order, a replaced seat)",
+    )
+    totalPrice = Price(
+        help_text="base 0; the product's price as a fee (SeatFee, BaggageFee, ServiceFee: the "
+        "passengerPricing amount it was offered at) plus US tax (its taxAmount)"
+    )
+    paxRefId = s.CharField()
+    segmentRefId = s.CharField(required=False)
+    journeyRefId = s.CharField(required=False)
+    attributes = ServiceAttributes(required=False)
+    included = s.BooleanField(required=False, help_text="Part of the bundle, at price 0")
+    emdNumber = s.RegexField(r"^\d{13}$", required=False, help_text="Paid services only")
+
+
 class OrderViewData(s.Serializer):
     order = OrderHeader()
-    services = s.ListField(child=s.DictField())
+    services = OrderService(many=True)
     pax = OrderPax(many=True)
     contacts = OrderContact(many=True)
     journeys = OrderJourney(many=True)
@@ -211,6 +261,33 @@ CREATE_EXAMPLES = [
         },
     ),
 ]
+
+CREATE_EXAMPLES.append(
+    OpenApiExample(
+        "Hold with a seat and a bag",
+        request_only=True,
+        value={
+            "offerId": "<priced offerId>",
+            "offerItemIds": ["<priced offerId>.1"],
+            "passengers": _PASSENGERS,
+            "contact": _CONTACT,
+            "payment": {"type": "Hold"},
+            "ancillaries": [
+                {
+                    "offerId": "<seats offerId of the priced offer>",
+                    "offerItemId": "<seats offerId>.2",
+                    "passengerIds": ["ADT-1"],
+                    "seat": {"row": 12, "column": "A"},
+                },
+                {
+                    "offerId": "<services offerId of the priced offer>",
+                    "offerItemId": "<services offerId>.1",
+                    "passengerIds": ["ADT-1"],
+                },
+            ],
+        },
+    )
+)
 
 CHANGE_EXAMPLES = [
     OpenApiExample(

@@ -11,14 +11,16 @@ from django.core.cache import cache
 
 from airline.api import clock
 from airline.api.responses import dumps
-from airline.fares.money import Price, Tax, money_wire, price_sum
+from airline.fares.money import ZERO, Fee, Price, Tax, money_wire, price_sum
 from airline.network.services import station_zone
 from offers.store import STORE_ERRORS
 from offers.wire import iso_duration, local_time
-from orders.models import Journey, Order, OrderStatus, Passenger, Segment, Service
+from orders.models import Journey, Order, OrderStatus, Passenger, Payment, Segment, Service
 from orders.selectors import LegPart, OrderParts, OrderRow, order_parts
 
 VIEW_CACHE_SECONDS = 24 * 3600
+# Line statuses of the view: order items' and services' alike (SPEC.md §3).
+CONFIRMED, CANCELLED = "CONFIRMED", "CANCELLED"
 
 
 def order_view_cached(order: Order, *, parts: OrderParts | None = None) -> orjson.Fragment:
@@ -50,16 +52,19 @@ def order_view(parts: OrderParts) -> dict[str, Any]:
     journeys = parts.journeys
     position = {j.pk: j.position for j in journeys}
     items = sorted(parts.items, key=lambda i: position.get(i.journey_id, 0))
-    services = [v for v in parts.services if v.status == Service.Status.ACTIVE]
+    # Cancelled lines stay in the view with their status; the total is what the live
+    # ones are worth, and `totals` accounts for the rest.
+    live = [Price.from_wire(i.price) for i in items if i.status != CANCELLED] + [
+        service_price(v) for v in parts.services if v.status == Service.Status.ACTIVE
+    ]
     header: dict[str, Any] = {
         "orderId": order.order_id,
         "recordLocator": order.record_locator,
         "ownerCode": order.owner_code,
         "statusCode": order.status,
         "creationDateTime": clock.format_utc(order.created_at),
-        "totalPrice": price_sum(
-            [Price.from_wire(i.price) for i in items] + [service_price(v) for v in services]
-        ).to_wire(order.currency),
+        "totalPrice": price_sum(live).to_wire(order.currency),
+        "totals": _totals(order, parts.payments),
     }
     if order.status == OrderStatus.ONHOLD:
         header["balanceDue"] = money_wire(order.balance_due, order.currency)
@@ -82,10 +87,13 @@ def order_view(parts: OrderParts) -> dict[str, Any]:
     ]
     segment_refs = {s.pk: s.ref for ss in segments_of.values() for s in ss}
     pax_by_pk = {p.pk: p.ref for p in passengers}
+    client_ids = {p.pk: p.offer_pax_id for p in passengers}
     return {
         "order": header,
-        "services": [_service_wire(v, order, pax_by_pk, segment_refs, journeys) for v in services],
-        "pax": [_pax_wire(p, pax_by_pk) for p in passengers],
+        "services": [
+            _service_wire(v, order, pax_by_pk, segment_refs, journeys) for v in parts.services
+        ],
+        "pax": [_pax_wire(p, pax_by_pk, client_ids) for p in passengers],
         "contacts": [_contact_wire(c) for c in parts.contacts],
         "journeys": [_journey_wire(j, segments_of[j.pk], parts.legs) for j in journeys],
         "payments": [
@@ -119,6 +127,21 @@ def order_view(parts: OrderParts) -> dict[str, Any]:
     }
 
 
+def _totals(order: Order, payments: Sequence[Payment]) -> dict[str, Any]:
+    """What moved and what went (SPEC.md §2.5 leaves it open): `charged` every payment
+    taken, `refunded` what of it was given back, `voided` the value of lines cancelled
+    before anyone paid for them (a cancelled or lapsed hold, a seat replaced on a hold)."""
+    taken = [p for p in payments if p.status != Payment.Status.FAILED]
+    return {
+        "charged": money_wire(sum((p.amount for p in taken), ZERO), order.currency),
+        "refunded": money_wire(
+            sum((p.amount for p in taken if p.status == Payment.Status.REFUNDED), ZERO),
+            order.currency,
+        ),
+        "voided": money_wire(order.voided, order.currency),
+    }
+
+
 def summary(row: OrderRow) -> dict[str, Any]:
     """One OrderList row (SPEC.md §2.8): the journey the selector chose and the lead
     passenger."""
@@ -145,9 +168,14 @@ def _zone(code: str) -> ZoneInfo:
     return station_zone(code)
 
 
-def _pax_wire(p: Passenger, pax_by_pk: dict[int, str]) -> dict[str, Any]:
+def _pax_wire(
+    p: Passenger, pax_by_pk: dict[int, str], client_ids: dict[int, str]
+) -> dict[str, Any]:
     wire: dict[str, Any] = {
         "paxId": p.ref,
+        # The id create order's passengers[] gave this passenger (the priced offer's
+        # paxId): the link from the client's ids to the order's PAX- ids.
+        "passengerId": p.offer_pax_id,
         "ptc": p.ptc,
         "name": {"givenName": p.given_name, "surname": p.surname},
     }
@@ -159,7 +187,10 @@ def _pax_wire(p: Passenger, pax_by_pk: dict[int, str]) -> dict[str, Any]:
         "loyaltyProgram": p.loyalty_program,
         "travelDocuments": p.travel_documents,
         "contacts": p.contacts,
+        # The infant an adult carries, by the order's id and, as create order named it
+        # (`infantPassengerId`), by the client's.
         "infantRefId": pax_by_pk.get(p.infant_id) if p.infant_id else None,
+        "infantPassengerId": client_ids.get(p.infant_id) if p.infant_id else None,
     }
     wire.update({k: v for k, v in optional.items() if v})
     return wire
@@ -221,11 +252,29 @@ def _segment_wire(s: Segment, legs: Iterable[LegPart]) -> dict[str, Any]:
     }
 
 
+FEE_TYPES = {"SEAT": "SeatFee", "BAGGAGE": "BaggageFee"}
+
+
 def service_price(service: Service) -> Price:
-    """A service's price: the product before tax, plus the US transportation tax where
-    the product carries it."""
+    """A service's price (SPEC.md §1 Price): no fare, so a base of 0; the product's price
+    as a fee of its kind (SeatFee, BaggageFee, else ServiceFee) — the seat map's or
+    service list's passengerPricing `amount` — plus the US transportation tax where the
+    product carries it (`taxAmount`). Their sum is what the passenger is charged."""
     taxes = (Tax("US", "US Transportation Tax", service.tax),) if service.tax else ()
-    return Price(base=service.amount, taxes=taxes)
+    # A free service (a bundle's own, a free seat) adds no fee line to the order's total.
+    fees = (
+        (
+            Fee(
+                FEE_TYPES.get(service.category, "ServiceFee"),
+                service.code,
+                service.name,
+                service.amount,
+            ),
+        )
+        if service.amount
+        else ()
+    )
+    return Price(base=ZERO, taxes=taxes, fees=fees)
 
 
 def _service_wire(
@@ -242,9 +291,12 @@ def _service_wire(
         "name": service.name,
         "category": service.category.lower(),
         "ownerCode": order.owner_code,
+        "statusCode": CANCELLED if service.status == Service.Status.CANCELLED else CONFIRMED,
         "totalPrice": service_price(service).to_wire(order.currency),
         "paxRefId": pax_by_pk[service.passenger_id],
     }
+    if service.included:
+        wire["included"] = True
     if service.segment_id:
         wire["segmentRefId"] = segment_refs.get(service.segment_id)
     if service.journey_id:

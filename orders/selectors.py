@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
+from uuid import UUID
 
 from django.conf import settings
 from django.db import connection
@@ -73,7 +74,7 @@ class OrderScope:
     Agency codes are free text that any partner's key may carry, so the seller, which
     belongs to one partner, always comes first."""
 
-    seller_id: int
+    seller_id: UUID
     agency_code: str = ""
 
     @classmethod
@@ -207,7 +208,7 @@ def order_not_found(ref: str) -> ApiError:
 class OrderSearch:
     """OrderList's criteria, already validated and normalised (SPEC.md §4.8)."""
 
-    seller_id: int
+    seller_id: UUID
     agency_code: str
     first_name: str = ""
     last_name: str = ""
@@ -303,7 +304,8 @@ def _order_page_sql(search: OrderSearch, *, now: datetime) -> tuple[str, list[An
     # Owner first: the acting seller's orders, then the key's agency (OrderScope).
     where = ["o.seller_id = %s", "o.agency_code = %s", "o.id > %s", "o.status <> %s"]
     params: list[Any] = [
-        search.seller_id,
+        # A UUID, which SQLite stores as 32 hex digits: prepared as the column wants it.
+        Order._meta.get_field("seller").get_db_prep_value(search.seller_id, connection),
         search.agency_code,
         search.last_index,
         OrderStatus.CLOSED,

@@ -104,6 +104,27 @@ class OfferItemSelectionIn(StrictSerializer):
     )
 
 
+class SeatIn(StrictSerializer):
+    row = serializers.IntegerField(min_value=1, max_value=99)
+    column = serializers.RegexField(r"^[A-Za-z]$")
+
+
+class BookedAncillaryIn(StrictSerializer):
+    """A seat or service bought with the booking (DESIGN.md §11 "Ancillaries in the first
+    booking"): the AcceptOffer entry without `type`, from the priced offer's seat maps
+    (POST /offers/{offerId}/seats) and service list (/services)."""
+
+    offerId = serializers.CharField(max_length=100)
+    offerItemId = serializers.CharField(max_length=100)
+    passengerIds = serializers.ListField(
+        child=serializers.CharField(max_length=64),
+        required=False,
+        allow_empty=False,
+        help_text="The priced offer's paxIds (ADT-1...); default: every passenger priced",
+    )
+    seat = SeatIn(required=False, help_text="For a seat item: the seat chosen on its map")
+
+
 class CreateOrderIn(StrictSerializer):
     offerId = serializers.CharField(max_length=100)
     offerItemIds = serializers.ListField(
@@ -114,6 +135,13 @@ class CreateOrderIn(StrictSerializer):
     contact = ContactIn()
     remarks = serializers.CharField(max_length=500, required=False, allow_blank=True)
     payment = PaymentIn()
+    ancillaries = BookedAncillaryIn(
+        many=True,
+        required=False,
+        allow_empty=False,
+        max_length=200,
+        help_text="Seats and services sold with the flights, in the same transaction",
+    )
 
 
 class OrderListQuery(serializers.Serializer):
@@ -146,11 +174,6 @@ CHANGE_TYPES = [
     "AcceptOffer",
     "AcceptReshopOffer",
 ]
-
-
-class SeatIn(StrictSerializer):
-    row = serializers.IntegerField(min_value=1, max_value=99)
-    column = serializers.RegexField(r"^[A-Za-z]$")
 
 
 class ChangeIn(StrictSerializer):

@@ -23,9 +23,20 @@ from airline.network.inventory import SeatChange, SoldOut, inventory_apply
 from airline.network.itineraries import DatedLeg, network_index
 from airline.network.itineraries import Journey as NetworkJourney
 from airline.network.services import station_zone
+from offers.ancillaries import Traveller, bundle_terms
 from offers.store import OfferSource, offer_load
 from offers.wire import journey_id, ref_id
 from orders import ids
+from orders.ancillaries import (
+    IN_CREATE,
+    HeldService,
+    Sale,
+    emds_number,
+    inclusion_lines,
+    sale_check,
+    sale_lines_check,
+    services_write,
+)
 from orders.checks import (
     ContactIn,
     PassengerIn,
@@ -111,6 +122,14 @@ def order_create(
     passengers = check_passengers(data["passengers"], first_travel_date=first_date)
     check_party_matches(passengers, batch.passengers)
     contact = check_contact(data["contact"], lead=lead_of(passengers))
+    sale = _first_sale(
+        booked,
+        passengers,
+        entries=data.get("ancillaries") or (),
+        offer_id=offer_id,
+        seller_id=str(principal.seller.pk),
+        now=now,
+    )
 
     payment = data["payment"]
     card, time_limit = None, None
@@ -130,8 +149,8 @@ def order_create(
     if card is not None and Order.objects.filter(source_offer_id=offer_id).exists():
         raise _already_booked(offer_id)
 
-    total = price_sum(Price.from_wire(b.item["totalPrice"]) for b in booked)
-    charge = card_charge(card, total.total) if card else None
+    total = price_sum(Price.from_wire(b.item["totalPrice"]) for b in booked).total + sale.amount
+    charge = card_charge(card, total) if card else None
     try:
         for _ in range(LOCATOR_ATTEMPTS):
             try:
@@ -144,7 +163,8 @@ def order_create(
                     passengers=passengers,
                     contact=contact,
                     remarks=data.get("remarks", ""),
-                    total=total.total,
+                    sale=sale,
+                    total=total,
                     time_limit=time_limit,
                     paid_by=(charge, card) if charge is not None else None,
                 )
@@ -178,8 +198,14 @@ def order_cancel_hold(*, order: Order, actor: str, kind: str = "hold_cancelled")
     with transaction.atomic():
         # The conditional UPDATE picks one winner among concurrent cancellers and
         # expirers; only the winner releases seats, so they are never given back twice.
+        # Every line goes unpaid: the order is worth nothing now and its value is voided
+        # (SQL reads `total` as it was before this UPDATE).
         won = Order.objects.filter(pk=order.pk, status=OrderStatus.ONHOLD, paid=0).update(
-            status=OrderStatus.CANCELLED, updated_at=now, version=F("version") + 1
+            status=OrderStatus.CANCELLED,
+            total=0,
+            voided=F("voided") + F("total"),
+            updated_at=now,
+            version=F("version") + 1,
         )
         if not won:
             return False
@@ -190,7 +216,7 @@ def order_cancel_hold(*, order: Order, actor: str, kind: str = "hold_cancelled")
             status=Service.Status.CANCELLED
         )
         event_record(order, now=now, actor=actor, kind=kind)
-    order.refresh_from_db(fields=["status", "updated_at", "version"])
+    order.refresh_from_db(fields=["status", "total", "voided", "updated_at", "version"])
     return True
 
 
@@ -203,7 +229,7 @@ def order_expire_if_due(order: Order, *, now: datetime | None = None) -> Order:
         and order.payment_time_limit is not None
         and order.payment_time_limit <= now
     ) and not order_cancel_hold(order=order, actor="system", kind="hold_expired"):
-        order.refresh_from_db(fields=["status", "paid", "updated_at", "version"])
+        order.refresh_from_db(fields=["status", "total", "voided", "paid", "updated_at", "version"])
     return order
 
 
@@ -366,13 +392,15 @@ def _write_order(
     passengers: Sequence[PassengerIn],
     contact: ContactIn,
     remarks: str,
+    sale: Sale,
     total: Decimal,
     time_limit: datetime | None,
     paid_by: tuple[Charge, Card] | None,
 ) -> OrderParts:
     """The booking's one transaction: the order with a freshly drawn record locator, its
-    seats, passengers, contact, journeys, items, segments and legs, its payment and
-    e-tickets when paid, and its event. Returns what it wrote; LocatorTaken when the
+    seats, passengers, contact, journeys, items, segments and legs, its services (bundle
+    inclusions, seats and bags bought with it), its payment, e-tickets and EMDs when
+    paid, and its event. Returns what it wrote; LocatorTaken when the
     record locator drawn is another order's (the transaction is then rolled back)."""
     order = Order(
         order_id=ids.new_order_id(),
@@ -415,7 +443,7 @@ def _write_order(
     journeys = Journey.objects.bulk_create(
         journey_row(
             order,
-            ref=b.item.get("journeyId") or journey_id(b.journey),
+            ref=_journey_ref(b),
             position=position,
             journey=b.journey,
         )
@@ -442,6 +470,19 @@ def _write_order(
             for s, rbd in zip(b.journey.segments, b.item["rbds"], strict=True)
         ],
     )
+    services = (
+        services_write(
+            sale,
+            order=order,
+            passengers={p.offer_pax_id: p for p in passenger_rows},
+            journeys={j.ref: j for j in journeys},
+            segments={s.ref: s for s in segment_rows},
+            now=now,
+            refuse=IN_CREATE,
+        )
+        if sale.lines
+        else []
+    )
     # What the order view shows of a leg is the scheduled flight leg, which the network
     # index the journeys came from holds: no need to read it back.
     flown = {leg.id: leg for b in booked for s in b.journey.segments for leg in s.legs}
@@ -456,7 +497,7 @@ def _write_order(
             s.pk: [_leg_part(leg, flown) for leg in legs if leg.segment_id == s.pk]
             for s in segment_rows
         },
-        services=[],
+        services=services,
         payments=[],
         tickets=[],
         coupons={},
@@ -464,6 +505,7 @@ def _write_order(
     if paid_by is not None:
         charge, card = paid_by
         payment = payment_record(order, charge=charge, card=card, now=now)
+        emds_number(services)
         tickets, coupons = tickets_issue(
             order, now=now, passengers=passenger_rows, segments=segment_rows
         )
@@ -483,6 +525,60 @@ def _write_order(
         channel=channel,
     )
     return parts
+
+
+def _first_sale(
+    booked: Sequence[BookedJourney],
+    passengers: Sequence[PassengerIn],
+    *,
+    entries: Sequence[Mapping[str, Any]],
+    offer_id: str,
+    seller_id: str,
+    now: datetime,
+) -> Sale:
+    """What a new order sells besides its flights: each journey's bundle inclusions for
+    every seated passenger (DESIGN.md §11), then the seats and services of the priced
+    offer's seat maps and service lists named in `ancillaries` (SPEC.md §3: a hold may
+    include them), checked against the inclusions and the booked journeys."""
+    travellers = {p.pax_id: Traveller(p.pax_id, p.ptc, bool(p.infant_pax_id)) for p in passengers}
+    journey_refs = {_journey_ref(b): b for b in booked}
+    inclusions = [
+        line
+        for ref, b in journey_refs.items()
+        for line in inclusion_lines(
+            bundle=bundle_terms(b.item["bundle"]), journey_ref=ref, travellers=travellers.values()
+        )
+    ]
+    bought = sale_lines_check(
+        entries=entries,
+        context={"offerId": offer_id},
+        seller_id=seller_id,
+        now=now,
+        refuse=IN_CREATE,
+    )
+    segment_refs = {
+        ref_id("SEG", *(leg.id for leg in s.legs)) for b in booked for s in b.journey.segments
+    }
+    for line in bought:
+        if (line.journey_ref and line.journey_ref not in journey_refs) or (
+            line.segment_ref and line.segment_ref not in segment_refs
+        ):
+            raise IN_CREATE(
+                f"{line.product.code} is for a flight not booked here; book its offer item"
+            )
+    sale = sale_check(
+        lines=bought,
+        held=[HeldService.of_line(line) for line in inclusions],
+        travellers=travellers,
+        refuse=IN_CREATE,
+    )
+    return Sale(lines=(*inclusions, *sale.lines))
+
+
+def _journey_ref(booked: BookedJourney) -> str:
+    """The JOU- id of a booked journey: the priced offer's, so that seat and service
+    items offered for it name the order's journey."""
+    return booked.item.get("journeyId") or journey_id(booked.journey)
 
 
 def _leg_part(row: Leg, flown: Mapping[int, DatedLeg]) -> LegPart:

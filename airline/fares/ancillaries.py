@@ -75,6 +75,11 @@ def products(categories: list[str] | None = None) -> tuple[Product, ...]:
     return tuple(p for p in _products.get() if not categories or p.category in categories)
 
 
+def product(code: str) -> Product | None:
+    """The active product with this code."""
+    return next((p for p in _products.get() if p.code == code), None)
+
+
 def seat_product(zone: str) -> Product | None:
     return next((p for p in _products.get() if p.is_seat and p.seat_zone == zone), None)
 

@@ -78,4 +78,7 @@ def test_the_description_generates_without_a_warning(tmp_path):
     assert set(create["requestBody"]["content"]["application/json"]["examples"]) == {
         "Hold",
         "Card",
+        "HoldWithASeatAndABag",
     }
+    view = document["components"]["schemas"]["OrderViewData"]["properties"]
+    assert view["services"]["items"]["$ref"].endswith("/OrderService")
