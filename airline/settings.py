@@ -220,6 +220,11 @@ HOLD_CUTOFF_HOURS_BEFORE_DEPARTURE = env_int("HOLD_CUTOFF_HOURS_BEFORE_DEPARTURE
 # The payment gateway class (orders/payments.py). The test-mode gateway approves and
 # declines the documented test cards and never moves money.
 PAYMENT_GATEWAY = env_str("PAYMENT_GATEWAY", "orders.payments.TestGateway")
+# The test gateway's time per charge, as a real gateway's (the crash test widens it).
+TEST_GATEWAY_LATENCY_MS = env_int("TEST_GATEWAY_LATENCY_MS", 0)
+# How long a payment intent may stay PENDING before the reconciler settles it: longer than
+# any request can take (gunicorn's timeout), so it never races a request still running.
+PAYMENT_INTENT_GRACE_SECONDS = env_int("PAYMENT_INTENT_GRACE_SECONDS", 120)
 IDEMPOTENCY_TTL_HOURS = 24  # DESIGN.md §4
 # A request still marked in progress after this long is taken to have died with its
 # worker; the key can then be used again.

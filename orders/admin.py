@@ -15,6 +15,7 @@ from orders.models import (
     OrderItem,
     Passenger,
     Payment,
+    PaymentIntent,
     Segment,
     Service,
     Ticket,
@@ -195,6 +196,7 @@ class OrderAdmin(admin.ModelAdmin):
         "currency",
         "total",
         "paid",
+        "voided",
         "balance",
         "payment_time_limit",
         "source_offer_id",
@@ -245,3 +247,25 @@ class OrderAdmin(admin.ModelAdmin):
                 "were left as they were.",
                 messages.WARNING,
             )
+
+
+@admin.register(PaymentIntent)
+class PaymentIntentAdmin(admin.ModelAdmin):
+    """Card charges and how each was settled, read-only: the record operations staff
+    reconcile the gateway's statements against (DESIGN.md §11 "Payments")."""
+
+    list_display = ["ref", "state", "purpose", "amount", "order", "seller", "created_at", "note"]
+    list_filter = ["state", "purpose"]
+    search_fields = ["=ref", "=gateway_reference", "=order__record_locator", "=offer_id"]
+    search_help_text = "Intent reference, gateway reference, record locator or offer id"
+    list_select_related = ["order", "seller"]
+    date_hierarchy = "created_at"
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False  # settled by the flows and the reconciler only
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False  # the money record is kept

@@ -4,7 +4,8 @@ AcceptOffer (seats and services), ConfirmHold with a payment, CancelUnpaidOrder.
 One request is one transaction with the order row locked, so two changes of one order
 queue. Money follows SPEC.md §3: a change that raises the balance of a paid order needs a
 card payment for the difference; on a hold it commits unpaid and the balance due grows.
-A card is charged before the transaction and refunded if the transaction fails.
+A card is charged under a payment intent committed before the gateway is called
+(orders.intents), before the transaction, and refunded if the transaction fails.
 """
 
 from collections.abc import Mapping, Sequence
@@ -28,12 +29,12 @@ from orders.ancillaries import (
     sale_lines_check,
     services_write,
 )
-from orders.models import Order, OrderStatus, Service
-from orders.payments import Card, card_check, payment_gateway
+from orders.intents import intent_attach, intent_charge, intent_open, intent_refund
+from orders.models import Order, OrderStatus, PaymentIntent, Service
+from orders.payments import Card, card_check
 from orders.selectors import OrderScope
 from orders.services import (
     actor_of,
-    card_charge,
     event_record,
     order_cancel_hold,
     order_current,
@@ -110,7 +111,17 @@ def order_change(*, principal: Principal, ref: str, data: Mapping[str, Any]) -> 
         else ZERO
     )
     card = _payment_for(data.get("payment"), due=due, now=now)
-    charge = card_charge(card, due) if card else None
+    intent = charge = None
+    if card is not None:
+        intent = intent_open(
+            seller=principal.seller,
+            purpose=PaymentIntent.Purpose.CHANGE,
+            amount=due,
+            card=card,
+            now=now,
+            order=order,
+        )
+        charge = intent_charge(intent, card)
     try:
         with transaction.atomic():
             # Changes of one order queue here; the balance below is read under the lock.
@@ -157,7 +168,8 @@ def order_change(*, principal: Principal, ref: str, data: Mapping[str, Any]) -> 
                     amount=str(added),
                 )
             if charge is not None:
-                payment_record(locked, charge=charge, card=card, now=now)
+                payment = payment_record(locked, charge=charge, intent=intent, now=now)
+                intent_attach(intent, charge=charge, payment=payment)
                 event_record(locked, now=now, actor=actor, kind="paid", amount=str(charge.amount))
             if confirm:
                 tickets_issue(locked, now=now)
@@ -168,7 +180,7 @@ def order_change(*, principal: Principal, ref: str, data: Mapping[str, Any]) -> 
                 )
     except BaseException:
         if charge is not None:
-            payment_gateway().refund(charge=charge, amount=charge.amount)
+            intent_refund(intent, charge, why="the change could not be applied")
         raise
     return order_current(scope=scope, ref=order.order_id, parts=())
 

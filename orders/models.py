@@ -425,3 +425,96 @@ class TicketSerial(models.Model):
 
     def __str__(self) -> str:
         return str(self.pk)
+
+
+class PaymentIntent(models.Model):
+    """A card charge, recorded and committed before the gateway is called (DESIGN.md §11
+    "Payments"), so no money moves without a durable record: a worker that dies between
+    the charge and the booking's commit leaves an intent the reconciler settles, by the
+    gateway's own word on `ref` (orders.payments.payments_reconcile).
+
+    Create order reserves first: the order is written PENDING with its seats and this
+    intent in one transaction, the card is charged, then the order is confirmed and the
+    intent ATTACHED to its payment row. A change charges against an intent committed on
+    its own and attaches it in the change's transaction."""
+
+    class State(models.TextChoices):
+        PENDING = "PENDING", "Recorded; the gateway may have been called"
+        ATTACHED = "ATTACHED", "Charged; its charge is an order's payment row"
+        DECLINED = "DECLINED", "Refused by the gateway; nothing taken"
+        REFUNDED = "REFUNDED", "Charged, then given back"
+        VOID = "VOID", "Never charged"
+
+    class Purpose(models.TextChoices):
+        CREATE = "CREATE", "Create order"
+        CHANGE = "CHANGE", "Change order"
+
+    ref = models.CharField(
+        max_length=32, unique=True, help_text="Our reference, sent to the gateway with the charge"
+    )
+    seller = models.ForeignKey(Seller, on_delete=models.PROTECT, related_name="+")
+    # The order it pays for: the reserved (PENDING) order of a create, the changed
+    # order of a change. Null once a reserved order that was never paid is gone.
+    order = models.ForeignKey(
+        Order, on_delete=models.SET_NULL, null=True, blank=True, related_name="payment_intents"
+    )
+    offer_id = models.CharField(max_length=100, blank=True, help_text="A create's priced offer")
+    purpose = models.CharField(max_length=6, choices=Purpose.choices)
+    amount = models.DecimalField(max_digits=12, decimal_places=2)
+    currency = models.CharField(max_length=3, default="USD")
+    state = models.CharField(max_length=8, choices=State.choices, default=State.PENDING)
+    gateway_reference = models.CharField(max_length=64, blank=True)
+    card_brand = models.CharField(max_length=2)
+    card_last4 = models.CharField(max_length=4)
+    card_expiry = models.CharField(max_length=4, help_text="MMYY")
+    payment = models.OneToOneField(
+        Payment, on_delete=models.PROTECT, null=True, blank=True, related_name="intent"
+    )
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+    note = models.CharField(max_length=200, blank=True, help_text="How it was settled")
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [
+            # The reconciler: intents still pending, oldest first.
+            models.Index(
+                fields=["created_at"], name="intent_pending", condition=Q(state="PENDING")
+            ),
+        ]
+        constraints = [
+            models.CheckConstraint(condition=Q(amount__gt=0), name="intent_amount_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.ref} {self.amount} {self.state}"
+
+
+class GatewayEntry(models.Model):
+    """The test-mode gateway's ledger (orders.payments.TestGateway): every charge and
+    refund it made, committed as it makes them, so tests (the crash test above all) can
+    compare what the gateway took with what the orders say. A real gateway keeps its
+    own."""
+
+    class Kind(models.TextChoices):
+        CHARGE = "CHARGE"
+        REFUND = "REFUND"
+
+    kind = models.CharField(max_length=6, choices=Kind.choices)
+    reference = models.CharField(max_length=32, help_text="The intent's ref")
+    charge_reference = models.CharField(max_length=64, help_text="The gateway's id of the charge")
+    amount = models.DecimalField(max_digits=12, decimal_places=2)
+    currency = models.CharField(max_length=3, default="USD")
+    at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            # A charge is made once per reference, whoever retries it.
+            models.UniqueConstraint(
+                fields=["reference"], condition=Q(kind="CHARGE"), name="one_charge_per_reference"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.reference} {self.amount}"

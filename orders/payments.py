@@ -1,20 +1,27 @@
 """Card payments: the checks every card passes before a gateway sees it, the gateway
-interface, and the test-mode gateway (DESIGN.md §8, §11 "Card fields").
+interface, and the test-mode gateway (DESIGN.md §8, §11 "Card fields", "Payments").
 
 The full card number and security code live only in the `Card` of one request: never
 stored, never logged, never in an error message. What is kept is brand, last four and
 expiry.
+
+Every charge carries our reference (a PaymentIntent's `ref`, committed before the call):
+a gateway charges a reference at most once, and tells later what it holds for it
+(`settlement`), which is how the reconciler settles an intent whose worker died.
 """
 
 import secrets
+import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from typing import Any, Protocol
 
 from django.conf import settings
+from django.db.models import Sum
 from django.utils.module_loading import import_string
 
+from airline.api import clock
 from airline.api.errors import ApiError, Err
 
 BRANDS = {"VI": "Visa", "CA": "Mastercard", "AX": "American Express", "DS": "Discover"}
@@ -54,20 +61,41 @@ class PaymentTimedOut(Exception):
     """The gateway did not answer in time; the charge, if any, is voided."""
 
 
+@dataclass(frozen=True)
+class Settlement:
+    """What a gateway holds for one of our references: the charge, and how much of it
+    has been refunded."""
+
+    charge: Charge
+    refunded: Decimal
+
+    @property
+    def outstanding(self) -> Decimal:
+        return self.charge.amount - self.refunded
+
+
 class PaymentGateway(Protocol):
     def charge(self, *, card: Card, amount: Decimal, currency: str, reference: str) -> Charge:
-        """Take `amount` now, or raise PaymentDeclined / PaymentTimedOut."""
+        """Take `amount` now, or raise PaymentDeclined / PaymentTimedOut. At most once
+        per `reference`: a repeated call answers the first charge."""
         ...
 
     def refund(self, *, charge: Charge, amount: Decimal) -> None:
         """Give back (part of) a charge; voids it when it has not settled."""
         ...
 
+    def settlement(self, *, reference: str) -> Settlement | None:
+        """What was charged for `reference` and refunded of it; None if nothing was."""
+        ...
+
 
 class TestGateway:
     """The test-mode gateway: approves the documented test cards, declines
-    4000000000000002 and times out on 4000000000000119 (DESIGN.md §8). No money moves
-    and nothing waits: a timeout is reported at once."""
+    4000000000000002 and times out on 4000000000000119 (DESIGN.md §8). No money moves;
+    every charge and refund is written to its ledger (orders.models.GatewayEntry) as it
+    is made, so tests can hold the orders against what the gateway took.
+    `TEST_GATEWAY_LATENCY_MS` makes each charge take that long, as a real one does (the
+    crash test uses it to kill workers while a charge is under way)."""
 
     APPROVED = frozenset(
         {"4111111111111111", "5555555555554444", "378282246310005", "6011111111111117"}
@@ -76,14 +104,54 @@ class TestGateway:
     TIMES_OUT = "4000000000000119"
 
     def charge(self, *, card: Card, amount: Decimal, currency: str, reference: str) -> Charge:
+        from orders.models import GatewayEntry  # the ledger is a table of the orders app
+
+        if settings.TEST_GATEWAY_LATENCY_MS:
+            time.sleep(settings.TEST_GATEWAY_LATENCY_MS / 1000)
         if card.number == self.TIMES_OUT:
             raise PaymentTimedOut
         if card.number not in self.APPROVED:
             raise PaymentDeclined
-        return Charge(reference=f"test_{secrets.token_hex(8)}", amount=amount, currency=currency)
+        earlier = self.settlement(reference=reference)
+        if earlier is not None:
+            return earlier.charge
+        entry = GatewayEntry.objects.create(
+            kind=GatewayEntry.Kind.CHARGE,
+            reference=reference,
+            charge_reference=f"test_{secrets.token_hex(8)}",
+            amount=amount,
+            currency=currency,
+            at=clock.now(),
+        )
+        return Charge(reference=entry.charge_reference, amount=amount, currency=currency)
 
     def refund(self, *, charge: Charge, amount: Decimal) -> None:
-        return None
+        from orders.models import GatewayEntry
+
+        [reference] = GatewayEntry.objects.filter(
+            kind=GatewayEntry.Kind.CHARGE, charge_reference=charge.reference
+        ).values_list("reference", flat=True)
+        GatewayEntry.objects.create(
+            kind=GatewayEntry.Kind.REFUND,
+            reference=reference,
+            charge_reference=charge.reference,
+            amount=amount,
+            currency=charge.currency,
+            at=clock.now(),
+        )
+
+    def settlement(self, *, reference: str) -> Settlement | None:
+        from orders.models import GatewayEntry
+
+        entries = GatewayEntry.objects.filter(reference=reference)
+        charged = entries.filter(kind=GatewayEntry.Kind.CHARGE).first()
+        if charged is None:
+            return None
+        refunded = entries.filter(kind=GatewayEntry.Kind.REFUND).aggregate(total=Sum("amount"))
+        return Settlement(
+            charge=Charge(charged.charge_reference, charged.amount, charged.currency),
+            refunded=refunded["total"] or Decimal("0.00"),
+        )
 
 
 def payment_gateway() -> PaymentGateway:

@@ -33,6 +33,7 @@ from orders.models import (
     OrderStatus,
     Passenger,
     Payment,
+    PaymentIntent,
     Segment,
     Service,
     Ticket,
@@ -137,6 +138,8 @@ class OrderParts:
     payments: Sequence[Payment]
     tickets: Sequence[Ticket]
     coupons: Mapping[int, Sequence[Coupon]]  # by ticket pk, by coupon number
+    # A reserved order's payment intent, while the create flow holds it (not rendered).
+    intent: "PaymentIntent | None" = None
 
 
 def stored_json(value: Any) -> Any:

@@ -45,6 +45,7 @@ from orders.checks import (
     check_passengers,
     lead_of,
 )
+from orders.intents import intent_attach, intent_charge, intent_open, intent_refund
 from orders.models import (
     Channel,
     Contact,
@@ -57,19 +58,13 @@ from orders.models import (
     OrderStatus,
     Passenger,
     Payment,
+    PaymentIntent,
     Segment,
     Service,
     Ticket,
     TicketSerial,
 )
-from orders.payments import (
-    Card,
-    Charge,
-    PaymentDeclined,
-    PaymentTimedOut,
-    card_check,
-    payment_gateway,
-)
+from orders.payments import Card, Charge, card_check
 from orders.selectors import (
     ORDER_VIEW_PREFETCH,
     SLIM_PREFETCH,
@@ -143,38 +138,100 @@ def order_create(
             f"Payment type {payment['type']} is not supported; use Hold or CreditCard",
             path="payment.type",
         )
-    # Look before charging a card, not to charge it for an offer booked already (and then
-    # refund it). A hold need not look: the unique source_offer_id refuses the second
-    # booking of an offer in the transaction, as it refuses a racing one.
-    if card is not None and Order.objects.filter(source_offer_id=offer_id).exists():
-        raise _already_booked(offer_id)
-
     total = price_sum(Price.from_wire(b.item["totalPrice"]) for b in booked).total + sale.amount
-    charge = card_charge(card, total) if card else None
-    try:
-        for _ in range(LOCATOR_ATTEMPTS):
-            try:
-                return _write_order(
-                    principal=principal,
-                    channel=channel,
-                    now=now,
-                    offer_id=offer_id,
-                    booked=booked,
-                    passengers=passengers,
-                    contact=contact,
-                    remarks=data.get("remarks", ""),
-                    sale=sale,
-                    total=total,
-                    time_limit=time_limit,
-                    paid_by=(charge, card) if charge is not None else None,
-                )
-            except LocatorTaken:
-                continue  # the clash rolled the booking back: book it again, a fresh draw
+    for _ in range(LOCATOR_ATTEMPTS):
+        try:
+            parts = _write_order(
+                principal=principal,
+                channel=channel,
+                now=now,
+                offer_id=offer_id,
+                booked=booked,
+                passengers=passengers,
+                contact=contact,
+                remarks=data.get("remarks", ""),
+                sale=sale,
+                total=total,
+                time_limit=time_limit,
+                card=card,
+            )
+            break
+        except LocatorTaken:
+            continue  # the clash rolled the booking back: book it again, a fresh draw
+    else:
         raise ApiError(Err.INTERNAL, "No free record locator was found; retry")
-    except BaseException:
-        if charge is not None:
-            payment_gateway().refund(charge=charge, amount=charge.amount)
+    if card is None:
+        return parts
+    return _pay_reserved(parts, card=card, actor=actor_of(principal), now=now)
+
+
+def _pay_reserved(parts: OrderParts, *, card: Card, actor: str, now: datetime) -> OrderParts:
+    """Charge the card for an order reserved PENDING with its intent, then confirm it.
+    A card refused gives the seats back and leaves no order; a confirmation that fails
+    refunds the charge first. Whatever a dying worker leaves, the reconciler settles."""
+    intent = parts.intent
+    try:
+        charge = intent_charge(intent, card)
+    except ApiError:
+        order_abandon(parts.order)
         raise
+    try:
+        return order_confirm_paid(parts, intent=intent, charge=charge, actor=actor, now=now)
+    except BaseException:
+        intent_refund(intent, charge, why="the booking could not be confirmed")
+        order_abandon(parts.order)
+        raise
+
+
+@transaction.atomic
+def order_confirm_paid(
+    parts: OrderParts, *, intent: PaymentIntent, charge: Charge, actor: str, now: datetime
+) -> OrderParts:
+    """The reserved order, charged: CONFIRMED and paid, its payment row (the intent
+    attached to it), e-tickets, EMDs for its paid services, and the event. Called by
+    create order right after the charge, and by the reconciler for an order whose worker
+    died after charging. `parts` are the order's, as written or as read back."""
+    order = parts.order
+    confirmed = Order.objects.filter(pk=order.pk, status=OrderStatus.PENDING).update(
+        status=OrderStatus.CONFIRMED,
+        paid=charge.amount,
+        updated_at=now,
+        version=F("version") + 1,
+    )
+    if not confirmed:
+        raise ApiError(Err.INTERNAL, "The booking was settled meanwhile; retrieve it")
+    order.status, order.paid, order.updated_at = OrderStatus.CONFIRMED, charge.amount, now
+    order.version += 1
+    payment = payment_record(order, charge=charge, intent=intent, now=now)
+    intent_attach(intent, charge=charge, payment=payment)
+    tickets, coupons = tickets_issue(
+        order,
+        now=now,
+        passengers=parts.passengers,
+        segments=[s for j in parts.journeys for s in parts.segments[j.pk]],
+    )
+    emds_number(parts.services)
+    event_record(order, now=now, actor=actor, kind="paid", amount=str(charge.amount))
+    return replace(
+        parts,
+        payments=[payment],
+        tickets=tickets,
+        coupons={t.pk: [c for c in coupons if c.ticket_id == t.pk] for t in tickets},
+    )
+
+
+def order_abandon(order: Order) -> bool:
+    """Undo a reservation that was never paid: its seats back, the order gone (its
+    client was told nothing was booked; the intent keeps the record of the attempt).
+    False when it is no longer PENDING: it was paid, or abandoned already."""
+    with transaction.atomic():
+        # The row lock picks one winner between a failing request and the reconciler.
+        pending = Order.objects.select_for_update().filter(pk=order.pk, status=OrderStatus.PENDING)
+        if not pending.exists():
+            return False
+        _release_seats(order)
+        pending.delete()
+    return True
 
 
 def hold_time_limit(*, now: datetime, first_departure: datetime) -> datetime:
@@ -259,8 +316,11 @@ def event_record(order: Order, *, now: datetime, actor: str, kind: str, **detail
     OrderEvent.objects.create(order=order, at=now, actor=actor[:80], kind=kind, detail=detail)
 
 
-def payment_record(order: Order, *, charge: Charge, card: Card, now: datetime) -> Payment:
-    """A successful card payment row: brand, last four and expiry, never the number."""
+def payment_record(
+    order: Order, *, charge: Charge, intent: PaymentIntent, now: datetime
+) -> Payment:
+    """A successful card payment row, from the intent it was charged under: brand, last
+    four and expiry, never the number."""
     return Payment.objects.create(
         order=order,
         ref=ids.new_ref("PAY"),
@@ -269,9 +329,9 @@ def payment_record(order: Order, *, charge: Charge, card: Card, now: datetime) -
         currency=charge.currency,
         status=Payment.Status.SUCCESSFUL,
         method="CreditCard",
-        card_brand=card.brand,
-        card_last4=card.last4,
-        card_expiry=card.expiry,
+        card_brand=intent.card_brand,
+        card_last4=intent.card_last4,
+        card_expiry=intent.card_expiry,
         gateway_reference=charge.reference,
     )
 
@@ -355,24 +415,6 @@ def _booked_journeys(
     return sorted(booked, key=lambda b: b.journey.departs_at)
 
 
-def card_charge(card: Card, amount: Decimal) -> Charge:
-    """Charge the card now: ERR-6002 when declined, ERR-6005 when the gateway times out."""
-    try:
-        return payment_gateway().charge(
-            card=card, amount=amount, currency="USD", reference=ids.new_ref("PAY")
-        )
-    except PaymentDeclined:
-        raise ApiError(
-            Err.PAYMENT_REJECTED, "The card was declined; nothing was booked", path="payment"
-        ) from None
-    except PaymentTimedOut:
-        raise ApiError(
-            Err.PAYMENT_TIMEOUT,
-            "The payment did not complete in time; nothing was booked or charged",
-            path="payment",
-        ) from None
-
-
 def _already_booked(offer_id: str) -> ApiError:
     return ApiError(
         Err.ORDER_NOT_CREATED,
@@ -395,13 +437,15 @@ def _write_order(
     sale: Sale,
     total: Decimal,
     time_limit: datetime | None,
-    paid_by: tuple[Charge, Card] | None,
+    card: Card | None,
 ) -> OrderParts:
     """The booking's one transaction: the order with a freshly drawn record locator, its
     seats, passengers, contact, journeys, items, segments and legs, its services (bundle
-    inclusions, seats and bags bought with it), its payment, e-tickets and EMDs when
-    paid, and its event. Returns what it wrote; LocatorTaken when the
-    record locator drawn is another order's (the transaction is then rolled back)."""
+    inclusions, seats and bags bought with it) and its event: ONHOLD with `time_limit`,
+    or, to be paid by `card`, PENDING with the payment intent the charge will be made
+    under (reserve first: seats are taken before any money moves). Returns what it
+    wrote; LocatorTaken when the record locator drawn is another order's (the
+    transaction is then rolled back)."""
     order = Order(
         order_id=ids.new_order_id(),
         record_locator=ids.new_record_locator(),
@@ -409,11 +453,11 @@ def _write_order(
         seller=principal.seller,
         agency_code=principal.key.agency_code or "",
         channel=channel,
-        status=OrderStatus.ONHOLD if time_limit else OrderStatus.CONFIRMED,
+        status=OrderStatus.PENDING if card else OrderStatus.ONHOLD,
         created_at=now,
         updated_at=now,
         total=total,
-        paid=Decimal(0) if time_limit else total,
+        paid=Decimal(0),
         payment_time_limit=time_limit,
         source_offer_id=offer_id,
         remarks=remarks,
@@ -502,18 +546,18 @@ def _write_order(
         tickets=[],
         coupons={},
     )
-    if paid_by is not None:
-        charge, card = paid_by
-        payment = payment_record(order, charge=charge, card=card, now=now)
-        emds_number(services)
-        tickets, coupons = tickets_issue(
-            order, now=now, passengers=passenger_rows, segments=segment_rows
-        )
+    if card is not None:
         parts = replace(
             parts,
-            payments=[payment],
-            tickets=tickets,
-            coupons={t.pk: [c for c in coupons if c.ticket_id == t.pk] for t in tickets},
+            intent=intent_open(
+                seller=principal.seller,
+                purpose=PaymentIntent.Purpose.CREATE,
+                amount=total,
+                card=card,
+                now=now,
+                order=order,
+                offer_id=offer_id,
+            ),
         )
     event_record(
         order,
