@@ -18,6 +18,7 @@ from django.db.models import F
 from airline.api import clock
 from airline.api.errors import ApiError, Err
 from airline.fares.money import ZERO
+from airline.network.inventory import legs_lock
 from offers.ancillaries import Traveller
 from orders.ancillaries import (
     IN_CHANGE,
@@ -132,6 +133,7 @@ def order_change(*, principal: Principal, ref: str, data: Mapping[str, Any]) -> 
                     "The order changed while this request was made; retrieve it and retry",
                     path="changes",
                 )
+            _check_still_flying(order, sale)
             services = services_write(
                 sale,
                 order=locked,
@@ -183,6 +185,27 @@ def order_change(*, principal: Principal, ref: str, data: Mapping[str, Any]) -> 
             intent_refund(intent, charge, why="the change could not be applied")
         raise
     return order_current(scope=scope, ref=order.order_id, parts=())
+
+
+def _check_still_flying(order: Order, sale: Sale) -> None:
+    """Under the legs' locks, in the change's transaction: no seat or service is sold on a
+    flight the schedule has cancelled or dropped since the seat map or service list was
+    made (the worker's own schedule may be a second old)."""
+    touched = {line.journey_ref for line in sale.lines} | {line.segment_ref for line in sale.lines}
+    leg_ids = {
+        leg.flight_leg_id
+        for journey in order.journeys.all()
+        for segment in journey.segments.all()
+        if journey.ref in touched or segment.ref in touched
+        for leg in segment.legs.all()
+    }
+    locked = legs_lock(leg_ids)
+    if any(leg_id not in locked or locked[leg_id].is_cancelled for leg_id in leg_ids):
+        raise ApiError(
+            Err.CHANGE_NOT_APPLIED,
+            "A flight of this change no longer operates; retrieve the order",
+            path="changes",
+        )
 
 
 def _sale_of(order: Order, lines: Sequence[SaleLine]) -> Sale:

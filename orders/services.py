@@ -19,13 +19,13 @@ from django.db.models import F
 from airline.api import clock
 from airline.api.errors import ApiError, Err
 from airline.fares.money import Price, price_sum
-from airline.network.inventory import SeatChange, SoldOut, inventory_apply
+from airline.network.inventory import LegCheck, LockedLeg, SeatChange, SoldOut, inventory_apply
 from airline.network.itineraries import DatedLeg, network_index
 from airline.network.itineraries import Journey as NetworkJourney
 from airline.network.services import station_zone
 from offers.ancillaries import Traveller, bundle_terms
 from offers.store import OfferSource, offer_load
-from offers.wire import journey_id, ref_id
+from offers.wire import journey_id, local_time, ref_id
 from orders import ids
 from orders.ancillaries import (
     IN_CREATE,
@@ -474,7 +474,8 @@ def _write_order(
                 SeatChange(tuple(leg.id for leg in s.legs), rbd, seats)
                 for b in booked
                 for s, rbd in zip(b.journey.segments, b.item["rbds"], strict=True)
-            ]
+            ],
+            check=as_priced(booked),
         )
     except SoldOut:
         raise ApiError(
@@ -623,6 +624,41 @@ def _journey_ref(booked: BookedJourney) -> str:
     """The JOU- id of a booked journey: the priced offer's, so that seat and service
     items offered for it name the order's journey."""
     return booked.item.get("journeyId") or journey_id(booked.journey)
+
+
+def as_priced(booked: Sequence[BookedJourney]) -> LegCheck:
+    """What a booking's legs must still be under their locks: operating, at the times and
+    on the aircraft its priced offer showed (the flight wire priced items keep). The
+    worker's schedule may be a second old; the locked rows are not."""
+    priced: dict[int, Mapping[str, Any]] = {
+        leg_id: leg
+        for b in booked
+        for leg_ids, segment in zip(b.item["segments"], b.item["flight"]["segments"], strict=True)
+        for leg_id, leg in zip(leg_ids, segment["legs"], strict=True)
+    }
+
+    def check(locked: Mapping[int, LockedLeg]) -> None:
+        for leg_id, shown in priced.items():
+            leg = locked.get(leg_id)
+            if leg is None or leg.is_cancelled:
+                raise _not_as_priced(shown, "no longer operates")
+            if (
+                local_time(leg.departs_at, station_zone(shown["origin"])),
+                local_time(leg.arrives_at, station_zone(shown["destination"])),
+                leg.aircraft_type,
+            ) != (shown["departureDateTime"], shown["arrivalDateTime"], shown["aircraftTypeCode"]):
+                raise _not_as_priced(shown, "has changed since it was priced")
+
+    return check
+
+
+def _not_as_priced(leg: Mapping[str, Any], what: str) -> ApiError:
+    return ApiError(
+        Err.ORDER_NOT_CREATED,
+        f"The flight leg {leg['origin']}-{leg['destination']} departing "
+        f"{leg['departureDateTime']} {what}; search again",
+        path="offerId",
+    )
 
 
 def _leg_part(row: Leg, flown: Mapping[int, DatedLeg]) -> LegPart:

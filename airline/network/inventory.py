@@ -10,8 +10,9 @@ over the same legs queue instead of deadlocking.
 """
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.db import connection, transaction
 from django.db.models import F
@@ -44,6 +45,36 @@ class SeatChange:
     seats: int
 
 
+@dataclass(frozen=True)
+class LockedLeg:
+    """A flight-date leg as it stands, read under its row lock: what a sale on it must
+    re-check, since the schedule a worker shopped from may be a second old."""
+
+    id: int
+    is_cancelled: bool
+    departs_at: datetime  # UTC
+    arrives_at: datetime  # UTC
+    aircraft_type: str  # IATA code
+
+
+LegCheck = Callable[[Mapping[int, LockedLeg]], None]
+
+
+def legs_lock(leg_ids: Iterable[int]) -> dict[int, LockedLeg]:
+    """Lock these flight-date legs (inside the caller's transaction), in ascending id
+    order, and read them as they stand. A schedule load that cancels or retimes a leg
+    updates its row, so it waits for the sale holding the lock, or the sale waits for it
+    and then reads what it wrote: a sale never commits on a leg it did not check. A leg
+    missing from the answer no longer exists."""
+    rows = (
+        FlightLeg.objects.select_for_update(of=("self",))
+        .filter(id__in=sorted(set(leg_ids)))
+        .order_by("id")
+        .values_list("id", "is_cancelled", "departs_at", "arrives_at", "aircraft_type__iata_code")
+    )
+    return {row[0]: LockedLeg(*row) for row in rows}
+
+
 def inventory_sell(*, leg_ids: Sequence[int], rbd: str, seats: int) -> None:
     """Take `seats` seats in class `rbd` on every leg, or raise SoldOut and take none
     (inside a caller's transaction too, which may go on)."""
@@ -57,11 +88,13 @@ def inventory_release(*, leg_ids: Sequence[int], rbd: str, seats: int) -> None:
         inventory_apply([SeatChange(tuple(leg_ids), rbd, -seats)])
 
 
-def inventory_apply(changes: Sequence[SeatChange]) -> None:
+def inventory_apply(changes: Sequence[SeatChange], *, check: LegCheck | None = None) -> None:
     """Apply every change (a whole booking's segments) or none: SoldOut when a class on
-    some leg has too few seats. Inside a caller's transaction it opens no savepoint (two
-    round trips a booking): an error marks that transaction for rollback, and the
-    caller's whole write is undone with the changes made so far."""
+    some leg has too few seats. `check` is handed the legs as they stand under their
+    locks before any seat is taken, and raises to refuse the sale (the legs a booking was
+    priced on were cancelled or moved since). Inside a caller's transaction it opens no
+    savepoint (two round trips a booking): an error marks that transaction for rollback,
+    and the caller's whole write is undone with the changes made so far."""
     changes = [c for c in changes if c.seats]
     if not changes:
         return
@@ -73,12 +106,9 @@ def inventory_apply(changes: Sequence[SeatChange]) -> None:
         # such UPDATEs can meet those rows in different physical orders (row versions
         # move), which deadlocks when the transaction is still open behind them, as a
         # booking's is while its order is written.
-        list(
-            FlightLeg.objects.select_for_update()
-            .filter(id__in=every_leg)
-            .order_by("id")
-            .values_list("id")
-        )
+        locked = legs_lock(every_leg)
+        if check is not None:
+            check(locked)
         for change in changes:
             for leg_id in sorted(set(change.leg_ids)):
                 _change_leg(leg_id, change.rbd, change.seats)
