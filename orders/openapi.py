@@ -13,7 +13,8 @@ IDEMPOTENCY_HEADER = OpenApiParameter(
     OpenApiParameter.HEADER,
     required=False,
     description=(
-        "1-255 printable characters, scoped to your API key. The same key and body within "
+        "1-255 printable characters, scoped to your API key and the seller your token acts "
+        "for. The same key and body within "
         "24 h replays the first successful response (header Idempotent-Replayed: true); "
         "another body is ERR-1011 (422); one still running is ERR-1012 (409)."
     ),

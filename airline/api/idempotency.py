@@ -1,9 +1,10 @@
 """Idempotency-Key on the write endpoints (DESIGN.md §4).
 
-The same key (scoped to the API key) with the same request within 24 hours replays the
-first response, status and body; with another request it is ERR-1011; while the first is
-still running it is ERR-1012. Only successes are kept: a request that failed (validation,
-a declined card...) leaves nothing behind, so the client may retry with the same key.
+The same key (scoped to the API key and the seller it acts for) with the same request
+within 24 hours replays the first response, status and body; with another request it is
+ERR-1011; while the first is still running it is ERR-1012. Only successes are kept: a
+request that failed (validation, a declined card...) leaves nothing behind, so the
+client may retry with the same key.
 
 The claim on a key is an INSERT against a unique constraint, committed before the work
 starts: of concurrent requests with one key exactly one inserts and runs, the others see
@@ -41,7 +42,10 @@ def idempotent(handler: Callable) -> Callable:
             return handler(view, request, *args, **kwargs)
         _check_key(key)
         now = clock.now()
-        scope = request.user.key.prefix
+        # The key AND the seller it acts for: a partner key replaying a key it used for
+        # one seller while acting for another must not be handed that seller's answer
+        # (DESIGN.md §11 "Isolation").
+        scope = f"{request.user.key.prefix}:{request.user.seller.pk.hex}"
         fingerprint = _fingerprint(request)
         record, replay = idempotency_claim(scope=scope, key=key, fingerprint=fingerprint, now=now)
         if replay is not None:

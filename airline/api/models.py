@@ -14,7 +14,9 @@ class IdempotencyRecord(models.Model):
         RUNNING = "running"
         DONE = "done"
 
-    scope = models.CharField(max_length=40, help_text="The API key prefix it is scoped to")
+    scope = models.CharField(
+        max_length=64, help_text="The API key prefix and the seller it acted for"
+    )
     key = models.CharField(max_length=255)
     fingerprint = models.CharField(max_length=64)
     state = models.CharField(max_length=7, choices=State.choices)

@@ -42,9 +42,11 @@ def test_a_failed_request_keeps_nothing(api, auth, priced):
     assert book(api, auth, booking_body(priced), **key("k-1")).status_code == 201
 
 
-def test_a_request_still_running_is_a_conflict(api, auth, priced, partner_key, clock):
+def test_a_request_still_running_is_a_conflict(
+    api, auth, priced, partner_key, default_seller, clock
+):
     IdempotencyRecord.objects.create(
-        scope=partner_key.key.prefix,
+        scope=f"{partner_key.key.prefix}:{default_seller.pk.hex}",
         key="k-1",
         fingerprint="x" * 64,
         state=IdempotencyRecord.State.RUNNING,
@@ -66,6 +68,21 @@ def test_keys_are_scoped_to_the_api_key(api, auth, priced, partner, travel_day):
 
     assert book(api, second, booking_body(other), **key("shared")).status_code == 201
     assert Order.objects.count() == 2
+
+
+def test_a_replay_never_crosses_sellers(api, auth, priced, partner_key, other_seller):
+    first = book(api, auth, booking_body(priced), **key("shared"))
+    assert first.status_code == 201
+    as_other = bearer(token_for(api, partner_key.raw, other_seller.pk))
+
+    again = book(api, as_other, booking_body(priced), **key("shared"))
+
+    # Not a replay of the first seller's order: the request runs for the other seller,
+    # whose offers do not include this one.
+    error_of(again, 404, "ERR-3000", "offerId")
+    assert "Idempotent-Replayed" not in again.headers
+    assert first.json()["data"]["order"]["orderId"] not in again.content.decode()
+    assert Order.objects.count() == 1
 
 
 def test_keys_are_forgotten_after_a_day(api, auth, priced, travel_day, clock):
