@@ -100,7 +100,7 @@ def offer_load(
     ERR-3000 when unknown or another seller's (never reveal it exists), ERR-3001 when
     expired, ERR-9002 when the store cannot be reached."""
     batch_id, dot, _ = offer_id.rpartition(".")
-    if not dot or not batch_id:
+    if not dot or not batch_id or "\x00" in offer_id:  # no key holds one (nor can on SQL)
         raise offer_not_found(offer_id)
     try:
         raw = cache.get(_key(batch_id))

@@ -95,7 +95,8 @@ def order_header(*, scope: OrderScope, ref: str, owner_code: str | None = None) 
     ERR-4000 for anything else, another seller's or agency's order included (never
     reveal that it exists)."""
     owner = (owner_code or settings.AIRLINE_DESIGNATOR).upper()
-    if owner != settings.AIRLINE_DESIGNATOR:
+    if owner != settings.AIRLINE_DESIGNATOR or "\x00" in ref:
+        # No order id has a NUL, and PostgreSQL cannot even compare text holding one.
         raise order_not_found(ref)
     order = Order.objects.filter(ref_match(ref), scope.q()).first()
     if order is None:

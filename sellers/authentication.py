@@ -86,7 +86,8 @@ def principal_from_token(token: str) -> Principal:
     try:
         claims = AccessToken(token)
         prefix, seller_id = str(claims[KEY_CLAIM]), UUID(str(claims[SELLER_CLAIM]))
-    except (TokenError, KeyError, ValueError):
+    except (TokenError, KeyError, ValueError, TypeError, OverflowError):
+        # OverflowError: a signed token whose `exp` no date can hold (1e30).
         raise ApiError(Err.UNAUTHENTICATED, "The bearer token is invalid or has expired") from None
     try:
         return remembered((prefix, seller_id), lambda: _resolve(prefix, seller_id))

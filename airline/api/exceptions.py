@@ -10,7 +10,7 @@ from typing import Any
 import redis.exceptions
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
-from django.db import DatabaseError
+from django.db import DatabaseError, DataError
 from django.http import Http404
 from rest_framework import exceptions as drf
 from rest_framework.views import set_rollback
@@ -52,6 +52,11 @@ def to_api_error(exc: BaseException) -> ApiError:
         )
     if isinstance(exc, drf.NotFound | Http404):
         return ApiError(Err.NOT_FOUND)
+    if isinstance(exc, DataError):
+        # A value the database cannot take (out of range, a character it cannot store)
+        # slipped past validation: the request's fault, never an outage.
+        logger.warning("value refused by the database", exc_info=exc)
+        return ApiError(Err.VALIDATION, "A value of the request cannot be stored")
     if isinstance(
         exc, DatabaseError | redis.exceptions.ConnectionError | redis.exceptions.TimeoutError
     ):
