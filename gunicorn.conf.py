@@ -1,5 +1,13 @@
 """gunicorn settings (read from the working directory by default)."""
 
+# The service's own JSON line per request (airline/api/middleware.py) is its request log:
+# it names the route and path, never the query string or headers, which carry surnames
+# (OrderList ?lastName=), tokens and keys. gunicorn's access log is off; whoever turns it
+# on (--access-logfile) gets this format, which leaves out the query string (%(q)s, and
+# %(r)s, the whole request line) and the Referer (%(f)s, which may carry another query).
+accesslog = None
+access_log_format = '%(h)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(B)s %(M)sms "%(a)s"'
+
 
 def post_worker_init(worker):
     """Start building this worker's itinerary index at once, so /health turns ok without

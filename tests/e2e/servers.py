@@ -24,6 +24,7 @@ START_TIMEOUT_SECONDS = 30
 class Server:
     url: str
     log: Path
+    pid: int = 0  # the gunicorn arbiter's
 
     def output(self) -> str:
         return self.log.read_text()
@@ -76,8 +77,11 @@ def manage(env: dict[str, str], *args: str) -> str:
 
 
 @contextmanager
-def gunicorn(env: dict[str, str], log: Path, *, workers: int = 1) -> Iterator[Server]:
-    """A gunicorn serving the project until the block ends; waits for /health to answer."""
+def gunicorn(
+    env: dict[str, str], log: Path, *, workers: int = 1, args: tuple[str, ...] = ()
+) -> Iterator[Server]:
+    """A gunicorn serving the project until the block ends; waits for /health to answer.
+    `args` are more gunicorn options."""
     port = free_port()
     with log.open("w") as out:
         process = subprocess.Popen(
@@ -92,13 +96,14 @@ def gunicorn(env: dict[str, str], log: Path, *, workers: int = 1) -> Iterator[Se
                 str(workers),
                 "--error-logfile",
                 "-",
+                *args,
             ],
             cwd=REPO,
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,
         )
-        server = Server(url=f"http://127.0.0.1:{port}", log=log)
+        server = Server(url=f"http://127.0.0.1:{port}", log=log, pid=process.pid)
         try:
             _wait_until_up(server, process)
             yield server
