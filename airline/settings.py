@@ -166,6 +166,21 @@ if AIRLINE_ENV == "test":
 SESSION_COOKIE_SECURE = AIRLINE_ENV == "production" and env_bool("HTTPS", True)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_PROXY") else None
+# Production is served over HTTPS (HTTPS=1, the default there): browsers are told to keep
+# to it for a year (HSTS, on every secure response). Plain-HTTP requests are not
+# redirected: a redirect drops an API client's POST body; TLS is the proxy's job.
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000) if SESSION_COOKIE_SECURE else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = SESSION_COOKIE_SECURE
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
+SILENCED_SYSTEM_CHECKS = [
+    "security.W008",  # no SSL redirect: said above why (the proxy redirects browsers)
+    "security.W021",  # HSTS preload is the domain owner's call: SECURE_HSTS_PRELOAD=1
+]
 
 # --- Locale and time ------------------------------------------------------------------
 LANGUAGE_CODE = "en-us"

@@ -7,6 +7,8 @@ import uuid
 
 logger = logging.getLogger("airline.request")
 
+NO_STORE_PREFIXES = ("/json/", "/auth/", "/ndc/")
+
 # An incoming id is echoed only if it is safe to put in a header and a log line.
 _VALID_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
@@ -26,6 +28,10 @@ class RequestIdMiddleware:
         response = self.get_response(request)
 
         response["x-request-id"] = request.request_id
+        if request.path.startswith(NO_STORE_PREFIXES):
+            # API answers are per seller and many carry personal data (order views and
+            # lists, tokens): no browser, proxy or CDN may keep a copy.
+            response["Cache-Control"] = "no-store"
         rate = getattr(request, "rate_limit", None)
         if rate is not None:
             response["X-RateLimit-Limit"] = str(rate.limit)
