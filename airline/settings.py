@@ -68,6 +68,7 @@ INSTALLED_APPS = [
     "offers",
     "orders",
     "ndc",
+    "axes",
 ]
 
 MIDDLEWARE = [
@@ -82,6 +83,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into its answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "airline.urls"
@@ -162,6 +165,21 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 if AIRLINE_ENV == "test":
     PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# Back-office logins are throttled by django-axes (a kept library, not a hand-made
+# counter): ADMIN_LOGIN_FAILURE_LIMIT wrong passwords for one username from one address
+# lock that pair out for ADMIN_LOGIN_LOCKOUT_MINUTES; every failure and lockout is
+# logged and listed in the admin (Axes: access attempts). The API's keys and tokens
+# never go through Django's authenticate(), so partners are not affected.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("ADMIN_LOGIN_FAILURE_LIMIT", 10)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("ADMIN_LOGIN_LOCKOUT_MINUTES", 30))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_IPWARE_PROXY_COUNT = 1 if env_bool("BEHIND_PROXY") else None  # the client's own address
 
 SESSION_COOKIE_SECURE = AIRLINE_ENV == "production" and env_bool("HTTPS", True)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
@@ -322,5 +340,6 @@ LOGGING = {
         # Our access line replaces Django's per-request warnings for 4xx.
         "django.request": {"level": "ERROR"},
         "django.server": {"level": "ERROR"},
+        "axes.apps": {"level": "WARNING"},  # its start-up banner, on every command
     },
 }

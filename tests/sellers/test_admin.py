@@ -123,8 +123,9 @@ def test_make_default_moves_the_default(staff_client, default_seller, other_sell
     "path", ["/admin/sellers/apikey/", "/admin/sellers/partner/", "/admin/sellers/seller/"]
 )
 def test_the_back_office_is_staff_only(client, path, partner):
-    get_user_model().objects.create_user("agent", password="pw", is_staff=False)
-    client.login(username="agent", password="pw")
+    # force_login: client.login() calls authenticate() without the request, which the
+    # admin's login throttle (django-axes) needs.
+    client.force_login(get_user_model().objects.create_user("agent", is_staff=False))
 
     response = client.get(path)
 
