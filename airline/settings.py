@@ -46,6 +46,7 @@ if SECRET_KEY is None:
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+CSRF_FAILURE_VIEW = "airline.api.views.csrf_failure"
 
 # --- The airline ----------------------------------------------------------------------
 AIRLINE_DESIGNATOR = env_str("AIRLINE_DESIGNATOR", "MX")
@@ -79,6 +80,8 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # Before the CSRF check: a wrong method on an API path is 405 JSON, never its page.
+    "airline.api.middleware.MethodCheckMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -278,6 +281,10 @@ REST_FRAMEWORK = {
     "ALLOWED_VERSIONS": API_VERSIONS,
     "EXCEPTION_HANDLER": "airline.api.exceptions.handle_exception",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # No OPTIONS self-description: it would answer outside the {data, error} envelope;
+    # OPTIONS is 405 with `Allow` (airline/api/middleware.py), the OpenAPI document is
+    # the description.
+    "DEFAULT_METADATA_CLASS": None,
     "UNAUTHENTICATED_USER": None,
     "UNAUTHENTICATED_TOKEN": None,
 }

@@ -3,8 +3,19 @@
 from rest_framework import serializers
 
 
+class StrictUUIDField(serializers.UUIDField):
+    """A UUID sent as a string. DRF's UUIDField also takes an integer (42 becomes
+    00000000-...-002a), which SPEC.md §4.1 calls invalid: ERR-1005, not a 403 for an
+    unknown seller."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid", value=data)
+        return super().to_internal_value(data)
+
+
 class TokenRequestSerializer(serializers.Serializer):
-    sellerId = serializers.UUIDField(required=False)
+    sellerId = StrictUUIDField(required=False)
 
 
 class TokenResponseSerializer(serializers.Serializer):

@@ -1,13 +1,18 @@
-"""Request ids and the access log: one structured line per request."""
+"""Request ids and the access log (one structured line per request), and the answer to a
+method an API view does not take."""
 
 import logging
 import re
 import time
 import uuid
 
+from airline.api.errors import ApiError, Err
+from airline.api.responses import error_response
+
 logger = logging.getLogger("airline.request")
 
 NO_STORE_PREFIXES = ("/json/", "/auth/", "/ndc/")
+API_PREFIXES = NO_STORE_PREFIXES
 
 # An incoming id is echoed only if it is safe to put in a header and a log line.
 _VALID_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
@@ -57,3 +62,42 @@ class RequestIdMiddleware:
             "api_key": getattr(getattr(principal, "key", None), "prefix", None),
         }
         logger.info("request", extra={"fields": fields})
+
+
+class MethodCheckMiddleware:
+    """A method an API view does not take is 405 ERR-1001 (with `Allow`) whoever asks,
+    before authentication: DRF would authenticate first and answer 401 to a wrong method
+    sent without credentials. Runs before the CSRF check, so no API path ever meets
+    Django's HTML "CSRF verification failed" page."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_view(self, request, view_func, view_args, view_kwargs):
+        view_class = getattr(view_func, "view_class", None)
+        if view_class is None or not request.path.startswith(API_PREFIXES):
+            return None
+        allowed = [m for m in view_class.http_method_names if _takes(view_class, m)]
+        if request.method.lower() in allowed:
+            return None
+        allowed = [m.upper() for m in allowed]
+        return error_response(
+            request,
+            ApiError(
+                Err.METHOD_NOT_ALLOWED,
+                f"{request.method} is not allowed on {request.path}; use {', '.join(allowed)}",
+                headers={"Allow": ", ".join(allowed)},
+            ),
+        )
+
+
+def _takes(view_class, method: str) -> bool:
+    if method == "options":
+        # DRF's OPTIONS answer is a self-description outside the envelope; with no
+        # metadata class (settings.REST_FRAMEWORK) OPTIONS is 405, `Allow` naming the rest.
+        return getattr(view_class, "metadata_class", None) is not None
+    # Django's View answers HEAD with its GET handler, set per instance.
+    return hasattr(view_class, method) or (method == "head" and hasattr(view_class, "get"))

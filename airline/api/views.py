@@ -2,7 +2,8 @@
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
-from django.views.decorators.http import require_GET
+from django.views.csrf import csrf_failure as django_csrf_failure
+from django.views.decorators.csrf import csrf_exempt
 
 from airline.api import clock
 from airline.api.errors import ApiError, Err
@@ -10,9 +11,18 @@ from airline.api.readiness import pending_checks
 from airline.api.responses import error_response, json_response
 
 
-@require_GET
+@csrf_exempt
 def health(request: HttpRequest) -> HttpResponse:
     """GET /health (SPEC.md §4.3): public, not enveloped, 503 while loading."""
+    if request.method not in ("GET", "HEAD"):
+        return error_response(
+            request,
+            ApiError(
+                Err.METHOD_NOT_ALLOWED,
+                f"{request.method} is not allowed on /health; use GET",
+                headers={"Allow": "GET, HEAD"},
+            ),
+        )
     if pending_checks():
         response = json_response({"status": "loading"}, status=503)
         response._has_been_logged = (
@@ -24,6 +34,7 @@ def health(request: HttpRequest) -> HttpResponse:
     )
 
 
+@csrf_exempt  # an API path: answered in the API's shape whatever the method
 def unknown_route(request: HttpRequest, rest: str = "") -> HttpResponse:
     """Any `/json/...` or `/auth/...` path no route matched: ERR-1002 when the version
     segment is unsupported (SPEC.md §9), else ERR-1000."""
@@ -55,3 +66,11 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpR
     return error_response(
         request, ApiError(Err.NOT_FOUND, f"No route for {request.method} {request.path}")
     )
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """CSRF_FAILURE_VIEW: the admin keeps Django's page; an API path (which takes no
+    cookies and is exempt, so this is only a backstop) answers in the API's shape."""
+    if request.path.startswith(("/json/", "/auth/", "/ndc/", "/health")):
+        return error_response(request, ApiError(Err.FORBIDDEN, "Request refused"))
+    return django_csrf_failure(request, reason)
