@@ -25,7 +25,7 @@ $(VENV)/.dev: $(VENV)/.base requirements/dev.txt
 	$(PY) -m pip install --quiet -r requirements/dev.txt
 	touch $@
 
-## run: install, migrate, seed the demo airline, print a demo key, serve on :8000
+## run: install, migrate, seed the demo airline, print a demo key, serve on :8000 + the worker
 run: export AIRLINE_ENV ?= development
 run: $(VENV)/.base
 	$(PY) manage.py migrate --noinput
@@ -35,8 +35,13 @@ run: $(VENV)/.base
 	echo; echo "Demo partner API key: $$key"; \
 	echo "Try:  curl -s -X POST -H 'x-api-key: $$key' http://$(HOST):$(PORT)/auth/token"; \
 	echo "Docs: http://$(HOST):$(PORT)/json/v1/schema/swagger-ui"; echo
+	@# The background worker (hold expiry, payment reconciliation) beside gunicorn, in one
+	@# shell that stops both when either ends or it is stopped (Ctrl-C, kill).
+	$(PY) manage.py run_worker & worker=$$!; \
 	$(VENV)/bin/gunicorn airline.wsgi --bind $(HOST):$(PORT) --workers $(WORKERS) \
-		--error-logfile - --log-level warning
+		--error-logfile - --log-level warning & server=$$!; \
+	trap 'kill $$worker $$server 2>/dev/null; wait' EXIT INT TERM; \
+	wait -n $$worker $$server
 
 ## test: lint, check migrations, run the whole suite on PostgreSQL + Redis (+ embedded smoke)
 test: export AIRLINE_ENV = test

@@ -261,6 +261,9 @@ TEST_GATEWAY_LATENCY_MS = env_int("TEST_GATEWAY_LATENCY_MS", 0)
 # How long a payment intent may stay PENDING before the reconciler settles it: longer than
 # any request can take (gunicorn's timeout), so it never races a request still running.
 PAYMENT_INTENT_GRACE_SECONDS = env_int("PAYMENT_INTENT_GRACE_SECONDS", 120)
+# The background worker (airline/worker.py, manage.py run_worker): how often each job runs.
+WORKER_HOLD_SWEEP_SECONDS = env_int("WORKER_HOLD_SWEEP_SECONDS", 5)
+WORKER_RECONCILE_SECONDS = env_int("WORKER_RECONCILE_SECONDS", 60)
 IDEMPOTENCY_TTL_HOURS = 24  # DESIGN.md §4
 # A request still marked in progress after this long is taken to have died with its
 # worker; the key can then be used again.

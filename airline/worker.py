@@ -1,0 +1,105 @@
+"""The background worker (DESIGN.md §10): a plain loop over a table of jobs, each run at
+its own interval. `manage.py run_worker` runs it forever; `--once` runs every job once,
+for cron and tests. Later work adds a job by adding a row to `jobs()`.
+
+A job that fails (an exception, the database gone) is logged and tried again at its next
+interval: it never stops the worker. Database connections are closed between jobs when
+stale, so a restarted PostgreSQL does not leave the worker dead. SIGTERM and SIGINT stop
+it after the job under way.
+"""
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import close_old_connections, connection
+
+logger = logging.getLogger("airline.worker")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One kind of background work: `run` does a round of it and says what it did (None
+    or an empty dict when there was nothing to do)."""
+
+    name: str
+    interval: float  # seconds between the starts of two rounds
+    run: Callable[[], dict | None]
+
+
+def jobs() -> list[Job]:
+    """Every job of the worker, with its interval from settings."""
+    from airline.api import clock
+    from airline.api.idempotency import idempotency_purge
+    from orders.reconcile import payments_reconcile
+    from orders.services import holds_expire
+
+    return [
+        # A lapsed hold's seats are back on sale within one sweep, whether or not
+        # anyone reads the order (lazy expiry on read is the other half).
+        Job(
+            "expire_holds",
+            settings.WORKER_HOLD_SWEEP_SECONDS,
+            lambda: {"holds_cancelled": holds_expire()},
+        ),
+        Job("reconcile_payments", settings.WORKER_RECONCILE_SECONDS, payments_reconcile),
+        Job(
+            "purge_idempotency_keys",
+            3600,
+            lambda: {"keys_forgotten": idempotency_purge(now=clock.now())},
+        ),
+    ]
+
+
+def run_once(jobs: Sequence[Job]) -> None:
+    """Every job once, in order."""
+    for job in jobs:
+        _run(job)
+
+
+def run_forever(
+    jobs: Sequence[Job],
+    *,
+    stop: threading.Event,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], object] | None = None,
+) -> None:
+    """Run each job at its interval until `stop` is set. `clock` and `sleep` are the
+    monotonic clock and the wait (by default `stop.wait`, so a stop cuts a wait short);
+    tests pass their own so that no test waits on wall-clock time."""
+    wait = sleep or stop.wait
+    due = {job.name: clock() for job in jobs}  # every job runs at start
+    while not stop.is_set():
+        job = min(jobs, key=lambda j: due[j.name])
+        delay = due[job.name] - clock()
+        if delay > 0:
+            wait(delay)
+            continue  # the stop may have come, or a clock moved: look again
+        _run(job)
+        due[job.name] = clock() + job.interval
+    logger.info("worker stopped")
+
+
+def _run(job: Job) -> None:
+    _close_stale_connections()
+    started = time.perf_counter()
+    try:
+        done = job.run()
+    except Exception:
+        logger.exception("job failed", extra={"fields": {"job": job.name}})
+        return
+    finally:
+        _close_stale_connections()
+    if done and any(done.values()):
+        seconds = round(time.perf_counter() - started, 3)
+        logger.info("job done", extra={"fields": {"job": job.name, "seconds": seconds, **done}})
+
+
+def _close_stale_connections() -> None:
+    # Between jobs the worker is never inside a transaction; a caller that is (a test's)
+    # keeps its connection: closing it would end that transaction.
+    if not connection.in_atomic_block:
+        close_old_connections()

@@ -1,0 +1,30 @@
+"""`manage.py run_worker`: the background worker (airline/worker.py). Runs until SIGTERM
+or SIGINT; `--once` runs every job once and exits (for cron, and tests)."""
+
+import signal
+import threading
+
+from django.core.management.base import BaseCommand
+
+from airline.worker import jobs, run_forever, run_once
+
+
+class Command(BaseCommand):
+    help = "Run the background jobs (hold expiry, payment reconciliation...) until stopped."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--once", action="store_true", help="Run every job once, then exit")
+
+    def handle(self, *args, once=False, **options):
+        table = jobs()
+        if once:
+            run_once(table)
+            return
+        stop = threading.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: stop.set())
+        self.stdout.write(
+            "Worker running: " + ", ".join(f"{j.name} every {j.interval:g} s" for j in table)
+        )
+        self.stdout.flush()
+        run_forever(table, stop=stop)
