@@ -187,6 +187,13 @@ class PricedOfferHeader(s.Serializer):
     expiresAt = s.DateTimeField()
     description = s.CharField()
     totalPrice = Price()
+    priceChanged = s.BooleanField(
+        help_text="Whether totalPrice differs from the selected offers' totals as the search "
+        "showed them (a booking class sold out, a fare changed)"
+    )
+    previousTotal = MonetaryAmount(
+        required=False, help_text="When priceChanged: the total the search showed"
+    )
     items = PricedOfferItem(many=True)
 
 

@@ -1,6 +1,6 @@
 """Passenger rules shared by search, pricing and booking (SPEC.md §4.4, §8; DESIGN.md §8,
-§11): paxIds unique, synthesized as {PTC}-{ordinal} when absent, at least one adult, no
-more infants than adults."""
+§11): paxIds unique, synthesized as {PTC}-{ordinal} when absent, at least one adult, at
+most nine who take a seat, no more infants than adults."""
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -8,6 +8,13 @@ from dataclasses import dataclass
 
 from airline.api.errors import ApiError, Err
 from airline.fares.pricing import PassengerMix
+
+# DESIGN.md §11 "Party size": the industry's cap per booking, of passengers who take a
+# seat; lap infants have their own rule (not more than adults).
+MAX_SEATED = 9
+# What a request may list at all: the cap plus as many lap infants. Request serializers
+# refuse a longer list before any per-passenger work.
+MAX_LISTED = 2 * MAX_SEATED
 
 
 @dataclass(frozen=True)
@@ -34,15 +41,25 @@ def passengers_check(
                 passenger["type"],
             )
         )
-    ids = [p.pax_id for p in result]
-    if len(set(ids)) != len(ids):
-        duplicate = next(i for i in ids if ids.count(i) > 1)
-        raise ApiError(
-            Err.VALIDATION, f"{id_field} {duplicate} is used twice", path=f"passengers.{id_field}"
-        )
+    seen: set[str] = set()
+    for pax in result:  # linear: a set, not a count per id
+        if pax.pax_id in seen:
+            raise ApiError(
+                Err.VALIDATION,
+                f"{id_field} {pax.pax_id} is used twice",
+                path=f"passengers.{id_field}",
+            )
+        seen.add(pax.pax_id)
     if ordinals["ADT"] == 0:
         raise ApiError(
             Err.VALIDATION, "At least one adult (ADT) must travel", path="passengers.type"
+        )
+    if ordinals["ADT"] + ordinals["CHD"] > MAX_SEATED:
+        raise ApiError(
+            Err.VALIDATION,
+            f"At most {MAX_SEATED} passengers who take a seat (ADT and CHD) per booking; "
+            "infants on a lap are not counted",
+            path="passengers",
         )
     if ordinals["INF"] > ordinals["ADT"]:
         raise ApiError(

@@ -103,6 +103,8 @@ def priced_view(batch: OfferBatch, journeys: list[Journey], index: NetworkIndex)
             "expiresAt": clock.format_utc(batch.expires_at),
             "description": " + ".join(item["description"] for item in offer["items"]),
             "totalPrice": offer["totalPrice"],
+            "priceChanged": offer["priceChanged"],
+            **({"previousTotal": offer["previousTotal"]} if "previousTotal" in offer else {}),
             "items": items,
         },
         "journeys": journey_wires,

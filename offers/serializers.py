@@ -4,6 +4,7 @@ that span fields (dates in order, passenger mix, markets) are in offers/services
 from rest_framework import serializers
 
 from airline.api.serializers import StrictSerializer
+from offers.passengers import MAX_LISTED
 
 CABINS = ["Y", "W", "C", "F"]
 
@@ -21,7 +22,7 @@ class PassengerIn(StrictSerializer):
 
 class SearchIn(StrictSerializer):
     originDestinations = OriginDestinationIn(many=True, allow_empty=False, max_length=6)
-    passengers = PassengerIn(many=True, allow_empty=False)
+    passengers = PassengerIn(many=True, allow_empty=False, max_length=MAX_LISTED)
     cabinTypeCode = serializers.ChoiceField(choices=CABINS, required=False)
     currency = serializers.RegexField(
         r"^[A-Z]{3}$", required=False, help_text="Only USD is accepted"
@@ -37,7 +38,7 @@ class SelectionIn(StrictSerializer):
 
 class PriceIn(StrictSerializer):
     selections = SelectionIn(many=True, allow_empty=False)
-    passengers = PassengerIn(many=True, allow_empty=False)
+    passengers = PassengerIn(many=True, allow_empty=False, max_length=MAX_LISTED)
 
 
 class AncillaryIn(StrictSerializer):
@@ -46,4 +47,4 @@ class AncillaryIn(StrictSerializer):
     offerItemIds = serializers.ListField(
         child=serializers.CharField(min_length=1, max_length=100), allow_empty=False
     )
-    passengers = PassengerIn(many=True, allow_empty=False, required=False)
+    passengers = PassengerIn(many=True, allow_empty=False, required=False, max_length=MAX_LISTED)

@@ -9,6 +9,7 @@ inventory, and stores the merged quote as a new offer with a fresh expiry.
 """
 
 import functools
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
@@ -21,7 +22,7 @@ from airline.api import clock
 from airline.api.errors import ApiError, Err
 from airline.api.responses import dumps
 from airline.fares import reference
-from airline.fares.money import Price, price_sum
+from airline.fares.money import ZERO, Price, money_wire, price_sum
 from airline.fares.pricing import (
     NoFare,
     PassengerMix,
@@ -41,7 +42,17 @@ from sellers.authentication import Principal
 SEATS_REMAINING_CAP = 9  # SPEC.md §2.2
 # What a shopping offer keeps in the store: enough to price it again from live data;
 # the rest of what the search showed is rebuilt then (and is most of the bytes).
-SHOPPING_STORED = ("legIndex", "offerItemId", "bundle", "cabin", "segments", "rbds", "journeyId")
+SHOPPING_STORED = (
+    "legIndex",
+    "offerItemId",
+    "bundle",
+    "cabin",
+    "segments",
+    "rbds",
+    "journeyId",
+    # As the search showed it (ready JSON): price offer says whether it moved since.
+    "totalPrice",
+)
 
 
 @dataclass(frozen=True)
@@ -172,6 +183,7 @@ def offers_price(
     pax = tuple(passengers_check(passengers))
     _check_unique(selections)
     chosen = []
+    shopped_party = None
     for selection in selections:
         batch, offer = offer_load(
             offer_id=selection.offer_id, seller_id=str(principal.seller.pk), now=now
@@ -196,7 +208,9 @@ def offers_price(
                 path="selections.offerItemIds",
             )
         chosen.append(offer)
+        shopped_party = batch.passengers
     _check_directions(chosen)
+    _check_same_party(pax, shopped_party)
 
     index = _index()
     journeys = []
@@ -235,7 +249,16 @@ def offers_price(
             {"offerItemId": f"{offer_id}.{n}", "legIndex": offer["legIndex"], **option.stored}
         )
         prices.append(option.price)
-    priced.offers[offer_id] = {"items": items, "totalPrice": price_sum(prices).to_wire()}
+    total = price_sum(prices)
+    shopped = sum((Price.from_wire(o["totalPrice"]).total for o in chosen), ZERO)
+    priced.offers[offer_id] = {
+        "items": items,
+        "totalPrice": total.to_wire(),
+        # SPEC.md §4.5 re-prices against live inventory: the class may have moved up
+        # (or fares changed) since the search; say so, and from what.
+        "priceChanged": total.total != shopped,
+        **({"previousTotal": money_wire(shopped)} if total.total != shopped else {}),
+    }
     batch_save(priced)
     return priced, journeys
 
@@ -408,6 +431,21 @@ def _check_unique(selections: Sequence[Selection]) -> None:
     if len(set(item_ids)) != len(item_ids):
         raise ApiError(
             Err.VALIDATION, "An offerItemId is selected twice", path="selections.offerItemIds"
+        )
+
+
+def _check_same_party(pax: Sequence[Pax], shopped: Sequence[dict[str, str]] | None) -> None:
+    """A priced offer is for the party that was shopped (issue 13 point 10): the same
+    passengers by id and type, as passengers_check names them. Another party is another
+    search; re-pricing it silently would price what the client never saw."""
+    asked = Counter((p.pax_id, p.ptc) for p in pax)
+    if shopped is not None and asked != Counter((p["paxId"], p["ptc"]) for p in shopped):
+        listed = ", ".join(f"{p['paxId']} ({p['ptc']})" for p in shopped)
+        raise ApiError(
+            Err.VALIDATION,
+            f"The offers were shopped for {listed}; price them for that party, or search "
+            "again for another",
+            path="passengers",
         )
 
 

@@ -5,6 +5,7 @@ orders/checks.py and orders/payments.py."""
 from rest_framework import serializers
 
 from airline.api.serializers import StrictSerializer
+from offers.passengers import MAX_LISTED
 
 COUNTRY = r"^[A-Z]{2}$"
 
@@ -131,7 +132,7 @@ class CreateOrderIn(StrictSerializer):
         child=serializers.CharField(max_length=100), allow_empty=False
     )
     offerItemSelections = OfferItemSelectionIn(many=True, required=False)
-    passengers = BookingPassengerIn(many=True, allow_empty=False)
+    passengers = BookingPassengerIn(many=True, allow_empty=False, max_length=MAX_LISTED)
     contact = ContactIn()
     remarks = serializers.CharField(max_length=500, required=False, allow_blank=True)
     payment = PaymentIn()
@@ -207,7 +208,7 @@ class ChangeOrderIn(StrictSerializer):
 
     changes = ChangeIn(many=True, required=False, allow_empty=False)
     passengers = serializers.ListField(
-        child=serializers.DictField(), required=False, allow_empty=False
+        child=serializers.DictField(), required=False, allow_empty=False, max_length=MAX_LISTED
     )
     payment = PaymentIn(required=False)
 
@@ -230,4 +231,6 @@ class OrderAncillaryIn(StrictSerializer):
     orderItemIds = serializers.ListField(
         child=serializers.CharField(max_length=40), required=False, allow_empty=False
     )
-    passengers = OrderPassengerRef(many=True, required=False, allow_empty=False)
+    passengers = OrderPassengerRef(
+        many=True, required=False, allow_empty=False, max_length=MAX_LISTED
+    )

@@ -1,7 +1,6 @@
 """POST /json/{v}/offers/price (SPEC.md §2.4, §3, §4.5; DESIGN.md §7, §11)."""
 
 from datetime import timedelta
-from decimal import Decimal
 
 import pytest
 from django.test import override_settings
@@ -263,16 +262,56 @@ def test_the_offer_store_unreachable_is_err_9002(api, auth, round_trip, settings
     error_of(response, 503, "ERR-9002", None)
 
 
-def test_a_price_for_another_party_is_repriced_for_it(api, auth, round_trip):
+@pytest.mark.parametrize(
+    "party",
+    [
+        [{"type": "ADT"}],
+        [{"type": "ADT"}, {"type": "ADT"}, {"type": "ADT"}],
+        [{"type": "ADT"}, {"type": "ADT"}, {"type": "CHD", "paxId": "KID"}],
+    ],
+    ids=["fewer", "other types", "other ids"],
+)
+def test_a_price_for_another_party_than_was_shopped_is_refused(api, auth, round_trip, party):
     out, _ = round_trip
 
-    item = price(api, auth, selection(out), passengers=[{"type": "ADT"}]).json()["data"]["offer"][
-        "items"
-    ][0]
+    error = error_of(
+        price(api, auth, selection(out), passengers=party), 422, "ERR-1005", "passengers"
+    )
+    assert "search again" in error["description"]
 
-    assert [row["ptc"] for row in item["passengerPrices"]] == ["ADT"]
-    assert amount(item["totalPrice"]["total"]) * 3 == amount(out["totalPrice"]["total"])
-    assert amount(item["totalPrice"]["total"]) > Decimal(0)
+
+def test_the_shopped_party_with_its_ids_written_out_prices(api, auth, round_trip):
+    out, _ = round_trip
+    party = [
+        {"type": "CHD", "paxId": "CHD-1"},
+        {"type": "ADT", "paxId": "ADT-2"},
+        {"type": "ADT", "paxId": "ADT-1"},
+    ]
+
+    assert price(api, auth, selection(out), passengers=party).status_code == 201
+
+
+def test_an_unmoved_price_says_so(api, auth, round_trip):
+    out, back = round_trip
+
+    offer = price(api, auth, selection(out), selection(back)).json()["data"]["offer"]
+
+    assert offer["priceChanged"] is False
+    assert "previousTotal" not in offer
+
+
+def test_a_price_that_moved_since_the_search_says_from_what(api, auth, round_trip, network):
+    out, back = round_trip
+    leg = FlightLeg.objects.get(flight_number=101, flight_date=network)
+    inventory_sell(leg_ids=[leg.pk], rbd="L", seats=15)  # the searched class sold out
+
+    offer = price(api, auth, selection(out), selection(back)).json()["data"]["offer"]
+
+    shopped = amount(out["totalPrice"]["total"]) + amount(back["totalPrice"]["total"])
+    assert offer["priceChanged"] is True
+    assert amount(offer["previousTotal"]) == shopped
+    assert offer["previousTotal"]["currency"] == "USD"
+    assert amount(offer["totalPrice"]["total"]) > shopped
 
 
 def test_a_bundle_the_key_may_no_longer_sell_is_refused(api, auth, round_trip, partner_key):
