@@ -11,7 +11,7 @@ WORKERS ?= 2
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/airline
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/1
 
-.PHONY: run serve setup test lint check bench clean
+.PHONY: run serve setup test fuzz lint check bench clean
 
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,13 @@ test: $(VENV)/.dev
 	$(VENV)/bin/ruff format --check .
 	DATABASE_URL= $(PY) manage.py makemigrations --check --dry-run  # models vs migrations; no server needed
 	$(VENV)/bin/pytest
+
+## fuzz: the contract test at nightly size: schemathesis, 1000 examples per operation
+fuzz: export AIRLINE_ENV = test
+fuzz: export DATABASE_URL ?= $(TEST_DATABASE_URL)
+fuzz: export REDIS_URL ?= $(TEST_REDIS_URL)
+fuzz: $(VENV)/.dev
+	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-1000} $(VENV)/bin/pytest tests/e2e/test_contract.py
 
 ## bench: performance figures beside same-run references (a scratch database airline_bench)
 bench: $(VENV)/.dev

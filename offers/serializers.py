@@ -3,7 +3,7 @@ that span fields (dates in order, passenger mix, markets) are in offers/services
 
 from rest_framework import serializers
 
-from airline.api.serializers import StrictSerializer
+from airline.api.serializers import IsoDateField, StrictSerializer
 from offers.passengers import MAX_LISTED
 
 CABINS = ["Y", "W", "C", "F"]
@@ -12,7 +12,7 @@ CABINS = ["Y", "W", "C", "F"]
 class OriginDestinationIn(StrictSerializer):
     origin = serializers.RegexField(r"^[A-Za-z]{3}$", help_text="IATA airport code, any case")
     destination = serializers.RegexField(r"^[A-Za-z]{3}$")
-    departureDate = serializers.DateField(input_formats=["%Y-%m-%d"], help_text="YYYY-MM-DD")
+    departureDate = IsoDateField()
 
 
 class PassengerIn(StrictSerializer):

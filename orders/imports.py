@@ -69,7 +69,7 @@ from rest_framework import serializers
 from airline.api import clock
 from airline.api.errors import ApiError
 from airline.api.responses import dumps
-from airline.api.serializers import StrictSerializer
+from airline.api.serializers import IsoDateField, StrictSerializer
 from airline.fares.money import CENT, ZERO, Price, Tax
 from airline.network.inventory import SeatChange, SoldOut, booking_class_position, inventory_apply
 from airline.network.itineraries import DatedLeg
@@ -101,12 +101,12 @@ class ImportPassengerIn(StrictSerializer):
     type = serializers.ChoiceField(choices=["ADT", "CHD", "INF"])
     givenName = serializers.CharField(max_length=64)
     surname = serializers.CharField(max_length=64)
-    dateOfBirth = serializers.DateField(input_formats=["%Y-%m-%d"], required=False)
+    dateOfBirth = IsoDateField(required=False)
 
 
 class ImportSegmentIn(StrictSerializer):
     flightNumber = serializers.RegexField(r"^(?:[A-Za-z0-9]{2})?\d{1,4}$")
-    departureDate = serializers.DateField(input_formats=["%Y-%m-%d"])
+    departureDate = IsoDateField()
     origin = serializers.RegexField(r"^[A-Za-z]{3}$")
     destination = serializers.RegexField(r"^[A-Za-z]{3}$")
     rbd = serializers.RegexField(r"^[A-Za-z]$")

@@ -261,9 +261,6 @@ CREATE_EXAMPLES = [
             },
         },
     ),
-]
-
-CREATE_EXAMPLES.append(
     OpenApiExample(
         "Hold with a seat and a bag",
         request_only=True,
@@ -287,8 +284,8 @@ CREATE_EXAMPLES.append(
                 },
             ],
         },
-    )
-)
+    ),
+]
 
 CHANGE_EXAMPLES = [
     OpenApiExample(

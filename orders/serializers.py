@@ -4,7 +4,7 @@ orders/checks.py and orders/payments.py."""
 
 from rest_framework import serializers
 
-from airline.api.serializers import StrictSerializer
+from airline.api.serializers import IsoDateField, StrictSerializer
 from offers.passengers import MAX_LISTED
 
 COUNTRY = r"^[A-Z]{2}$"
@@ -33,7 +33,7 @@ class TravelDocumentIn(StrictSerializer):
     documentNumber = serializers.CharField(max_length=30)
     issuingCountry = serializers.RegexField(COUNTRY, required=False)
     nationality = serializers.RegexField(COUNTRY, required=False)
-    expiryDate = serializers.DateField(input_formats=["%Y-%m-%d"], required=False)
+    expiryDate = IsoDateField(required=False)
 
 
 class PassengerContactIn(StrictSerializer):
@@ -48,7 +48,7 @@ class BookingPassengerIn(StrictSerializer):
     )
     type = serializers.ChoiceField(choices=["ADT", "CHD", "INF"])
     name = NameIn()
-    dateOfBirth = serializers.DateField(input_formats=["%Y-%m-%d"], required=False)
+    dateOfBirth = IsoDateField(required=False)
     gender = serializers.ChoiceField(choices=["Male", "Female"], required=False)
     nationality = serializers.RegexField(COUNTRY, required=False)
     residenceCountry = serializers.RegexField(COUNTRY, required=False)
@@ -151,7 +151,7 @@ class OrderListQuery(serializers.Serializer):
     organizationCode = serializers.CharField(max_length=10, required=False)
     firstName = serializers.CharField(max_length=32, required=False)
     lastName = serializers.CharField(max_length=32, required=False)
-    departureDate = serializers.DateField(input_formats=["%Y-%m-%d"], required=False)
+    departureDate = IsoDateField(required=False)
     origin = serializers.RegexField(r"^[A-Za-z]{3}$", required=False)
     destination = serializers.RegexField(r"^[A-Za-z]{3}$", required=False)
     flightNumber = serializers.RegexField(

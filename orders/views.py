@@ -60,7 +60,9 @@ class OrdersView(APIView):
     )
     def get(self, request, version):
         """Search the agency's bookings; one summary each, keyset-paginated (SPEC.md §4.8)."""
-        query = OrderListQuery(data=request.query_params)
+        # A plain dict, not the QueryDict: DRF reads an empty value in a QueryDict as the
+        # parameter left out, and `origin=` must be refused like any other bad code.
+        query = OrderListQuery(data=request.query_params.dict())
         query.is_valid(raise_exception=True)
         search = check_order_search(query.validated_data, principal=request.user)
         orders, more = orders_list(search)
@@ -111,7 +113,7 @@ class OrderView(APIView):
     )
     def get(self, request, version, orderId):
         """One booking by order id or record locator (SPEC.md §4.9)."""
-        query = OrderRetrieveQuery(data=request.query_params)
+        query = OrderRetrieveQuery(data=request.query_params.dict())
         query.is_valid(raise_exception=True)
         order = order_current(
             scope=OrderScope.of(request.user),

@@ -20,12 +20,24 @@ ErrorObject = inline_serializer(
         "path": serializers.CharField(
             required=False, help_text="Offending field, no array positions"
         ),
-        "requestId": serializers.CharField(help_text="Equals the x-request-id header"),
+        "requestId": serializers.CharField(
+            required=False,
+            help_text="Equals the x-request-id header (the auth shape has it beside `error`)",
+        ),
     },
 )
+# Every error of a /json/ endpoint: the envelope `{data: null, error}`, or, for ERR-8000,
+# 8001 and 8002, the auth shape, which on /json also carries `data: null` (DESIGN.md
+# §11). One schema holds both, so that every status can name its body exactly.
 ErrorEnvelope = inline_serializer(
     "ErrorEnvelope",
-    {"data": serializers.JSONField(allow_null=True, help_text="Always null"), "error": ErrorObject},
+    {
+        "data": serializers.JSONField(allow_null=True, help_text="Always null"),
+        "error": ErrorObject,
+        "message": serializers.CharField(required=False, help_text="Auth shape only"),
+        "errorKey": serializers.CharField(required=False, help_text="Auth shape only"),
+        "requestId": serializers.CharField(required=False, help_text="Auth shape only"),
+    },
 )
 AuthError = inline_serializer(
     "AuthError",
@@ -62,21 +74,46 @@ def enveloped(name: str, fields: dict[str, serializers.Field] | serializers.Seri
     )
 
 
-ERROR_RESPONSES = {
-    401: OpenApiResponse(
-        AuthError, "ERR-8000: missing or invalid token (auth shape, with data: null)"
-    ),
-    403: OpenApiResponse(AuthError, "ERR-8001: key cannot act as requested (auth shape)"),
-    404: OpenApiResponse(ErrorEnvelope, "ERR-1002 unsupported version, ERR-1000 no such route"),
-    422: OpenApiResponse(ErrorEnvelope, "ERR-1005: validation failed"),
-    429: OpenApiResponse(ErrorEnvelope, "ERR-8003: request volume exceeded; see Retry-After"),
-    500: OpenApiResponse(ErrorEnvelope, "ERR-9003: the request could not be processed"),
-    503: OpenApiResponse(AuthError, "ERR-8002: authentication store unavailable"),
-}
-AUTH_ERROR_RESPONSES = {
-    401: OpenApiResponse(AuthError, "ERR-8000: missing or unknown API key"),
-    403: OpenApiResponse(AuthError, "ERR-8001: revoked key, or a seller outside the key's reach"),
-    422: OpenApiResponse(AuthError, "ERR-1005: invalid body, e.g. sellerId not a UUID"),
-    429: OpenApiResponse(AuthError, "ERR-8003: request volume exceeded; see Retry-After"),
-    503: OpenApiResponse(AuthError, "ERR-8002: authentication store unavailable"),
-}
+def _answers(body, meanings: dict[int, str]) -> dict[int, OpenApiResponse]:
+    return {status: OpenApiResponse(body, meaning) for status, meaning in meanings.items()}
+
+
+# Every status a /json/ operation can answer with (the sweep and schemathesis hold the
+# service to it): the kernel's own (404, 405, 413, 415, 429, 500), authentication's,
+# and the domain's, which an operation's docstring and SPEC.md §4 detail.
+ERROR_RESPONSES = _answers(
+    ErrorEnvelope,
+    {
+        400: "ERR-1004 invalid value; ERR-3002/3003 offer items; ERR-3004/3005 wrong pricing "
+        "flow; ERR-4001/4002/4006 order not created or changed; ERR-6002 payment rejected",
+        401: "ERR-8000: missing or invalid token (auth shape, with data: null)",
+        403: "ERR-8001: key cannot act as requested (auth shape, with data: null)",
+        404: "ERR-1000 no such route, ERR-1002 unsupported version, ERR-3000/3001 offer "
+        "not found or expired, ERR-4000 order not found",
+        405: "ERR-1001: method not allowed (see Allow)",
+        409: "ERR-1012: a request with this Idempotency-Key is still running",
+        413: "ERR-1009: body over 1 MiB",
+        415: "ERR-1003: body not application/json",
+        422: "ERR-1005 validation failed; ERR-1006 invalid market; ERR-1011 Idempotency-Key "
+        "reused; ERR-6000/6001 payment method or card brand not supported",
+        429: "ERR-8003: request volume exceeded; see Retry-After",
+        500: "ERR-2002 availability failed; ERR-9001 unexpected upstream; ERR-9003 the "
+        "request could not be processed",
+        503: "ERR-8002 authentication store, ERR-9000 a required service, ERR-9002 offer "
+        "cache unavailable; ERR-6005 payment timed out",
+    },
+)
+AUTH_ERROR_RESPONSES = _answers(
+    AuthError,
+    {
+        401: "ERR-8000: missing or unknown API key",
+        403: "ERR-8001: revoked key, or a seller outside the key's reach",
+        405: "ERR-1001: method not allowed (see Allow)",
+        413: "ERR-1009: body over 1 MiB",
+        415: "ERR-1003: body not application/json",
+        422: "ERR-1005: invalid body, e.g. sellerId not a UUID",
+        429: "ERR-8003: request volume exceeded; see Retry-After",
+        500: "ERR-9003: the request could not be processed",
+        503: "ERR-8002: authentication store unavailable",
+    },
+)

@@ -82,3 +82,15 @@ def test_the_description_generates_without_a_warning(tmp_path):
     }
     view = document["components"]["schemas"]["OrderViewData"]["properties"]
     assert view["services"]["items"]["$ref"].endswith("/OrderService")
+
+
+def test_money_is_described_as_served_and_both_credentials_are_declared(client):
+    document = yaml.safe_load(client.get("/json/v1/schema").content)
+
+    amount = document["components"]["schemas"]["MonetaryAmount"]["properties"]["amount"]
+    assert amount["type"] == "number"  # served as a JSON number, not a string
+    create = document["paths"]["/json/v1/orders"]["post"]
+    # SPEC.md §5: a bearer token, or else a partner key directly: alternatives.
+    assert create["security"] == [{"bearerAuth": []}, {"apiKey": []}]
+    create = create["responses"]
+    assert {"201", "400", "401", "403", "404", "409", "422", "429", "500", "503"} <= set(create)
