@@ -1,9 +1,13 @@
 """Order write flows (SPEC.md §3, §4.7; DESIGN.md §8): create from a priced offer, on
 hold or paid by card; cancel an unpaid hold; expire holds past their time limit.
 
-Every flow is one transaction: the order, its seats and its payment rows are written
-together or not at all. A card is charged before that transaction opens (so no seat is
-locked while a gateway thinks) and refunded if the transaction then fails.
+Every write is one transaction: the order and its seats are written together or not at
+all. A card booking reserves first (the order PENDING with its seats and its payment
+intent, committed), then charges the card under the intent (no row is locked while a
+gateway thinks), then confirms the order and attaches the charge in a second
+transaction; a refused card gives the reservation back, a failed confirmation refunds
+(orders/intents.py), and whatever a dead worker leaves the reconciler settles
+(orders/reconcile.py).
 """
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
