@@ -42,5 +42,6 @@ urlpatterns = [
     path("", TemplateView.as_view(template_name="landing.html"), name="landing"),
 ]
 
+handler400 = "airline.api.views.bad_request"
 handler404 = "airline.api.views.not_found"
 handler500 = "airline.api.views.server_error"

@@ -4,11 +4,14 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.views.csrf import csrf_failure as django_csrf_failure
 from django.views.decorators.csrf import csrf_exempt
+from django.views.defaults import bad_request as django_bad_request
 
 from airline.api import clock
 from airline.api.errors import ApiError, Err
 from airline.api.readiness import pending_checks
 from airline.api.responses import error_response, json_response
+
+API_PATHS = ("/json/", "/auth/", "/ndc/", "/health")
 
 
 @csrf_exempt
@@ -36,9 +39,9 @@ def health(request: HttpRequest) -> HttpResponse:
 
 @csrf_exempt  # an API path: answered in the API's shape whatever the method
 def unknown_route(request: HttpRequest, rest: str = "") -> HttpResponse:
-    """Any `/json/...` or `/auth/...` path no route matched: ERR-1002 when the version
-    segment is unsupported (SPEC.md §9), else ERR-1000."""
-    if request.path.startswith("/json/"):
+    """Any `/json/...`, `/ndc/...` or `/auth/...` path no route matched, whatever the
+    method: ERR-1002 when the version segment is unsupported (SPEC.md §9), else ERR-1000."""
+    if request.path.startswith(("/json/", "/ndc/")):
         version = rest.split("/", 1)[0]
         if version not in settings.API_VERSIONS:
             return error_response(
@@ -68,9 +71,17 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpR
     )
 
 
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """handler400: what Django refuses before any view (a Host header not in
+    ALLOWED_HOSTS) answers in the API's shape on API paths, Django's page elsewhere."""
+    if not request.path.startswith(API_PATHS):
+        return django_bad_request(request, exception)
+    return error_response(request, ApiError(Err.INVALID_VALUE, "The request was malformed"))
+
+
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     """CSRF_FAILURE_VIEW: the admin keeps Django's page; an API path (which takes no
     cookies and is exempt, so this is only a backstop) answers in the API's shape."""
-    if request.path.startswith(("/json/", "/auth/", "/ndc/", "/health")):
+    if request.path.startswith(API_PATHS):
         return error_response(request, ApiError(Err.FORBIDDEN, "Request refused"))
     return django_csrf_failure(request, reason)

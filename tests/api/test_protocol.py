@@ -22,6 +22,7 @@ def api():
         ("post", "/json/v1/orders/ABC/reshop", 404, "ERR-1000"),
         ("post", "/json/v9/offers", 404, "ERR-1002"),
         ("post", "/ndc/v1/AirShopping", 404, "ERR-1000"),
+        ("post", "/ndc/v9/AirShopping", 404, "ERR-1002"),
         ("delete", "/json/v1/orders/ABCDEF/nothing", 404, "ERR-1000"),
         ("put", "/json/v1/orders", 405, "ERR-1001"),
         ("delete", "/json/v1/offers", 405, "ERR-1001"),
@@ -81,3 +82,12 @@ def test_a_seller_id_that_is_not_a_uuid_string_is_err_1005_in_the_auth_shape(
     assert body["errorKey"] == "ValidationFailed"
     assert body["error"]["code"] == "ERR-1005"
     assert "sellerId" in body["error"]["fields"]
+
+
+def test_a_host_we_do_not_serve_is_json_on_api_paths(api, settings):
+    settings.ALLOWED_HOSTS = ["api.example.com"]
+
+    response = api.get("/json/v1/orders", HTTP_HOST="evil.example.net")
+
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "ERR-1004"
