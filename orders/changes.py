@@ -20,6 +20,7 @@ from airline.api.errors import ApiError, Err
 from airline.fares.money import ZERO
 from airline.network.inventory import legs_lock
 from offers.ancillaries import Traveller
+from orders import events
 from orders.ancillaries import (
     IN_CHANGE,
     Sale,
@@ -36,7 +37,6 @@ from orders.payments import Card, card_check
 from orders.selectors import OrderScope
 from orders.services import (
     actor_of,
-    event_record,
     order_cancel_hold,
     order_current,
     order_for_change,
@@ -160,22 +160,21 @@ def order_change(*, principal: Principal, ref: str, data: Mapping[str, Any]) -> 
             locked.refresh_from_db()
             actor = actor_of(principal)
             if services:
-                event_record(
+                events.services_added(
                     locked,
-                    now=now,
                     actor=actor,
-                    kind="services_added",
-                    services=[f"{s.ref} {s.code}" for s in services],
-                    replaced=[f"{s.ref} {s.code}" for s in sale.replaced],
-                    amount=str(added),
+                    now=now,
+                    services=services,
+                    replaced=sale.replaced,
+                    amount=added,
                 )
             if charge is not None:
                 payment = payment_record(locked, charge=charge, intent=intent, now=now)
                 intent_attach(intent, charge=charge, payment=payment)
-                event_record(locked, now=now, actor=actor, kind="paid", amount=str(charge.amount))
+                events.order_paid(locked, actor=actor, now=now, amount=charge.amount)
             if confirm:
                 tickets_issue(locked, now=now)
-                event_record(locked, now=now, actor=actor, kind="hold_confirmed")
+                events.hold_confirmed(locked, actor=actor, now=now)
             if locked.status == OrderStatus.CONFIRMED:
                 emds_number(
                     list(Service.objects.filter(order=locked, status=Service.Status.ACTIVE))

@@ -77,13 +77,12 @@ from airline.network.itineraries import Journey as NetworkJourney
 from airline.network.itineraries import Segment as NetworkSegment
 from airline.network.models import CabinCode, FlightLeg
 from offers.wire import journey_id
-from orders import ids
+from orders import events, ids
 from orders.checks import check_contact, check_passengers, lead_of
 from orders.models import Channel, Order, OrderItem, OrderStatus, Payment
 from orders.serializers import ContactIn
 from orders.services import (
     contact_write,
-    event_record,
     journey_row,
     passengers_write,
     segments_write,
@@ -378,15 +377,7 @@ def _write(data: Mapping[str, Any], *, seller: Seller, now: datetime) -> Order:
             if total > 0:
                 _external_payment(order)
             tickets_issue(order, now=now)
-        event_record(
-            order,
-            now=now,
-            actor=ACTOR,
-            kind="imported",
-            status=order.status,
-            total=str(order.total),
-            channel=Channel.IMPORT,
-        )
+        events.order_imported(order, actor=ACTOR, now=now)
     return order
 
 

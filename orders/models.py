@@ -111,12 +111,23 @@ class Order(models.Model):
 
 
 class OrderEvent(models.Model):
-    """One state change of an order: who did what, when (DESIGN.md §10, STYLE.md)."""
+    """One state change of an order: who did what, when (DESIGN.md §10, STYLE.md). Written
+    only through orders/events.py, one function per kind."""
+
+    class Kind(models.TextChoices):
+        CREATED = "created"
+        IMPORTED = "imported"
+        PAID = "paid"
+        HOLD_CONFIRMED = "hold_confirmed"
+        HOLD_CANCELLED = "hold_cancelled"
+        HOLD_EXPIRED = "hold_expired"
+        SERVICES_ADDED = "services_added"
+        PAYMENT_REFUNDED = "payment_refunded"
 
     order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="events")
     at = models.DateTimeField()
     actor = models.CharField(max_length=80, help_text="seller/key, command or 'system'")
-    kind = models.CharField(max_length=40)
+    kind = models.CharField(max_length=40, choices=Kind.choices)
     detail = JSONField(default=dict, blank=True)
 
     class Meta:

@@ -22,11 +22,12 @@ from django.conf import settings
 from django.db import transaction
 
 from airline.api import clock
+from orders import events
 from orders.intents import settle
 from orders.models import Order, OrderStatus, PaymentIntent
 from orders.payments import payment_gateway
 from orders.selectors import order_parts
-from orders.services import event_record, order_abandon, order_confirm_paid
+from orders.services import order_abandon, order_confirm_paid
 
 logger = logging.getLogger("airline.payments")
 ACTOR = "payment reconciler"
@@ -96,7 +97,5 @@ def intent_reconcile(pk: int, *, now: datetime) -> str | None:
             gateway_reference=held.charge.reference,
         )
         if order is not None and Order.objects.filter(pk=order.pk).exists():
-            event_record(
-                order, now=now, actor=ACTOR, kind="payment_refunded", amount=str(held.outstanding)
-            )
+            events.payment_refunded(order, actor=ACTOR, now=now, amount=held.outstanding)
         return "refunded"

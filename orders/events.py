@@ -1,0 +1,87 @@
+"""An order's history (STYLE.md, after Saleor's order/events.py): one kind per state
+change (OrderEvent.Kind) and one function per kind, called by every write in the same
+transaction as the change. Each says who acted (`actor`: seller and key prefix, a
+command, the reconciler), when, and the money it moved. Webhooks will hang off `_record`.
+"""
+
+from collections.abc import Sequence
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from orders.models import Order, OrderEvent, Service
+
+OrderEventKind = OrderEvent.Kind
+
+
+def order_created(order: Order, *, actor: str, now: datetime) -> None:
+    """A booking written through an API channel (its status: ONHOLD, or PENDING payment)."""
+    _record(
+        order,
+        OrderEventKind.CREATED,
+        actor=actor,
+        now=now,
+        status=order.status,
+        total=str(order.total),
+        channel=order.channel,
+    )
+
+
+def order_imported(order: Order, *, actor: str, now: datetime) -> None:
+    """A booking brought in from another channel (import_bookings)."""
+    _record(
+        order,
+        OrderEventKind.IMPORTED,
+        actor=actor,
+        now=now,
+        status=order.status,
+        total=str(order.total),
+        channel=order.channel,
+    )
+
+
+def order_paid(order: Order, *, actor: str, now: datetime, amount: Decimal) -> None:
+    """A card charge became the order's payment."""
+    _record(order, OrderEventKind.PAID, actor=actor, now=now, amount=str(amount))
+
+
+def hold_confirmed(order: Order, *, actor: str, now: datetime) -> None:
+    """A hold paid in full: CONFIRMED, ticketed."""
+    _record(order, OrderEventKind.HOLD_CONFIRMED, actor=actor, now=now)
+
+
+def hold_cancelled(order: Order, *, actor: str, now: datetime, expired: bool) -> None:
+    """An unpaid hold cancelled, by its seller or (expired) at its time limit."""
+    kind = OrderEventKind.HOLD_EXPIRED if expired else OrderEventKind.HOLD_CANCELLED
+    _record(order, kind, actor=actor, now=now)
+
+
+def services_added(
+    order: Order,
+    *,
+    actor: str,
+    now: datetime,
+    services: Sequence[Service],
+    replaced: Sequence[Service],
+    amount: Decimal,
+) -> None:
+    """Seats or services sold on an existing order (AcceptOffer), with the seats given
+    up for them, and what the order's value moved by."""
+    _record(
+        order,
+        OrderEventKind.SERVICES_ADDED,
+        actor=actor,
+        now=now,
+        services=[f"{s.ref} {s.code}" for s in services],
+        replaced=[f"{s.ref} {s.code}" for s in replaced],
+        amount=str(amount),
+    )
+
+
+def payment_refunded(order: Order, *, actor: str, now: datetime, amount: Decimal) -> None:
+    """A charge given back (the reconciler, for a change that never committed)."""
+    _record(order, OrderEventKind.PAYMENT_REFUNDED, actor=actor, now=now, amount=str(amount))
+
+
+def _record(order: Order, kind: str, *, actor: str, now: datetime, **detail: Any) -> None:
+    OrderEvent.objects.create(order=order, at=now, actor=actor[:80], kind=kind, detail=detail)
