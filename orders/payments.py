@@ -18,6 +18,7 @@ from decimal import Decimal
 from typing import Any, Protocol
 
 from django.conf import settings
+from django.db import IntegrityError
 from django.db.models import Sum
 from django.utils.module_loading import import_string
 
@@ -113,17 +114,18 @@ class TestGateway:
             raise PaymentTimedOut
         if card.number not in self.APPROVED:
             raise PaymentDeclined
-        earlier = self.settlement(reference=reference)
-        if earlier is not None:
-            return earlier.charge
-        entry = GatewayEntry.objects.create(
-            kind=GatewayEntry.Kind.CHARGE,
-            reference=reference,
-            charge_reference=f"test_{secrets.token_hex(8)}",
-            amount=amount,
-            currency=currency,
-            at=clock.now(),
-        )
+        try:
+            entry = GatewayEntry.objects.create(
+                kind=GatewayEntry.Kind.CHARGE,
+                reference=reference,
+                charge_reference=f"test_{secrets.token_hex(8)}",
+                amount=amount,
+                currency=currency,
+                at=clock.now(),
+            )
+        except IntegrityError:
+            # This reference was charged before (a retried call): that charge stands.
+            return self.settlement(reference=reference).charge
         _travel()
         return Charge(reference=entry.charge_reference, amount=amount, currency=currency)
 
