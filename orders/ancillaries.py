@@ -22,6 +22,7 @@ from airline.fares.ancillaries import Product
 from airline.fares.money import ZERO
 from airline.fares.terms import BundleTerms
 from airline.network import fleet
+from airline.network.itineraries import network_index
 from airline.network.models import FlightLeg
 from offers.ancillaries import (
     Traveller,
@@ -30,7 +31,6 @@ from offers.ancillaries import (
     TripSegment,
     bundle_terms,
     seats_of_configuration,
-    seats_taken,
 )
 from offers.store import OfferSource, offer_load
 from orders import ids
@@ -298,7 +298,6 @@ def sale_check(
     unique constraints on services decide any race after this (DESIGN.md §7)."""
     seats = [line for line in lines if line.seat is not None]
     layouts = _seat_layouts({line.leg_id for line in seats})
-    taken = seats_taken(list(layouts)) if seats else {}
     replaced: list[Service] = []
     seated: set[tuple[str, int]] = set()
     for line in seats:
@@ -326,8 +325,9 @@ def sale_check(
         )
         if current is not None and (current.seat_row, current.seat_column) == line.seat:
             raise refuse(f"{line.pax_ref} already has seat {designator}")
-        if designator in taken.get(line.leg_id, set()):
-            raise refuse(f"Seat {designator} has just been taken; choose another")
+        # Whether another booking holds the seat is left to the unique constraint when
+        # the sale is written (services_write): a look now would be a query that decides
+        # nothing, since the seat can go between the look and the write.
         if current is not None:
             replaced.append(current)
     others = [line for line in lines if line.seat is None]
@@ -436,11 +436,20 @@ def emds_number(services: Sequence[Service]) -> None:
 
 
 def _seat_layouts(leg_ids: set[int]) -> dict[int, dict[str, fleet.SeatSpec]]:
-    """Each leg's seats by designator (one query for the legs' configurations)."""
+    """Each leg's seats by designator, from the configuration the worker's schedule gives
+    it (read from the database for a leg the schedule no longer has)."""
     if not leg_ids:
         return {}
-    configurations = FlightLeg.objects.filter(pk__in=leg_ids).values_list("pk", "configuration_id")
+    index = network_index()
+    configurations = {
+        leg_id: leg.configuration_id for leg_id in leg_ids if (leg := index.leg(leg_id)) is not None
+    }
+    missing = leg_ids - configurations.keys()
+    if missing:
+        configurations.update(
+            FlightLeg.objects.filter(pk__in=missing).values_list("pk", "configuration_id")
+        )
     return {
         leg_id: {s.designator: s for s in seats_of_configuration(configuration_id)}
-        for leg_id, configuration_id in configurations
+        for leg_id, configuration_id in configurations.items()
     }

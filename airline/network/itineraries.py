@@ -167,6 +167,10 @@ class NetworkIndex:
         """The carrier's own code for an aircraft type (SPEC.md §2.2 Leg)."""
         return self.aircraft_codes.get(iata_code) or iata_code
 
+    def leg(self, leg_id: int) -> DatedLeg | None:
+        """The dated leg with this id, if this schedule version has it."""
+        return self._legs.get(leg_id)
+
     def journey_of(self, segments: list[list[int]]) -> Journey | None:
         """The journey over these legs (ids, per segment), or None if any leg is no
         longer scheduled (a stored offer outlived a schedule change)."""
