@@ -16,28 +16,17 @@ OrderEventKind = OrderEvent.Kind
 
 def order_created(order: Order, *, actor: str, now: datetime) -> None:
     """A booking written through an API channel (its status: ONHOLD, or PENDING payment)."""
-    _record(
-        order,
-        OrderEventKind.CREATED,
-        actor=actor,
-        now=now,
-        status=order.status,
-        total=str(order.total),
-        channel=order.channel,
-    )
+    _booking_written(order, OrderEventKind.CREATED, actor=actor, now=now)
 
 
 def order_imported(order: Order, *, actor: str, now: datetime) -> None:
     """A booking brought in from another channel (import_bookings)."""
-    _record(
-        order,
-        OrderEventKind.IMPORTED,
-        actor=actor,
-        now=now,
-        status=order.status,
-        total=str(order.total),
-        channel=order.channel,
-    )
+    _booking_written(order, OrderEventKind.IMPORTED, actor=actor, now=now)
+
+
+def _booking_written(order: Order, kind: str, *, actor: str, now: datetime) -> None:
+    detail = {"status": order.status, "total": str(order.total), "channel": order.channel}
+    _record(order, kind, actor=actor, now=now, **detail)
 
 
 def order_paid(order: Order, *, actor: str, now: datetime, amount: Decimal) -> None:
