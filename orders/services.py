@@ -247,6 +247,9 @@ def order_abandon(order: Order) -> bool:
         if not pending.exists():
             return False
         _release_seats(order)
+        # An adult's link to the infant on its lap protects the infant's row: let go of
+        # it first, or the order could not be deleted with its passengers.
+        Passenger.objects.filter(order=order, infant__isnull=False).update(infant=None)
         pending.delete()
     return True
 

@@ -12,7 +12,7 @@ from django.db.models import F
 from airline.network.models import LegInventory
 from orders.models import GatewayEntry, Order, OrderStatus, Payment, PaymentIntent
 from orders.reconcile import payments_reconcile
-from tests.orders.conftest import CARD, book, booking_body, error_of
+from tests.orders.conftest import CARD, book, booking_body, error_of, price_offer
 from tests.orders.test_order_ancillaries import change, open_seat, seats
 
 pytestmark = pytest.mark.django_db
@@ -80,6 +80,19 @@ def test_a_declined_card_leaves_a_declined_intent_and_no_order(api, auth, priced
     assert not Order.objects.exists()
     assert sold() == before
     assert ledger() == []
+
+
+def test_a_declined_card_for_a_party_with_a_lap_infant_leaves_no_order(api, auth, travel_day):
+    priced = price_offer(api, auth, travel_day, party=[{"type": "ADT"}, {"type": "INF"}])
+    before = sold()
+
+    response = book(
+        api, auth, booking_body(priced, payment={**CARD, "cardNumber": "4000000000000002"})
+    )
+
+    error_of(response, 400, "ERR-6002", "payment")
+    assert not Order.objects.exists()
+    assert sold() == before
 
 
 def test_the_seats_are_reserved_before_the_card_is_charged(api, auth, priced):
