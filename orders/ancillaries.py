@@ -182,8 +182,8 @@ class Sale:
     @property
     def amount(self) -> Decimal:
         """What the sale adds to the order's value: new lines less the seats given up.
-        Negative when a cheaper seat replaces a dearer one; what is charged for it is
-        never negative (the balance due is not)."""
+        Negative when a cheaper seat replaces a dearer one; the charge for a change is
+        the balance due, which never goes below zero (orders/changes.py)."""
         return sum((line.total for line in self.lines), ZERO) - sum(
             (row.total for row in self.replaced), ZERO
         )
