@@ -8,7 +8,10 @@ stale, so a restarted PostgreSQL does not leave the worker dead. SIGTERM and SIG
 it after the job under way.
 """
 
+import contextlib
 import logging
+import os
+import select
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -54,6 +57,30 @@ def jobs() -> list[Job]:
     ]
 
 
+class StopSignal:
+    """A stop that a signal handler may give: the handler only writes a byte to a pipe
+    (safe inside a handler), and a wait on it ends at once. threading.Event is not safe
+    there: set() takes the lock that the interrupted wait() may hold."""
+
+    def __init__(self) -> None:
+        self._read, self._write = os.pipe()
+        os.set_blocking(self._write, False)
+        self._stopped = False
+
+    def set(self, *_signal_args) -> None:
+        self._stopped = True
+        # A full pipe means a stop is already waiting to be read.
+        with contextlib.suppress(BlockingIOError):
+            os.write(self._write, b"x")
+
+    def is_set(self) -> bool:
+        return self._stopped
+
+    def wait(self, timeout: float) -> bool:
+        select.select([self._read], [], [], timeout)
+        return self._stopped
+
+
 def run_once(jobs: Sequence[Job]) -> None:
     """Every job once, in order."""
     for job in jobs:
@@ -63,7 +90,7 @@ def run_once(jobs: Sequence[Job]) -> None:
 def run_forever(
     jobs: Sequence[Job],
     *,
-    stop: threading.Event,
+    stop: "StopSignal | threading.Event",
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], object] | None = None,
 ) -> None:

@@ -121,3 +121,17 @@ def test_run_worker_starts_and_stops_cleanly_on_sigterm():
     finally:
         if worker.poll() is None:
             worker.kill()
+
+
+def test_a_stop_given_from_a_signal_handler_ends_a_wait_at_once():
+    from airline.worker import StopSignal
+
+    stop = StopSignal()
+    assert not stop.wait(0)
+
+    stop.set()  # what the SIGTERM handler calls
+
+    started = time.monotonic()
+    assert stop.wait(3600) is True  # returns at once, not after the hour
+    assert time.monotonic() - started < 60
+    assert stop.is_set()

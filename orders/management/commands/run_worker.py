@@ -2,11 +2,10 @@
 or SIGINT; `--once` runs every job once and exits (for cron, and tests)."""
 
 import signal
-import threading
 
 from django.core.management.base import BaseCommand
 
-from airline.worker import jobs, run_forever, run_once
+from airline.worker import StopSignal, jobs, run_forever, run_once
 
 
 class Command(BaseCommand):
@@ -20,9 +19,9 @@ class Command(BaseCommand):
         if once:
             run_once(table)
             return
-        stop = threading.Event()
+        stop = StopSignal()
         for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda *_: stop.set())
+            signal.signal(sig, stop.set)
         self.stdout.write(
             "Worker running: " + ", ".join(f"{j.name} every {j.interval:g} s" for j in table)
         )
