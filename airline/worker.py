@@ -37,8 +37,8 @@ def jobs() -> list[Job]:
     """Every job of the worker, with its interval from settings."""
     from airline.api import clock
     from airline.api.idempotency import idempotency_purge
+    from orders.holds import holds_expire
     from orders.reconcile import payments_reconcile
-    from orders.services import holds_expire
 
     return [
         # A lapsed hold's seats are back on sale within one sweep, whether or not

@@ -1058,8 +1058,8 @@ def explain_list(cases: list) -> dict:
     from airline.network.itineraries import network_index
     from orders import presenters
     from orders.checks import check_order_search
+    from orders.selectors import orders_list
     from orders.serializers import OrderListQuery
-    from orders.services import orders_list
     from sellers.authentication import Principal
     from sellers.models import ApiKey, Seller
 

@@ -7,6 +7,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from orders.holds import order_cancel_hold
 from orders.models import (
     Contact,
     Journey,
@@ -20,7 +21,6 @@ from orders.models import (
     Service,
     Ticket,
 )
-from orders.services import order_cancel_hold
 
 
 class ReadOnlyInline(admin.TabularInline):

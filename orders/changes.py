@@ -1,14 +1,24 @@
-"""Change order (SPEC.md §3, §4.10; DESIGN.md §8): the changes a booking can take now —
-AcceptOffer (seats and services), ConfirmHold with a payment, CancelUnpaidOrder.
+"""Change order (SPEC.md §3, §4.10; DESIGN.md §8, §11): a table of actions, one per
+change type, each a `check` (reads only: refuses a bad change before anything is
+written, and says what it does to the order's value) and a `do` (writes, under the order
+row's lock).
 
-One request is one transaction with the order row locked, so two changes of one order
-queue. Money follows SPEC.md §3: a change that raises the balance of a paid order needs a
-card payment for the difference; on a hold it commits unpaid and the balance due grows.
-A card is charged under a payment intent committed before the gateway is called
-(orders.intents), before the transaction, and refunded if the transaction fails.
+One request is one transaction: every check first, then the card charged for what is due
+(under a payment intent committed before the gateway is called, refunded if the
+transaction fails: orders.intents.card_charged), then the order row locked and every `do`
+run in request order, then the order's totals and the events. Money follows SPEC.md §3:
+a change that raises the value of a paid order (or confirms a hold) needs a card payment
+for the difference; on a hold it commits unpaid and the balance due grows.
+
+A change type joins the table in `ACTIONS`; its check receives every entry of its type in
+the request (two bags sold in one request form one ladder), its do runs where the type
+first appears in the request.
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -24,180 +34,167 @@ from orders import events
 from orders.ancillaries import (
     IN_CHANGE,
     Sale,
-    SaleLine,
     emds_number,
     held_services,
     sale_check,
     sale_lines_check,
     services_write,
 )
-from orders.intents import intent_attach, intent_charge, intent_open, intent_refund
+from orders.holds import order_cancel_hold
+from orders.intents import card_charged, intent_attach, intent_open
 from orders.models import Order, OrderStatus, PaymentIntent, Service
 from orders.payments import Card, card_check
-from orders.selectors import OrderScope
-from orders.services import (
-    actor_of,
-    order_cancel_hold,
-    order_current,
-    order_for_change,
-    payment_record,
-    tickets_issue,
-)
+from orders.selectors import SLIM_PREFETCH, OrderScope, order_get
+from orders.tickets import payment_record, tickets_issue
 from sellers.authentication import Principal
 
-# Change types of SPEC.md §4.10 that later work adds (reshop, quote and passenger edits).
-NOT_YET = frozenset({"CancelJourney", "UpdatePassenger", "UpdateContact", "AcceptReshopOffer"})
+Entry = Mapping[str, Any]
+Do = Callable[["Plan", Order], None]
+
+
+@dataclass
+class Plan:
+    """A change request worked out before any write: the order as read (SLIM_PREFETCH),
+    the steps to run under its lock, and what they do to its money."""
+
+    principal: Principal
+    order: Order
+    now: datetime
+    steps: list[Do] = field(default_factory=list)
+    added: Decimal = ZERO  # what the order's value moves by (negative when lines go)
+    voided: Decimal = ZERO  # value given up before anyone paid for it
+    confirm: bool = False  # ConfirmHold: the order becomes CONFIRMED and ticketed
+    leg_ids: set[int] = field(default_factory=set)  # legs that must still fly (re-checked)
+
+    @property
+    def actor(self) -> str:
+        return events.actor_of(self.principal)
+
+    @property
+    def seller_id(self) -> str:
+        return str(self.principal.seller.pk)
+
+    def due(self) -> Decimal:
+        """What must be paid now: on a paid order, or a hold being confirmed, what the
+        order's value will exceed what was paid, never less than nothing (a cheaper seat
+        gives nothing back: DESIGN.md §11 "Seat change"); on a hold, nothing."""
+        if self.confirm or self.order.status == OrderStatus.CONFIRMED:
+            return max(self.order.total + self.added - self.order.paid, ZERO)
+        return ZERO
+
+
+@dataclass(frozen=True)
+class Action:
+    """One change type: `check(plan, entries)` refuses or returns the `do` to run."""
+
+    check: Callable[[Plan, Sequence[Entry]], Do]
+    # Only on an order in one of these states (ConfirmHold narrows it to ONHOLD).
+    statuses: frozenset[str] = frozenset({OrderStatus.ONHOLD, OrderStatus.CONFIRMED})
+    alone: bool = False  # must be the request's only change, without a payment
 
 
 def order_change(*, principal: Principal, ref: str, data: Mapping[str, Any]) -> Order:
     """Apply a change-order request to the seller's order; the order row as it stands
     after (render it with presenters.order_view_cached)."""
-    now = clock.now()
     scope = OrderScope.of(principal)
-    order = order_for_change(scope=scope, ref=ref)
-    changes: Sequence[Mapping[str, Any]] = data.get("changes") or []
-    kinds = [c["type"] for c in changes]
-    for kind in kinds:
-        if kind in NOT_YET:
-            raise ApiError(
-                Err.CHANGE_NOT_APPLIED,
-                f"{kind} is not available on this service yet",
-                path="changes.type",
-            )
+    order = order_get(scope=scope, ref=ref, parts=SLIM_PREFETCH)
+    changes: Sequence[Entry] = data.get("changes") or []
     if data.get("passengers"):
-        raise ApiError(
-            Err.CHANGE_NOT_APPLIED,
-            "Passenger changes are not available on this service yet",
-            path="passengers",
-        )
-    if "CancelUnpaidOrder" in kinds:
-        if len(kinds) > 1 or data.get("payment"):
-            raise ApiError(
-                Err.CHANGE_NOT_APPLIED,
-                "CancelUnpaidOrder cannot be combined with other changes or a payment",
-                path="changes",
-            )
-        if not order_cancel_hold(order=order, actor=actor_of(principal)):
-            raise ApiError(
-                Err.CHANGE_NOT_APPLIED, "Only an unpaid hold can be cancelled", path="changes"
-            )
-        return order_current(scope=scope, ref=order.order_id, parts=())
-
-    sale = _sale_of(
-        order,
-        sale_lines_check(
-            entries=[c for c in changes if c["type"] == "AcceptOffer"],
-            context={"orderId": order.order_id},
-            seller_id=str(principal.seller.pk),
-            now=now,
-            refuse=IN_CHANGE,
-        ),
-    )
-    confirm = "ConfirmHold" in kinds
-    if order.status not in (OrderStatus.ONHOLD, OrderStatus.CONFIRMED) or (
-        confirm and order.status != OrderStatus.ONHOLD
-    ):
-        raise ApiError(
-            Err.CHANGE_NOT_APPLIED,
-            f"The order is {order.status}; it cannot take this change",
-            path="changes",
-        )
-    added = sale.amount
-    # SPEC.md §3: a hold takes the change unpaid (its balance grows); a paid order, or a
-    # hold being confirmed, pays what its value now exceeds what was paid, never less
-    # than nothing (a cheaper seat gives nothing back: DESIGN.md §11 "Seat change").
-    due = (
-        max(order.total + added - order.paid, ZERO)
-        if confirm or order.status == OrderStatus.CONFIRMED
-        else ZERO
-    )
-    card = _payment_for(data.get("payment"), due=due, now=now)
-    intent = charge = None
+        changes = [*changes, *({"type": TOP_LEVEL_PASSENGER, **p} for p in data["passengers"])]
+    plan = Plan(principal=principal, order=order, now=clock.now())
+    _plan_steps(plan, changes, payment=data.get("payment"))
+    card = _payment_for(data.get("payment"), due=plan.due(), now=plan.now)
+    intent = None
     if card is not None:
         intent = intent_open(
             seller=principal.seller,
             purpose=PaymentIntent.Purpose.CHANGE,
-            amount=due,
+            amount=plan.due(),
             card=card,
-            now=now,
+            now=plan.now,
             order=order,
         )
-        charge = intent_charge(intent, card)
-    try:
-        with transaction.atomic():
-            # Changes of one order queue here; the balance below is read under the lock.
-            locked = Order.objects.select_for_update().get(pk=order.pk)
-            if locked.version != order.version:
-                raise ApiError(
-                    Err.CHANGE_NOT_APPLIED,
-                    "The order changed while this request was made; retrieve it and retry",
-                    path="changes",
-                )
-            _check_still_flying(order, sale)
-            services = services_write(
-                sale,
-                order=locked,
-                passengers={p.ref: p for p in order.passengers.all()},
-                journeys={j.ref: j for j in order.journeys.all()},
-                segments={s.ref: s for j in order.journeys.all() for s in j.segments.all()},
-                now=now,
-                refuse=IN_CHANGE,
+    charging = (
+        card_charged(intent, card, why="the change could not be applied")
+        if intent is not None
+        else nullcontext()
+    )
+    with charging as charge, transaction.atomic():
+        _apply(plan, charge=charge, intent=intent)
+    return order_get(scope=scope, ref=order.order_id, parts=())
+
+
+def _plan_steps(plan: Plan, changes: Sequence[Entry], *, payment: Mapping | None) -> None:
+    by_type: dict[str, list[Entry]] = {}
+    for change in changes:
+        by_type.setdefault(change["type"], []).append(change)
+    for kind, entries in by_type.items():
+        action = ACTIONS.get(kind)
+        if action is None:
+            raise ApiError(
+                Err.CHANGE_NOT_APPLIED,
+                f"{kind} is not available on this service yet",
+                path="passengers" if kind == TOP_LEVEL_PASSENGER else "changes.type",
             )
-            update: dict[str, Any] = {
-                "total": F("total") + added,
-                "updated_at": now,
-                "version": F("version") + 1,
-            }
-            if sale.replaced and order.paid == 0:
-                # A seat given up before anyone paid for it is voided; on a paid order
-                # its value went into the new seat.
-                update["voided"] = F("voided") + sum((r.total for r in sale.replaced), ZERO)
-            if charge is not None:
-                update["paid"] = F("paid") + charge.amount
-            if confirm:
-                update["status"] = OrderStatus.CONFIRMED
-            Order.objects.filter(pk=order.pk).update(**update)
-            locked.refresh_from_db()
-            actor = actor_of(principal)
-            if services:
-                events.services_added(
-                    locked,
-                    actor=actor,
-                    now=now,
-                    services=services,
-                    replaced=sale.replaced,
-                    amount=added,
-                )
-            if charge is not None:
-                payment = payment_record(locked, charge=charge, intent=intent, now=now)
-                intent_attach(intent, charge=charge, payment=payment)
-                events.order_paid(locked, actor=actor, now=now, amount=charge.amount)
-            if confirm:
-                tickets_issue(locked, now=now)
-                events.hold_confirmed(locked, actor=actor, now=now)
-            if locked.status == OrderStatus.CONFIRMED:
-                emds_number(
-                    list(Service.objects.filter(order=locked, status=Service.Status.ACTIVE))
-                )
-    except BaseException:
-        if charge is not None:
-            intent_refund(intent, charge, why="the change could not be applied")
-        raise
-    return order_current(scope=scope, ref=order.order_id, parts=())
+        if action.alone and (len(changes) > 1 or payment):
+            raise ApiError(
+                Err.CHANGE_NOT_APPLIED,
+                f"{kind} cannot be combined with other changes or a payment",
+                path="changes",
+            )
+        if plan.order.status not in action.statuses:
+            raise ApiError(
+                Err.CHANGE_NOT_APPLIED,
+                f"The order is {plan.order.status}; it cannot take {kind}",
+                path="changes",
+            )
+        plan.steps.append(action.check(plan, entries))
 
 
-def _check_still_flying(order: Order, sale: Sale) -> None:
-    """Under the legs' locks, in the change's transaction: no seat or service is sold on a
-    flight the schedule has cancelled or dropped since the seat map or service list was
-    made (the worker's own schedule may be a second old)."""
-    touched = {line.journey_ref for line in sale.lines} | {line.segment_ref for line in sale.lines}
-    leg_ids = {
-        leg.flight_leg_id
-        for journey in order.journeys.all()
-        for segment in journey.segments.all()
-        if journey.ref in touched or segment.ref in touched
-        for leg in segment.legs.all()
-    }
+@transaction.atomic
+def _apply(plan: Plan, *, charge, intent: PaymentIntent | None) -> None:
+    """Under the order row's lock: every step in request order, then the order's totals,
+    the payment and the events."""
+    order = plan.order
+    # Changes of one order queue here; what the checks read must still be so.
+    locked = Order.objects.select_for_update().get(pk=order.pk)
+    if locked.version != order.version:
+        raise ApiError(
+            Err.CHANGE_NOT_APPLIED,
+            "The order changed while this request was made; retrieve it and retry",
+            path="changes",
+        )
+    _check_still_flying(plan.leg_ids)
+    for step in plan.steps:
+        step(plan, locked)
+    update: dict[str, Any] = {"updated_at": plan.now, "version": F("version") + 1}
+    if plan.added:
+        update["total"] = F("total") + plan.added
+    if plan.voided:
+        update["voided"] = F("voided") + plan.voided
+    if charge is not None:
+        update["paid"] = F("paid") + charge.amount
+    if plan.confirm:
+        update["status"] = OrderStatus.CONFIRMED
+    Order.objects.filter(pk=order.pk).update(**update)
+    locked.refresh_from_db()
+    if charge is not None:
+        payment = payment_record(locked, charge=charge, intent=intent, now=plan.now)
+        intent_attach(intent, charge=charge, payment=payment)
+        events.order_paid(locked, actor=plan.actor, now=plan.now, amount=charge.amount)
+    if plan.confirm:
+        tickets_issue(locked, now=plan.now)
+        events.hold_confirmed(locked, actor=plan.actor, now=plan.now)
+    if locked.status == OrderStatus.CONFIRMED:
+        emds_number(list(Service.objects.filter(order=locked, status=Service.Status.ACTIVE)))
+
+
+def _check_still_flying(leg_ids: set[int]) -> None:
+    """Under the legs' locks, in the change's transaction: nothing is sold on a flight the
+    schedule has cancelled or dropped since the change was worked out (the worker's own
+    schedule may be a second old)."""
+    if not leg_ids:
+        return
     locked = legs_lock(leg_ids)
     if any(leg_id not in locked or locked[leg_id].is_cancelled for leg_id in leg_ids):
         raise ApiError(
@@ -207,11 +204,48 @@ def _check_still_flying(order: Order, sale: Sale) -> None:
         )
 
 
-def _sale_of(order: Order, lines: Sequence[SaleLine]) -> Sale:
-    """The lines checked against what the order's passengers hold now (order with
-    SLIM_PREFETCH: passengers, journeys, segments)."""
-    if not lines:
-        return Sale()
+# --- CancelUnpaidOrder ---------------------------------------------------------------
+
+
+def check_cancel_unpaid(plan: Plan, entries: Sequence[Entry]) -> Do:
+    if plan.order.status != OrderStatus.ONHOLD or plan.order.paid:
+        raise ApiError(
+            Err.CHANGE_NOT_APPLIED, "Only an unpaid hold can be cancelled", path="changes"
+        )
+    return do_cancel_unpaid
+
+
+def do_cancel_unpaid(plan: Plan, order: Order) -> None:
+    if not order_cancel_hold(order=order, actor=plan.actor):
+        raise ApiError(
+            Err.CHANGE_NOT_APPLIED, "Only an unpaid hold can be cancelled", path="changes"
+        )
+
+
+# --- ConfirmHold ---------------------------------------------------------------------
+
+
+def check_confirm_hold(plan: Plan, entries: Sequence[Entry]) -> Do:
+    plan.confirm = True
+    return do_nothing  # the order's status, tickets and event follow the steps (_apply)
+
+
+def do_nothing(plan: Plan, order: Order) -> None:
+    pass
+
+
+# --- AcceptOffer: seats and services from the order's ancillary offers ---------------
+
+
+def check_accept_offer(plan: Plan, entries: Sequence[Entry]) -> Do:
+    order = plan.order
+    lines = sale_lines_check(
+        entries=entries,
+        context={"orderId": order.order_id},
+        seller_id=plan.seller_id,
+        now=plan.now,
+        refuse=IN_CHANGE,
+    )
     passengers = list(order.passengers.all())
     journeys = list(order.journeys.all())
     held = held_services(
@@ -220,12 +254,61 @@ def _sale_of(order: Order, lines: Sequence[SaleLine]) -> Sale:
         journey_refs={j.pk: j.ref for j in journeys},
         segment_refs={s.pk: s.ref for j in journeys for s in j.segments.all()},
     )
-    return sale_check(
+    sale = sale_check(
         lines=lines,
         held=held,
         travellers={p.ref: Traveller(p.ref, p.ptc, p.infant_id is not None) for p in passengers},
         refuse=IN_CHANGE,
     )
+    plan.added += sale.amount
+    if sale.replaced and order.paid == 0:
+        # A seat given up before anyone paid for it is voided; on a paid order its value
+        # went into the new seat.
+        plan.voided += sum((r.total for r in sale.replaced), ZERO)
+    plan.leg_ids |= _legs_of(order, sale)
+
+    def do_accept_offer(plan: Plan, locked: Order) -> None:
+        services = services_write(
+            sale,
+            order=locked,
+            passengers={p.ref: p for p in passengers},
+            journeys={j.ref: j for j in journeys},
+            segments={s.ref: s for j in journeys for s in j.segments.all()},
+            now=plan.now,
+            refuse=IN_CHANGE,
+        )
+        events.services_added(
+            locked,
+            actor=plan.actor,
+            now=plan.now,
+            services=services,
+            replaced=sale.replaced,
+            amount=sale.amount,
+        )
+
+    return do_accept_offer
+
+
+def _legs_of(order: Order, sale: Sale) -> set[int]:
+    """The flight legs a sale's seats and services are on."""
+    touched = {line.journey_ref for line in sale.lines} | {line.segment_ref for line in sale.lines}
+    return {
+        leg.flight_leg_id
+        for journey in order.journeys.all()
+        for segment in journey.segments.all()
+        if journey.ref in touched or segment.ref in touched
+        for leg in segment.legs.all()
+    }
+
+
+# Top-level `passengers` entries of a change request run as changes of this type.
+TOP_LEVEL_PASSENGER = "passengers"
+
+ACTIONS: dict[str, Action] = {
+    "CancelUnpaidOrder": Action(check_cancel_unpaid, statuses=frozenset(OrderStatus), alone=True),
+    "ConfirmHold": Action(check_confirm_hold, statuses=frozenset({OrderStatus.ONHOLD})),
+    "AcceptOffer": Action(check_accept_offer),
+}
 
 
 def _payment_for(payment: Mapping[str, Any] | None, *, due: Decimal, now) -> Card | None:

@@ -10,8 +10,14 @@ from decimal import Decimal
 from typing import Any
 
 from orders.models import Order, OrderEvent, Service
+from sellers.authentication import Principal
 
 OrderEventKind = OrderEvent.Kind
+
+
+def actor_of(principal: Principal) -> str:
+    """Who an API call acts as, for the event history."""
+    return f"{principal.seller.code} (key {principal.key.prefix})"
 
 
 def order_created(order: Order, *, actor: str, now: datetime) -> None:

@@ -79,15 +79,10 @@ from airline.network.models import CabinCode, FlightLeg
 from offers.wire import journey_id
 from orders import events, ids
 from orders.checks import check_contact, check_passengers, lead_of
+from orders.create import contact_write, journey_row, passengers_write, segments_write
 from orders.models import Channel, Order, OrderItem, OrderStatus, Payment
 from orders.serializers import ContactIn
-from orders.services import (
-    contact_write,
-    journey_row,
-    passengers_write,
-    segments_write,
-    tickets_issue,
-)
+from orders.tickets import tickets_issue
 from sellers.models import Seller
 
 ACTOR = "import_bookings"

@@ -3,7 +3,8 @@ called (DESIGN.md §11 "Payments"). Every flow that takes money goes through her
 
 1. `intent_open` — the intent row, committed (with a create's reserved order, or alone);
 2. `intent_charge` — the gateway call under the intent's reference; a refusal is written
-   to the intent before the error reaches the client;
+   to the intent before the error reaches the client (`card_charged` wraps it and step 4
+   around the block that writes what the charge pays for);
 3. `intent_attach` — inside the booking's or change's transaction: the charge becomes
    the order's payment row;
 4. `intent_refund` — when that transaction could not commit.
@@ -15,6 +16,8 @@ it holds for the reference.
 
 import logging
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from decimal import Decimal
 
@@ -73,6 +76,19 @@ def intent_charge(intent: PaymentIntent, card: Card) -> Charge:
             "The payment did not complete in time; nothing was booked or charged",
             path="payment",
         ) from None
+
+
+@contextmanager
+def card_charged(intent: PaymentIntent, card: Card, *, why: str) -> Iterator[Charge]:
+    """The card charged under the intent, for the block that writes what it pays for: if
+    the block fails, the charge is refunded (`why` says so on the intent) before the
+    error goes on. A charge refused or timed out raises before the block runs."""
+    charge = intent_charge(intent, card)
+    try:
+        yield charge
+    except BaseException:
+        intent_refund(intent, charge, why=why)
+        raise
 
 
 def intent_attach(intent: PaymentIntent, *, charge: Charge, payment: Payment) -> None:

@@ -93,7 +93,7 @@ def order_view(parts: OrderParts) -> dict[str, Any]:
         "services": [
             _service_wire(v, order, pax_by_pk, segment_refs, journeys) for v in parts.services
         ],
-        "pax": [_pax_wire(p, pax_by_pk, client_ids) for p in passengers],
+        "pax": [pax_wire(p, pax_by_pk, client_ids) for p in passengers],
         "contacts": [_contact_wire(c) for c in parts.contacts],
         "journeys": [_journey_wire(j, segments_of[j.pk], parts.legs) for j in journeys],
         "payments": [
@@ -168,9 +168,7 @@ def _zone(code: str) -> ZoneInfo:
     return station_zone(code)
 
 
-def _pax_wire(
-    p: Passenger, pax_by_pk: dict[int, str], client_ids: dict[int, str]
-) -> dict[str, Any]:
+def pax_wire(p: Passenger, pax_by_pk: dict[int, str], client_ids: dict[int, str]) -> dict[str, Any]:
     wire: dict[str, Any] = {
         "paxId": p.ref,
         # The id create order's passengers[] gave this passenger (the priced offer's

@@ -23,11 +23,11 @@ from django.db import transaction
 
 from airline.api import clock
 from orders import events
+from orders.create import order_abandon, order_confirm_paid
 from orders.intents import settle
 from orders.models import Order, OrderStatus, PaymentIntent
 from orders.payments import payment_gateway
 from orders.selectors import order_parts
-from orders.services import order_abandon, order_confirm_paid
 
 logger = logging.getLogger("airline.payments")
 ACTOR = "payment reconciler"

@@ -22,7 +22,9 @@ from django.db.models import (
 )
 from django.db.models.functions import Upper
 
+from airline.api import clock
 from airline.api.errors import ApiError, Err
+from orders.holds import order_expire_if_due
 from orders.models import (
     Contact,
     Coupon,
@@ -430,3 +432,27 @@ def orders_find(
         .select_related("seller")
         .prefetch_related(*ORDER_VIEW_PREFETCH)[:limit]
     )
+
+
+def order_get(
+    *, scope: OrderScope, ref: str, owner_code: str | None = None, parts=ORDER_VIEW_PREFETCH
+) -> Order:
+    """The one way to load an order: by order id or record locator, in `scope` (the
+    acting seller, then the key's agency), as it stands now (a lapsed hold expired first,
+    orders.holds), with `parts` loaded: everything the order view shows by default,
+    SLIM_PREFETCH for changes, () for the row alone (seat maps and service lists read
+    what they need as plain values: `orders.ancillaries.order_trip`). ERR-4000 when
+    there is no such order in scope."""
+    order = order_header(scope=scope, ref=ref, owner_code=owner_code)
+    order_expire_if_due(order)
+    return order_with_parts(order, parts) if parts else order
+
+
+def orders_list(search: OrderSearch) -> tuple[list[OrderRow], bool]:
+    """A page of OrderList, with any lapsed hold on it expired first (lazy expiry)."""
+    now = clock.now()
+    rows, more = orders_search(search, now=now)
+    for row in rows:
+        if row.lapsed:
+            row.status = order_expire_if_due(Order.objects.get(pk=row.pk), now=now).status
+    return rows, more

@@ -13,6 +13,7 @@ from orders import presenters
 from orders.ancillaries import order_trip
 from orders.changes import order_change
 from orders.checks import check_order_search
+from orders.create import order_create
 from orders.openapi import (
     CHANGE_EXAMPLES,
     CREATE_EXAMPLES,
@@ -20,7 +21,7 @@ from orders.openapi import (
     ORDER_LIST_RESPONSE,
     ORDER_VIEW_RESPONSE,
 )
-from orders.selectors import OrderScope
+from orders.selectors import OrderScope, order_get, orders_list
 from orders.serializers import (
     ChangeOrderIn,
     CreateOrderIn,
@@ -28,7 +29,6 @@ from orders.serializers import (
     OrderListQuery,
     OrderRetrieveQuery,
 )
-from orders.services import order_create, order_current, orders_list
 from sellers.permissions import CanBook, HasAgencyCode, IsSeller
 
 
@@ -115,7 +115,7 @@ class OrderView(APIView):
         """One booking by order id or record locator (SPEC.md §4.9)."""
         query = OrderRetrieveQuery(data=request.query_params.dict())
         query.is_valid(raise_exception=True)
-        order = order_current(
+        order = order_get(
             scope=OrderScope.of(request.user),
             ref=orderId,
             owner_code=query.validated_data.get("ownerCode"),
@@ -131,7 +131,7 @@ class _OrderAncillaries(APIView):
         body = OrderAncillaryIn(data=request.data or {})
         body.is_valid(raise_exception=True)
         with ancillary_lookup():
-            order = order_current(scope=OrderScope.of(request.user), ref=orderId, parts=())
+            order = order_get(scope=OrderScope.of(request.user), ref=orderId, parts=())
             trip = order_trip(
                 order=order,
                 item_refs=body.validated_data.get("orderItemIds"),

@@ -7,8 +7,8 @@ import pytest
 from django.db import connection
 
 from airline.network.models import LegInventory
+from orders.holds import holds_expire
 from orders.models import Order, OrderStatus
-from orders.services import holds_expire
 from tests.orders.conftest import CARD, book, booking_body, price_offer
 
 

@@ -41,9 +41,8 @@ def die_at(monkeypatch, target: str) -> None:
 @pytest.fixture
 def no_cleanup(monkeypatch):
     """A killed worker runs no except clause: the refund and the release never happen."""
-    monkeypatch.setattr("orders.services.intent_refund", lambda *a, **k: None)
-    monkeypatch.setattr("orders.services.order_abandon", lambda *a, **k: True)
-    monkeypatch.setattr("orders.changes.intent_refund", lambda *a, **k: None)
+    monkeypatch.setattr("orders.intents.intent_refund", lambda *a, **k: None)
+    monkeypatch.setattr("orders.create.order_abandon", lambda *a, **k: True)
 
 
 def test_a_card_booking_leaves_its_intent_attached_to_the_payment(api, auth, priced):
@@ -109,7 +108,7 @@ def test_the_seats_are_reserved_before_the_card_is_charged(api, auth, priced):
 def test_a_worker_killed_after_the_charge_leaves_a_booking_the_reconciler_confirms(
     api, auth, priced, clock, monkeypatch, no_cleanup
 ):
-    die_at(monkeypatch, "orders.services.order_confirm_paid")
+    die_at(monkeypatch, "orders.create.order_confirm_paid")
     with pytest.raises(Killed):
         book(api, auth, booking_body(priced, payment=CARD))
     order = Order.objects.get()
@@ -137,7 +136,7 @@ def test_a_worker_killed_before_the_charge_leaves_a_reservation_the_reconciler_v
     api, auth, priced, clock, monkeypatch, no_cleanup
 ):
     before = sold()
-    die_at(monkeypatch, "orders.services.intent_charge")
+    die_at(monkeypatch, "orders.intents.intent_charge")
     with pytest.raises(Killed):
         book(api, auth, booking_body(priced, payment=CARD))
     assert Order.objects.get().status == OrderStatus.PENDING

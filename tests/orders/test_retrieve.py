@@ -102,5 +102,5 @@ def test_a_database_outage_is_err_9000(api, auth, booked, monkeypatch):
     def down(**kwargs):
         raise OperationalError("connection refused")
 
-    monkeypatch.setattr("orders.services.order_header", down)
+    monkeypatch.setattr("orders.selectors.order_header", down)
     error_of(retrieve(api, auth, booked["order"]["orderId"]), 503, "ERR-9000")

@@ -38,7 +38,7 @@ def stale_index(monkeypatch):
 
     def freeze():
         index = network_index()
-        monkeypatch.setattr("orders.services.network_index", lambda: index)
+        monkeypatch.setattr("orders.create.network_index", lambda: index)
 
     return freeze
 

@@ -11,9 +11,9 @@ from django.db.models import Prefetch
 
 from airline.fares.money import ZERO, Price
 from airline.network.services import station_zone
+from orders.holds import order_expire_if_due
 from orders.models import Order, OrderEvent, OrderStatus
 from orders.selectors import ORDER_VIEW_PREFETCH, ref_match
-from orders.services import order_expire_if_due
 
 UTC_FORMAT = "%Y-%m-%d %H:%M UTC"
 LOCAL_FORMAT = "%a %Y-%m-%d %H:%M"

@@ -1,5 +1,5 @@
-"""Order write flows (SPEC.md §3, §4.7; DESIGN.md §8): create from a priced offer, on
-hold or paid by card; cancel an unpaid hold; expire holds past their time limit.
+"""Create order (SPEC.md §3, §4.7; DESIGN.md §8): a priced offer booked on hold or paid
+by card.
 
 Every write is one transaction: the order and its seats are written together or not at
 all. A card booking reserves first (the order PENDING with its seats and its payment
@@ -12,7 +12,7 @@ transaction; a refused card gives the reservation back, a failed confirmation re
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -49,38 +49,27 @@ from orders.checks import (
     check_passengers,
     lead_of,
 )
-from orders.intents import intent_attach, intent_charge, intent_open, intent_refund
+from orders.holds import hold_time_limit, seats_release
+from orders.intents import card_charged, intent_attach, intent_open
 from orders.models import (
     Channel,
     Contact,
-    Coupon,
     Journey,
     Leg,
     Order,
     OrderItem,
     OrderStatus,
     Passenger,
-    Payment,
     PaymentIntent,
     Segment,
-    Service,
-    Ticket,
-    TicketSerial,
 )
 from orders.payments import Card, Charge, card_check
 from orders.selectors import (
-    ORDER_VIEW_PREFETCH,
-    SLIM_PREFETCH,
     LegPart,
     OrderParts,
-    OrderRow,
-    OrderScope,
-    OrderSearch,
-    order_header,
-    order_with_parts,
-    orders_search,
     stored_json,
 )
+from orders.tickets import payment_record, tickets_issue
 from sellers.authentication import Principal
 
 LOCATOR_ATTEMPTS = 5
@@ -92,11 +81,6 @@ class BookedJourney:
 
     item: Mapping[str, Any]
     journey: NetworkJourney
-
-
-def actor_of(principal: Principal) -> str:
-    """Who an API call acts as, for the event history."""
-    return f"{principal.seller.code} (key {principal.key.prefix})"
 
 
 def order_create(
@@ -165,23 +149,19 @@ def order_create(
         raise ApiError(Err.INTERNAL, "No free record locator was found; retry")
     if card is None:
         return parts
-    return _pay_reserved(parts, card=card, actor=actor_of(principal), now=now)
+    return _pay_reserved(parts, card=card, actor=events.actor_of(principal), now=now)
 
 
 def _pay_reserved(parts: OrderParts, *, card: Card, actor: str, now: datetime) -> OrderParts:
     """Charge the card for an order reserved PENDING with its intent, then confirm it.
     A card refused gives the seats back and leaves no order; a confirmation that fails
     refunds the charge first. Whatever a dying worker leaves, the reconciler settles."""
-    intent = parts.intent
     try:
-        charge = intent_charge(intent, card)
-    except ApiError:
-        order_abandon(parts.order)
-        raise
-    try:
-        return order_confirm_paid(parts, intent=intent, charge=charge, actor=actor, now=now)
+        with card_charged(parts.intent, card, why="the booking could not be confirmed") as charge:
+            return order_confirm_paid(
+                parts, intent=parts.intent, charge=charge, actor=actor, now=now
+            )
     except BaseException:
-        intent_refund(intent, charge, why="the booking could not be confirmed")
         order_abandon(parts.order)
         raise
 
@@ -246,137 +226,12 @@ def order_abandon(order: Order) -> bool:
         pending = Order.objects.select_for_update().filter(pk=order.pk, status=OrderStatus.PENDING)
         if not pending.exists():
             return False
-        _release_seats(order)
+        seats_release(order)
         # An adult's link to the infant on its lap protects the infant's row: let go of
         # it first, or the order could not be deleted with its passengers.
         Passenger.objects.filter(order=order, infant__isnull=False).update(infant=None)
         pending.delete()
     return True
-
-
-def hold_time_limit(*, now: datetime, first_departure: datetime) -> datetime:
-    """When an unpaid hold lapses: HOLD_HOURS from now, and never later than the cutoff
-    before departure; inside the cutoff no hold is allowed (DESIGN.md §8)."""
-    cutoff = first_departure - timedelta(hours=settings.HOLD_CUTOFF_HOURS_BEFORE_DEPARTURE)
-    if now >= cutoff:
-        raise ApiError(
-            Err.ORDER_NOT_CREATED,
-            f"No hold within {settings.HOLD_CUTOFF_HOURS_BEFORE_DEPARTURE} hours of "
-            "departure; pay by card instead",
-            path="payment.type",
-        )
-    return min(now + timedelta(hours=settings.HOLD_HOURS), cutoff)
-
-
-def order_cancel_hold(*, order: Order, actor: str, expired: bool = False) -> bool:
-    """Cancel an unpaid hold and give its seats back. False when it is not (or no
-    longer) an unpaid hold: someone paid, cancelled or expired it first."""
-    now = clock.now()
-    with transaction.atomic():
-        # The conditional UPDATE picks one winner among concurrent cancellers and
-        # expirers; only the winner releases seats, so they are never given back twice.
-        # Every line goes unpaid: the order is worth nothing now and its value is voided
-        # (SQL reads `total` as it was before this UPDATE).
-        won = Order.objects.filter(pk=order.pk, status=OrderStatus.ONHOLD, paid=0).update(
-            status=OrderStatus.CANCELLED,
-            total=0,
-            voided=F("voided") + F("total"),
-            updated_at=now,
-            version=F("version") + 1,
-        )
-        if not won:
-            return False
-        _release_seats(order)
-        OrderItem.objects.filter(order=order).update(status="CANCELLED")
-        # Its seats and services go with it: the seats become free on the seat maps.
-        Service.objects.filter(order=order, status=Service.Status.ACTIVE).update(
-            status=Service.Status.CANCELLED
-        )
-        events.hold_cancelled(order, actor=actor, now=now, expired=expired)
-    order.refresh_from_db(fields=["status", "total", "voided", "updated_at", "version"])
-    return True
-
-
-def order_expire_if_due(order: Order, *, now: datetime | None = None) -> Order:
-    """The order as it stands now: an unpaid hold past its limit is cancelled first
-    (lazy expiry on every read and change)."""
-    now = now or clock.now()
-    if (
-        order.status == OrderStatus.ONHOLD
-        and order.payment_time_limit is not None
-        and order.payment_time_limit <= now
-    ) and not order_cancel_hold(order=order, actor="system", expired=True):
-        order.refresh_from_db(fields=["status", "total", "voided", "paid", "updated_at", "version"])
-    return order
-
-
-def holds_expire(*, now: datetime | None = None, batch_size: int = 500) -> int:
-    """Cancel every unpaid hold past its limit; returns how many this call cancelled.
-    Safe to run concurrently and repeatedly: each hold is cancelled by one caller only."""
-    now = now or clock.now()
-    expired = 0
-    last_pk = 0
-    while True:
-        due = list(
-            Order.objects.filter(
-                status=OrderStatus.ONHOLD, payment_time_limit__lte=now, pk__gt=last_pk
-            )
-            .order_by("pk")
-            .only("pk", "status", "payment_time_limit")[:batch_size]
-        )
-        if not due:
-            return expired
-        for order in due:
-            expired += order_cancel_hold(order=order, actor="expire_holds", expired=True)
-        last_pk = due[-1].pk
-
-
-def payment_record(
-    order: Order, *, charge: Charge, intent: PaymentIntent, now: datetime
-) -> Payment:
-    """A successful card payment row, from the intent it was charged under: brand, last
-    four and expiry, never the number."""
-    return Payment.objects.create(
-        order=order,
-        ref=ids.new_ref("PAY"),
-        created_at=now,
-        amount=charge.amount,
-        currency=charge.currency,
-        status=Payment.Status.SUCCESSFUL,
-        method="CreditCard",
-        card_brand=intent.card_brand,
-        card_last4=intent.card_last4,
-        card_expiry=intent.card_expiry,
-        gateway_reference=charge.reference,
-    )
-
-
-def tickets_issue(
-    order: Order,
-    *,
-    now: datetime,
-    passengers: Sequence[Passenger] | None = None,
-    segments: Sequence[Segment] | None = None,
-) -> tuple[list[Ticket], list[Coupon]]:
-    """One e-ticket per passenger with one coupon per segment (DESIGN.md §8, §11);
-    `passengers` and `segments` in travel order when the caller has them at hand."""
-    if passengers is None:
-        passengers = list(order.passengers.order_by("position"))
-    if segments is None:
-        segments = list(
-            Segment.objects.filter(order=order).order_by("journey__position", "position")
-        )
-    serials = TicketSerial.objects.bulk_create([TicketSerial() for _ in passengers])
-    tickets = Ticket.objects.bulk_create(
-        Ticket(order=order, passenger=p, number=ids.ticket_number(s.pk), issued_at=now)
-        for p, s in zip(passengers, serials, strict=True)
-    )
-    coupons = Coupon.objects.bulk_create(
-        Coupon(ticket=t, segment=s, number=n)
-        for t in tickets
-        for n, s in enumerate(segments, start=1)
-    )
-    return tickets, coupons
 
 
 def _booked_journeys(
@@ -575,7 +430,7 @@ def _write_order(
                 offer_id=offer_id,
             ),
         )
-    events.order_created(order, actor=actor_of(principal), now=now)
+    events.order_created(order, actor=events.actor_of(principal), now=now)
     return parts
 
 
@@ -788,44 +643,3 @@ def segments_write(order: Order, segments: Sequence[tuple]) -> tuple[list[Segmen
         for n, leg in enumerate(s.legs, start=1)
     )
     return rows, legs
-
-
-def _release_seats(order: Order) -> None:
-    segments = list(
-        Segment.objects.filter(order=order, holds_inventory=True).prefetch_related("legs")
-    )
-    inventory_apply(
-        [
-            SeatChange(tuple(leg.flight_leg_id for leg in s.legs.all()), s.rbd, -s.seats)
-            for s in segments
-        ]
-    )
-    Segment.objects.filter(pk__in=[s.pk for s in segments]).update(holds_inventory=False)
-
-
-def orders_list(search: OrderSearch) -> tuple[list[OrderRow], bool]:
-    """A page of OrderList, with any lapsed hold on it expired first (lazy expiry)."""
-    now = clock.now()
-    rows, more = orders_search(search, now=now)
-    for row in rows:
-        if row.lapsed:
-            row.status = order_expire_if_due(Order.objects.get(pk=row.pk), now=now).status
-    return rows, more
-
-
-def order_current(
-    *, scope: OrderScope, ref: str, owner_code: str | None = None, parts=ORDER_VIEW_PREFETCH
-) -> Order:
-    """The order in `scope` as it stands now (a lapsed hold expired first), with `parts`
-    loaded: everything the order view shows by default, SLIM_PREFETCH for changes
-    (AcceptOffer included), () for the row alone (seat maps and service lists read what
-    they need as plain values: `orders.ancillaries.order_trip`)."""
-    order = order_header(scope=scope, ref=ref, owner_code=owner_code)
-    order_expire_if_due(order)
-    return order_with_parts(order, parts) if parts else order
-
-
-def order_for_change(*, scope: OrderScope, ref: str) -> Order:
-    """The order with what changes (AcceptOffer included) use: passengers, items, journeys,
-    segments and their legs (not the view's payments, tickets and leg details)."""
-    return order_current(scope=scope, ref=ref, parts=SLIM_PREFETCH)

@@ -1,0 +1,67 @@
+"""Documents of a paid order (DESIGN.md §8, §11): its payment rows and its e-tickets, one
+per passenger with one coupon per segment.
+"""
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from orders import ids
+from orders.models import (
+    Coupon,
+    Order,
+    Passenger,
+    Payment,
+    PaymentIntent,
+    Segment,
+    Ticket,
+    TicketSerial,
+)
+from orders.payments import Charge
+
+
+def payment_record(
+    order: Order, *, charge: Charge, intent: PaymentIntent, now: datetime
+) -> Payment:
+    """A successful card payment row, from the intent it was charged under: brand, last
+    four and expiry, never the number."""
+    return Payment.objects.create(
+        order=order,
+        ref=ids.new_ref("PAY"),
+        created_at=now,
+        amount=charge.amount,
+        currency=charge.currency,
+        status=Payment.Status.SUCCESSFUL,
+        method="CreditCard",
+        card_brand=intent.card_brand,
+        card_last4=intent.card_last4,
+        card_expiry=intent.card_expiry,
+        gateway_reference=charge.reference,
+    )
+
+
+def tickets_issue(
+    order: Order,
+    *,
+    now: datetime,
+    passengers: Sequence[Passenger] | None = None,
+    segments: Sequence[Segment] | None = None,
+) -> tuple[list[Ticket], list[Coupon]]:
+    """One e-ticket per passenger with one coupon per segment (DESIGN.md §8, §11);
+    `passengers` and `segments` in travel order when the caller has them at hand."""
+    if passengers is None:
+        passengers = list(order.passengers.order_by("position"))
+    if segments is None:
+        segments = list(
+            Segment.objects.filter(order=order).order_by("journey__position", "position")
+        )
+    serials = TicketSerial.objects.bulk_create([TicketSerial() for _ in passengers])
+    tickets = Ticket.objects.bulk_create(
+        Ticket(order=order, passenger=p, number=ids.ticket_number(s.pk), issued_at=now)
+        for p, s in zip(passengers, serials, strict=True)
+    )
+    coupons = Coupon.objects.bulk_create(
+        Coupon(ticket=t, segment=s, number=n)
+        for t in tickets
+        for n, s in enumerate(segments, start=1)
+    )
+    return tickets, coupons
