@@ -5,8 +5,8 @@ row, or refunded in full: no orphaned charge, no double charge, no seat left tak
 booking that does not exist."""
 
 import os
-import random
 import signal
+import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from datetime import timedelta
 from decimal import Decimal
@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import requests
 from django.db.models import Sum
+from django.utils import timezone
 
 from airline.network.models import LegInventory
 from orders.models import GatewayEntry, Order, OrderStatus, Payment, PaymentIntent, Segment
@@ -30,6 +31,7 @@ BOOKINGS = 36
 CLIENTS = 6
 KILL_EVERY = 2  # responses; each kill lands while the other clients' requests are in flight
 MAX_KILLS = 14
+IN_CHARGE = timedelta(milliseconds=120)  # well inside the test gateway's 300 ms
 PARTY = [{"type": "ADT"}]
 
 
@@ -47,6 +49,22 @@ def worker_pids(arbiter: int) -> list[int]:
         if int(stat.rsplit(")", 1)[1].split()[1]) == arbiter:
             children.append(int(entry.name))
     return children
+
+
+def charge_in_flight(within: float = 2.0) -> bool:
+    """Wait (up to `within` seconds) until some worker is inside a charge: an intent
+    committed less than IN_CHARGE ago is still PENDING and its gateway call has not
+    returned (the test gateway takes 300 ms). A kill then lands inside a charge every
+    time, where a kill at a random moment may land between requests and prove nothing."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        recent = timezone.now() - IN_CHARGE
+        if PaymentIntent.objects.filter(
+            state=PaymentIntent.State.PENDING, created_at__gte=recent
+        ).exists():
+            return True
+        time.sleep(0.005)
+    return False
 
 
 def priced_offers(url: str, headers: dict, first_day, count: int) -> list[dict]:
@@ -86,7 +104,6 @@ def test_no_charge_is_orphaned_or_doubled_when_workers_die_mid_booking(tmp_path,
     issued = ApiKeyFactory(partner=partner, requests_per_minute=100_000)
     # A charge takes as long as a real gateway's, so that kills land inside it too.
     env = {**server_env_on_test_database(), "TEST_GATEWAY_LATENCY_MS": "300"}
-    rng = random.Random(14)
     kills = 0
     statuses = []
 
@@ -112,11 +129,11 @@ def test_no_charge_is_orphaned_or_doubled_when_workers_die_mid_booking(tmp_path,
             futures = [pool.submit(book, priced) for priced in offers]
             for n, future in enumerate(as_completed(futures), start=1):
                 statuses.append(future.result())
-                if n % KILL_EVERY == 0 and kills < MAX_KILLS:
-                    victims = worker_pids(server.pid)
-                    if victims:
-                        os.kill(rng.choice(victims), signal.SIGKILL)
-                        kills += 1
+                if n % KILL_EVERY == 0 and kills < MAX_KILLS and charge_in_flight():
+                    # Every worker: the one charging under that intent is among them.
+                    for victim in worker_pids(server.pid):
+                        os.kill(victim, signal.SIGKILL)
+                    kills += 1
 
     # The workers that died left intents (and reserved orders) pending: settle them as the
     # background worker would, without waiting for the grace period.
