@@ -253,6 +253,8 @@ AIRLINE_ACCOUNTING_CODE = env_str("AIRLINE_ACCOUNTING_CODE", "880")
 # How long an unpaid hold lasts, and how close to departure no hold is allowed.
 HOLD_HOURS = env_int("HOLD_HOURS", 24)
 HOLD_CUTOFF_HOURS_BEFORE_DEPARTURE = env_int("HOLD_CUTOFF_HOURS_BEFORE_DEPARTURE", 24)
+# How long airline credit from a cancellation or exchange can be spent (DESIGN.md §11).
+CREDIT_VALIDITY_DAYS = env_int("CREDIT_VALIDITY_DAYS", 365)
 # The payment gateway class (orders/payments.py). The test-mode gateway approves and
 # declines the documented test cards and never moves money.
 PAYMENT_GATEWAY = env_str("PAYMENT_GATEWAY", "orders.payments.TestGateway")

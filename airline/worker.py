@@ -39,6 +39,7 @@ def jobs() -> list[Job]:
     from airline.api.idempotency import idempotency_purge
     from orders.holds import holds_expire
     from orders.reconcile import payments_reconcile
+    from orders.refunds import refunds_retry
 
     return [
         # A lapsed hold's seats are back on sale within one sweep, whether or not
@@ -49,6 +50,12 @@ def jobs() -> list[Job]:
             lambda: {"holds_cancelled": holds_expire()},
         ),
         Job("reconcile_payments", settings.WORKER_RECONCILE_SECONDS, payments_reconcile),
+        # Refunds a change owed and a dead worker did not send (orders.refunds).
+        Job(
+            "send_refunds",
+            settings.WORKER_RECONCILE_SECONDS,
+            lambda: {"refunds_sent": refunds_retry()},
+        ),
         Job(
             "purge_idempotency_keys",
             3600,

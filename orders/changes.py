@@ -15,6 +15,7 @@ the request (two bags sold in one request form one ladder), its do runs where th
 first appears in the request.
 """
 
+import enum
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -40,16 +41,27 @@ from orders.ancillaries import (
     sale_lines_check,
     services_write,
 )
+from orders.credits import credit_issue
 from orders.holds import order_cancel_hold
 from orders.intents import card_charged, intent_attach, intent_open
-from orders.models import Order, OrderStatus, PaymentIntent, Service
+from orders.models import AirlineCredit, Order, OrderStatus, PaymentIntent, Refund, Service
 from orders.payments import Card, card_check
+from orders.refunds import refundable, refunds_owe, refunds_send
 from orders.selectors import SLIM_PREFETCH, OrderScope, order_get
 from orders.tickets import payment_record, tickets_issue
 from sellers.authentication import Principal
 
 Entry = Mapping[str, Any]
 Do = Callable[["Plan", Order], None]
+
+
+class GiveBack(enum.IntEnum):
+    """Where value a paid order loses goes (the most generous of a request's changes
+    wins): kept by the airline, turned into airline credit, or refunded to the card."""
+
+    RETAIN = 0
+    CREDIT = 1
+    REFUND = 2
 
 
 @dataclass
@@ -63,8 +75,12 @@ class Plan:
     steps: list[Do] = field(default_factory=list)
     added: Decimal = ZERO  # what the order's value moves by (negative when lines go)
     voided: Decimal = ZERO  # value given up before anyone paid for it
+    retained: Decimal = ZERO  # fees and penalties the airline keeps (Order.retained)
+    give_back: GiveBack = GiveBack.RETAIN  # where a paid order's lost value goes
     confirm: bool = False  # ConfirmHold: the order becomes CONFIRMED and ticketed
     leg_ids: set[int] = field(default_factory=set)  # legs that must still fly (re-checked)
+    refunds: list[Refund] = field(default_factory=list)  # owed in the transaction
+    credit: AirlineCredit | None = None  # issued in the transaction
 
     @property
     def actor(self) -> str:
@@ -74,13 +90,28 @@ class Plan:
     def seller_id(self) -> str:
         return str(self.principal.seller.pk)
 
+    @property
+    def settles(self) -> bool:
+        """Whether money moves with this change: on a paid order, or a hold being
+        confirmed. A hold takes changes unpaid and its balance due moves (SPEC.md §3)."""
+        return self.confirm or self.order.status == OrderStatus.CONFIRMED
+
+    def balance(self) -> Decimal:
+        """What the order will be worth to the airline less what it holds: positive is
+        owed by the client, negative owed to them (paid = total + retained + credited
+        when settled: Order.retained)."""
+        order = self.order
+        return (
+            order.total + self.added + order.retained + self.retained + order.credited
+        ) - order.paid
+
     def due(self) -> Decimal:
-        """What must be paid now: on a paid order, or a hold being confirmed, what the
-        order's value will exceed what was paid, never less than nothing (a cheaper seat
-        gives nothing back: DESIGN.md §11 "Seat change"); on a hold, nothing."""
-        if self.confirm or self.order.status == OrderStatus.CONFIRMED:
-            return max(self.order.total + self.added - self.order.paid, ZERO)
-        return ZERO
+        """What must be paid now, never less than nothing."""
+        return max(self.balance(), ZERO) if self.settles else ZERO
+
+    def owed_back(self) -> Decimal:
+        """What a paid order gives back (as `give_back` says) once the change is made."""
+        return max(-self.balance(), ZERO) if self.settles else ZERO
 
 
 @dataclass(frozen=True)
@@ -121,6 +152,7 @@ def order_change(*, principal: Principal, ref: str, data: Mapping[str, Any]) -> 
     )
     with charging as charge, transaction.atomic():
         _apply(plan, charge=charge, intent=intent)
+    refunds_send(plan.refunds)  # committed: the money owed back goes now
     return order_get(scope=scope, ref=order.order_id, parts=())
 
 
@@ -172,6 +204,7 @@ def _apply(plan: Plan, *, charge, intent: PaymentIntent | None) -> None:
         update["total"] = F("total") + plan.added
     if plan.voided:
         update["voided"] = F("voided") + plan.voided
+    _settle_back(plan, locked, update)
     if charge is not None:
         update["paid"] = F("paid") + charge.amount
     if plan.confirm:
@@ -187,6 +220,27 @@ def _apply(plan: Plan, *, charge, intent: PaymentIntent | None) -> None:
         events.hold_confirmed(locked, actor=plan.actor, now=plan.now)
     if locked.status == OrderStatus.CONFIRMED:
         emds_number(list(Service.objects.filter(order=locked, status=Service.Status.ACTIVE)))
+
+
+def _settle_back(plan: Plan, order: Order, update: dict[str, Any]) -> None:
+    """What a paid order gives back for lines it lost, as `plan.give_back` says: refunded
+    to its cards (what they cannot take becomes credit), airline credit, or kept. Fees
+    and penalties the plan keeps go to `retained` (DESIGN.md §7, §11)."""
+    back = plan.owed_back()
+    retained = plan.retained
+    if back and plan.give_back == GiveBack.REFUND:
+        to_cards = min(back, refundable(order))
+        if to_cards:
+            plan.refunds = refunds_owe(order, to_cards, now=plan.now, why="change order")
+            update["paid"] = F("paid") - to_cards
+            events.payment_refunded(order, actor=plan.actor, now=plan.now, amount=to_cards)
+        back -= to_cards
+    if back and plan.give_back >= GiveBack.CREDIT:
+        plan.credit = credit_issue(order, back, actor=plan.actor, now=plan.now)
+        back = ZERO
+    retained += back  # what is left is kept (a cheaper seat: DESIGN.md §11 "Seat change")
+    if retained:
+        update["retained"] = F("retained") + retained
 
 
 def _check_still_flying(leg_ids: set[int]) -> None:

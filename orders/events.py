@@ -9,7 +9,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from orders.models import Order, OrderEvent, Service
+from orders.models import AirlineCredit, Order, OrderEvent, Service
 from sellers.authentication import Principal
 
 OrderEventKind = OrderEvent.Kind
@@ -74,8 +74,36 @@ def services_added(
 
 
 def payment_refunded(order: Order, *, actor: str, now: datetime, amount: Decimal) -> None:
-    """A charge given back (the reconciler, for a change that never committed)."""
+    """Money given back to the order's cards: a charge of a change that never committed
+    (the reconciler), or what a cancellation or a cheaper exchange refunds."""
     _record(order, OrderEventKind.PAYMENT_REFUNDED, actor=actor, now=now, amount=str(amount))
+
+
+def credit_issued(order: Order, *, actor: str, now: datetime, credit: AirlineCredit) -> None:
+    """Value of the order given back as airline credit."""
+    _record(
+        order,
+        OrderEventKind.CREDIT_ISSUED,
+        actor=actor,
+        now=now,
+        credit=credit.code,
+        amount=str(credit.amount),
+        expires=credit.expires_at.isoformat(),
+    )
+
+
+def credit_redeemed(
+    order: Order, *, actor: str, now: datetime, credit: AirlineCredit, amount: Decimal
+) -> None:
+    """An airline credit spent on this order."""
+    _record(
+        order,
+        OrderEventKind.CREDIT_REDEEMED,
+        actor=actor,
+        now=now,
+        credit=credit.code,
+        amount=str(amount),
+    )
 
 
 def _record(order: Order, kind: str, *, actor: str, now: datetime, **detail: Any) -> None:

@@ -87,7 +87,7 @@ from sellers.models import Seller
 
 ACTOR = "import_bookings"
 IMPORT_BUNDLE = "IMPORT"  # OrderItem.bundle: sold elsewhere, in none of our bundles
-EXTERNAL_PAYMENT = "External"  # Payment.method: money the other channel collected
+EXTERNAL_PAYMENT = Payment.Method.EXTERNAL  # money the other channel collected
 MAX_LINE_CHARS = 65_536  # a booking is a few kB; anything longer is not one
 
 

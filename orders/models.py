@@ -71,6 +71,12 @@ class Order(models.Model):
     # anyone paid for it (a cancelled or lapsed hold, a seat replaced on a hold) is here,
     # so the order view's totals account for every line it ever had (SPEC.md §2.5).
     voided = models.DecimalField(max_digits=12, decimal_places=2, default=0, db_default=0)
+    # What a paid order's value went to when lines left it without money going back
+    # (orders.changes "settling"): `retained` is kept by the airline (penalties, change
+    # and name-change fees, a cheaper replacement seat), `credited` became airline credit.
+    # After every change of a paid order: paid = total + retained + credited.
+    retained = models.DecimalField(max_digits=12, decimal_places=2, default=0, db_default=0)
+    credited = models.DecimalField(max_digits=12, decimal_places=2, default=0, db_default=0)
     payment_time_limit = models.DateTimeField(null=True, blank=True)
     # The priced offer this order was booked from: unique, so one priced offer becomes
     # at most one order even when two requests race (DESIGN.md §8).
@@ -107,7 +113,8 @@ class Order(models.Model):
 
     @property
     def balance_due(self):
-        return max(self.total - self.paid, 0)
+        """What the client still owes: fees kept are owed as much as the lines are."""
+        return max(self.total + self.retained + self.credited - self.paid, 0)
 
 
 class OrderEvent(models.Model):
@@ -123,6 +130,13 @@ class OrderEvent(models.Model):
         HOLD_EXPIRED = "hold_expired"
         SERVICES_ADDED = "services_added"
         PAYMENT_REFUNDED = "payment_refunded"
+        JOURNEY_CANCELLED = "journey_cancelled"
+        ORDER_CANCELLED = "order_cancelled"
+        PASSENGER_UPDATED = "passenger_updated"
+        CONTACT_UPDATED = "contact_updated"
+        ITINERARY_EXCHANGED = "itinerary_exchanged"
+        CREDIT_ISSUED = "credit_issued"
+        CREDIT_REDEEMED = "credit_redeemed"
 
     order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="events")
     at = models.DateTimeField()
@@ -354,14 +368,48 @@ class Service(models.Model):
         return self.amount + self.tax
 
 
+class AirlineCredit(models.Model):
+    """Value a cancellation or a cheaper exchange gave back as credit rather than money
+    (DESIGN.md §7, §11 "Airline credit"): a code the same seller pays a later order with
+    (`remaining` spent by a conditional UPDATE, never below zero) until `expires_at`."""
+
+    code = models.CharField(max_length=16, unique=True)
+    seller = models.ForeignKey(Seller, on_delete=models.PROTECT, related_name="credits")
+    source_order = models.ForeignKey(Order, on_delete=models.PROTECT, related_name="credits")
+    currency = models.CharField(max_length=3, default="USD")
+    amount = models.DecimalField(max_digits=12, decimal_places=2, help_text="As issued")
+    remaining = models.DecimalField(max_digits=12, decimal_places=2)
+    created_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(amount__gt=0), name="credit_amount_positive"),
+            models.CheckConstraint(
+                condition=Q(remaining__gte=0) & Q(remaining__lte=models.F("amount")),
+                name="credit_remaining_within_amount",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.code} {self.remaining}/{self.amount} {self.currency}"
+
+
 class Payment(models.Model):
     """Money taken (or given back). The card's full number and CVV are never stored:
-    brand, last four and expiry are (DESIGN.md §8)."""
+    brand, last four and expiry are (DESIGN.md §8). A payment by airline credit names
+    the credit it spent."""
 
     class Status(models.TextChoices):
         SUCCESSFUL = "SUCCESSFUL"
         REFUNDED = "REFUNDED"
         FAILED = "FAILED"
+
+    class Method(models.TextChoices):
+        CARD = "CreditCard"
+        CREDIT = "Credit"  # airline credit (DESIGN.md §11): `credit` names it
+        EXTERNAL = "External"  # collected by the channel an imported booking came from
 
     order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="payments")
     ref = models.CharField(max_length=24)
@@ -369,7 +417,12 @@ class Payment(models.Model):
     amount = models.DecimalField(max_digits=12, decimal_places=2)
     currency = models.CharField(max_length=3, default="USD")
     status = models.CharField(max_length=10, choices=Status.choices)
-    method = models.CharField(max_length=10, default="CreditCard")
+    method = models.CharField(max_length=13, choices=Method.choices, default=Method.CARD)
+    # What of `amount` went back (orders.refunds); REFUNDED once it all has.
+    refunded = models.DecimalField(max_digits=12, decimal_places=2, default=0, db_default=0)
+    credit = models.ForeignKey(
+        AirlineCredit, on_delete=models.PROTECT, null=True, blank=True, related_name="payments"
+    )
     card_brand = models.CharField(max_length=2, blank=True)
     card_last4 = models.CharField(max_length=4, blank=True)
     card_expiry = models.CharField(max_length=4, blank=True, help_text="MMYY")
@@ -377,9 +430,46 @@ class Payment(models.Model):
 
     class Meta:
         ordering = ["order_id", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(refunded__gte=0) & Q(refunded__lte=models.F("amount")),
+                name="payment_refunded_within_amount",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.ref} {self.amount} {self.status}"
+
+
+class Refund(models.Model):
+    """Money owed back to a card, written in the transaction of the change that owes it
+    and sent to the gateway once that commits (orders.refunds): a worker that dies in
+    between leaves a PENDING row the reconciler sends. The gateway refunds a `ref` at
+    most once, so sending twice gives back once."""
+
+    class State(models.TextChoices):
+        PENDING = "PENDING", "Owed; not yet confirmed by the gateway"
+        SENT = "SENT", "Given back by the gateway"
+
+    ref = models.CharField(max_length=32, unique=True)
+    payment = models.ForeignKey(Payment, on_delete=models.PROTECT, related_name="refunds")
+    amount = models.DecimalField(max_digits=12, decimal_places=2)
+    state = models.CharField(max_length=7, choices=State.choices, default=State.PENDING)
+    why = models.CharField(max_length=200)
+    created_at = models.DateTimeField()
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [
+            models.Index(fields=["created_at"], name="refund_pending", condition=Q(state="PENDING"))
+        ]
+        constraints = [
+            models.CheckConstraint(condition=Q(amount__gt=0), name="refund_amount_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.ref} {self.amount} {self.state}"
 
 
 class Ticket(models.Model):
@@ -514,6 +604,9 @@ class GatewayEntry(models.Model):
     kind = models.CharField(max_length=6, choices=Kind.choices)
     reference = models.CharField(max_length=32, help_text="The intent's ref")
     charge_reference = models.CharField(max_length=64, help_text="The gateway's id of the charge")
+    refund_reference = models.CharField(
+        max_length=32, blank=True, default="", help_text="A refund's own reference (Refund.ref)"
+    )
     amount = models.DecimalField(max_digits=12, decimal_places=2)
     currency = models.CharField(max_length=3, default="USD")
     at = models.DateTimeField()
@@ -524,6 +617,12 @@ class GatewayEntry(models.Model):
             # A charge is made once per reference, whoever retries it.
             models.UniqueConstraint(
                 fields=["reference"], condition=Q(kind="CHARGE"), name="one_charge_per_reference"
+            ),
+            # A refund is made once per refund reference, whoever retries it.
+            models.UniqueConstraint(
+                fields=["refund_reference"],
+                condition=Q(kind="REFUND") & ~Q(refund_reference=""),
+                name="one_refund_per_reference",
             ),
         ]
 

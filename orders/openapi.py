@@ -42,6 +42,11 @@ class OrderTotals(s.Serializer):
         help_text="The value of lines cancelled before they were paid for (a cancelled or "
         "lapsed hold, a seat replaced on a hold)"
     )
+    retained = MonetaryAmount(
+        help_text="What the airline kept of lines a paid order lost: cancellation "
+        "penalties, change and name-change fees, a cheaper replacement seat"
+    )
+    credited = MonetaryAmount(help_text="What became airline credit (see credits[])")
 
 
 class OrderHeader(s.Serializer):
@@ -129,9 +134,10 @@ class OrderJourney(s.Serializer):
 
 
 class PaymentMethod(s.Serializer):
-    type = s.ChoiceField(choices=["CreditCard", "Credit"])
+    type = s.ChoiceField(choices=["CreditCard", "Credit", "External"])
     cardType = s.CharField(required=False)
     maskedNumber = s.CharField(required=False)
+    creditCode = s.CharField(required=False, help_text="Credit: the airline credit spent")
 
 
 class OrderPayment(s.Serializer):
@@ -139,6 +145,17 @@ class OrderPayment(s.Serializer):
     amount = MonetaryAmount()
     statusCode = s.ChoiceField(choices=["SUCCESSFUL", "REFUNDED", "FAILED"])
     method = PaymentMethod()
+    refundedAmount = MonetaryAmount(
+        required=False, help_text="What of it was given back (REFUNDED once all of it was)"
+    )
+
+
+class OrderCredit(s.Serializer):
+    creditCode = s.CharField(help_text="Pay a later order of this seller with it")
+    amount = MonetaryAmount(help_text="As issued")
+    remaining = MonetaryAmount()
+    expiresAt = s.DateTimeField()
+    sourceOrderId = s.CharField()
 
 
 class OrderTicket(s.Serializer):
@@ -187,6 +204,7 @@ class OrderViewData(s.Serializer):
     journeys = OrderJourney(many=True)
     payments = OrderPayment(many=True)
     tickets = OrderTicket(many=True)
+    credits = OrderCredit(many=True, help_text="Airline credit this order gave back")
 
 
 class OrderSummary(s.Serializer):
@@ -327,3 +345,73 @@ CHANGE_EXAMPLES = [
         "Cancel a hold", request_only=True, value={"changes": [{"type": "CancelUnpaidOrder"}]}
     ),
 ]
+
+
+class Differential(s.Serializer):
+    offerItemId = s.CharField()
+    oldTotal = MonetaryAmount(help_text="What the replaced lines were worth")
+    newTotal = MonetaryAmount(help_text="What their replacement costs, fees included")
+    balanceDelta = MonetaryAmount(help_text="newTotal - oldTotal: negative for a refund")
+    differentialTypeCode = s.ChoiceField(choices=["AddCol", "Refund", "EvenExchange"])
+
+
+class Cancellation(s.Serializer):
+    penaltyAmount = MonetaryAmount()
+    refundAmount = MonetaryAmount(help_text="Back to the original payment")
+    creditAmount = MonetaryAmount(
+        required=False, help_text="Given as airline credit (DESIGN.md §11)"
+    )
+    isRefundable = s.BooleanField()
+
+
+class NameChangeQuote(s.Serializer):
+    fee = MonetaryAmount()
+
+
+class ReshopOfferItem(s.Serializer):
+    offerItemId = s.CharField()
+    journeyRefIds = s.ListField(child=s.CharField())
+    totalPrice = Price()
+    fare = Fare()
+    replacesOrderItemRefIds = s.ListField(child=s.CharField())
+
+
+class ReshopOffer(s.Serializer):
+    offerId = s.CharField(help_text="Price it with quote order (ERR-3004 on price offer)")
+    ownerCode = s.CharField()
+    expiresAt = s.DateTimeField()
+    totalPrice = Price()
+    items = ReshopOfferItem(many=True)
+    priceDifferential = Differential()
+
+
+class ReshopData(s.Serializer):
+    orderId = s.CharField()
+    recordLocator = s.CharField()
+    pax = OrderPax(many=True)
+    offers = ReshopOffer(many=True, help_text="Empty for a pure cancellation quote")
+    journeys = OrderJourney(many=True, required=False)
+    cancellation = Cancellation(required=False, help_text="CancelOrder, DeleteOrderItems")
+    nameChange = NameChangeQuote(required=False, help_text="NameChange")
+
+
+class QuoteOffer(s.Serializer):
+    offerId = s.CharField(help_text="Accept it with change order AcceptReshopOffer")
+    ownerCode = s.CharField()
+    expiresAt = s.DateTimeField()
+    totalPrice = Price()
+    items = ReshopOfferItem(many=True)
+
+
+class QuoteData(s.Serializer):
+    orderId = s.CharField()
+    recordLocator = s.CharField()
+    pax = OrderPax(many=True)
+    priceDifferential = Differential()
+    itemChangeQuotes = Differential(many=True)
+    offer = QuoteOffer()
+    journeys = OrderJourney(many=True)
+
+
+RESHOP_RESPONSE = enveloped("Reshop", ReshopData())
+QUOTE_RESPONSE = enveloped("Quote", QuoteData())

@@ -18,7 +18,7 @@ from decimal import Decimal
 from typing import Any, Protocol
 
 from django.conf import settings
-from django.db import IntegrityError
+from django.db import IntegrityError, transaction
 from django.db.models import Sum
 from django.utils.module_loading import import_string
 
@@ -81,8 +81,9 @@ class PaymentGateway(Protocol):
         per `reference`: a repeated call answers the first charge."""
         ...
 
-    def refund(self, *, charge: Charge, amount: Decimal) -> None:
-        """Give back (part of) a charge; voids it when it has not settled."""
+    def refund(self, *, charge: Charge, amount: Decimal, reference: str = "") -> None:
+        """Give back (part of) a charge; voids it when it has not settled. With a
+        `reference`, at most once per reference: a repeated call gives nothing more."""
         ...
 
     def settlement(self, *, reference: str) -> Settlement | None:
@@ -129,20 +130,25 @@ class TestGateway:
         _travel()
         return Charge(reference=entry.charge_reference, amount=amount, currency=currency)
 
-    def refund(self, *, charge: Charge, amount: Decimal) -> None:
+    def refund(self, *, charge: Charge, amount: Decimal, reference: str = "") -> None:
         from orders.models import GatewayEntry
 
-        [reference] = GatewayEntry.objects.filter(
+        [charged_under] = GatewayEntry.objects.filter(
             kind=GatewayEntry.Kind.CHARGE, charge_reference=charge.reference
         ).values_list("reference", flat=True)
-        GatewayEntry.objects.create(
-            kind=GatewayEntry.Kind.REFUND,
-            reference=reference,
-            charge_reference=charge.reference,
-            amount=amount,
-            currency=charge.currency,
-            at=clock.now(),
-        )
+        try:
+            with transaction.atomic():
+                GatewayEntry.objects.create(
+                    kind=GatewayEntry.Kind.REFUND,
+                    reference=charged_under,
+                    charge_reference=charge.reference,
+                    refund_reference=reference,
+                    amount=amount,
+                    currency=charge.currency,
+                    at=clock.now(),
+                )
+        except IntegrityError:
+            pass  # this refund reference was given back before (a retried call)
 
     def settlement(self, *, reference: str) -> Settlement | None:
         from orders.models import GatewayEntry

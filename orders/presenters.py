@@ -96,22 +96,16 @@ def order_view(parts: OrderParts) -> dict[str, Any]:
         "pax": [pax_wire(p, pax_by_pk, client_ids) for p in passengers],
         "contacts": [_contact_wire(c) for c in parts.contacts],
         "journeys": [_journey_wire(j, segments_of[j.pk], parts.legs) for j in journeys],
-        "payments": [
+        "payments": [_payment_wire(p) for p in parts.payments],
+        "credits": [
             {
-                "paymentId": p.ref,
-                "amount": money_wire(p.amount, p.currency),
-                "statusCode": p.status,
-                "method": (
-                    {
-                        "type": "CreditCard",
-                        "cardType": p.card_brand,
-                        "maskedNumber": f"XXXXXXXXXXXX{p.card_last4}",
-                    }
-                    if p.method == "CreditCard"
-                    else {"type": p.method}
-                ),
+                "creditCode": c.code,
+                "amount": money_wire(c.amount, c.currency),
+                "remaining": money_wire(c.remaining, c.currency),
+                "expiresAt": clock.format_utc(c.expires_at),
+                "sourceOrderId": order.order_id,
             }
-            for p in parts.payments
+            for c in parts.credits
         ],
         "tickets": [
             {
@@ -127,18 +121,42 @@ def order_view(parts: OrderParts) -> dict[str, Any]:
     }
 
 
+def _payment_wire(p: Payment) -> dict[str, Any]:
+    if p.method == Payment.Method.CARD:
+        method = {
+            "type": "CreditCard",
+            "cardType": p.card_brand,
+            "maskedNumber": f"XXXXXXXXXXXX{p.card_last4}",
+        }
+    elif p.method == Payment.Method.CREDIT:
+        method = {"type": "Credit", "creditCode": p.credit.code}
+    else:
+        method = {"type": p.method}
+    wire = {
+        "paymentId": p.ref,
+        "amount": money_wire(p.amount, p.currency),
+        "statusCode": p.status,
+        "method": method,
+    }
+    if p.refunded:
+        wire["refundedAmount"] = money_wire(p.refunded, p.currency)
+    return wire
+
+
 def _totals(order: Order, payments: Sequence[Payment]) -> dict[str, Any]:
     """What moved and what went (SPEC.md §2.5 leaves it open): `charged` every payment
     taken, `refunded` what of it was given back, `voided` the value of lines cancelled
-    before anyone paid for them (a cancelled or lapsed hold, a seat replaced on a hold)."""
+    before anyone paid for them (a cancelled or lapsed hold, a seat replaced on a hold),
+    `retained` what the airline kept of lines a paid order lost (penalties, fees),
+    `credited` what became airline credit. A settled order's charged - refunded =
+    totalPrice + retained + credited."""
     taken = [p for p in payments if p.status != Payment.Status.FAILED]
     return {
         "charged": money_wire(sum((p.amount for p in taken), ZERO), order.currency),
-        "refunded": money_wire(
-            sum((p.amount for p in taken if p.status == Payment.Status.REFUNDED), ZERO),
-            order.currency,
-        ),
+        "refunded": money_wire(sum((p.refunded for p in taken), ZERO), order.currency),
         "voided": money_wire(order.voided, order.currency),
+        "retained": money_wire(order.retained, order.currency),
+        "credited": money_wire(order.credited, order.currency),
     }
 
 

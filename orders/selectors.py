@@ -26,6 +26,7 @@ from airline.api import clock
 from airline.api.errors import ApiError, Err
 from orders.holds import order_expire_if_due
 from orders.models import (
+    AirlineCredit,
     Contact,
     Coupon,
     Journey,
@@ -65,8 +66,9 @@ ORDER_VIEW_PREFETCH = (
     _journeys_with(Leg.objects.order_by("position").select_related("flight_leg__aircraft_type")),
     "items",
     "services",
-    "payments",
+    Prefetch("payments", Payment.objects.select_related("credit")),
     "tickets__coupons",
+    "credits",
 )
 
 
@@ -141,6 +143,7 @@ class OrderParts:
     payments: Sequence[Payment]
     tickets: Sequence[Ticket]
     coupons: Mapping[int, Sequence[Coupon]]  # by ticket pk, by coupon number
+    credits: Sequence[AirlineCredit] = ()  # airline credit the order gave back
     # A reserved order's payment intent, while the create flow holds it (not rendered).
     intent: "PaymentIntent | None" = None
 
@@ -195,6 +198,7 @@ def order_parts(order: Order) -> OrderParts:
         payments=list(order.payments.all()),
         tickets=tickets,
         coupons={t.pk: list(t.coupons.all()) for t in tickets},
+        credits=list(order.credits.all()),
     )
 
 

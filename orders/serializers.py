@@ -234,3 +234,53 @@ class OrderAncillaryIn(StrictSerializer):
     passengers = OrderPassengerRef(
         many=True, required=False, allow_empty=False, max_length=MAX_LISTED
     )
+
+
+RESHOP_TYPES = ["ReshopItinerary", "CancelOrder", "DeleteOrderItems", "NameChange"]
+
+
+class ReshopOriginDestinationIn(StrictSerializer):
+    origin = serializers.RegexField(r"^[A-Za-z]{3}$")
+    destination = serializers.RegexField(r"^[A-Za-z]{3}$")
+    departureDate = IsoDateField()
+
+
+class ReshopInstructionIn(StrictSerializer):
+    """POST /orders/{orderId}/reshop `instruction` (SPEC.md §4.12): its `type` decides
+    which other fields it needs (the instruction's handler checks them)."""
+
+    type = serializers.ChoiceField(choices=RESHOP_TYPES)
+    originDestinations = ReshopOriginDestinationIn(
+        many=True, required=False, allow_empty=False, max_length=6
+    )
+    deleteOrderItemRefIds = serializers.ListField(
+        child=serializers.CharField(max_length=40), required=False, allow_empty=False, max_length=6
+    )
+    cabinTypeCode = serializers.ChoiceField(choices=["Y", "W", "C", "F"], required=False)
+    orderItemRefIds = serializers.ListField(
+        child=serializers.CharField(max_length=40), required=False, allow_empty=False, max_length=6
+    )
+    paxRefId = serializers.CharField(max_length=40, required=False)
+    surname = serializers.CharField(max_length=64, required=False)
+    givenName = serializers.CharField(max_length=64, required=False)
+
+
+class ReshopIn(StrictSerializer):
+    """POST /orders/{orderId}/reshop (SPEC.md §4.12)."""
+
+    instruction = ReshopInstructionIn()
+    passengers = OrderPassengerRef(
+        many=True, required=False, allow_empty=False, max_length=MAX_LISTED
+    )
+
+
+class QuoteIn(StrictSerializer):
+    """POST /orders/{orderId}/quote (SPEC.md §4.13)."""
+
+    offerId = serializers.CharField(max_length=100)
+    offerItemIds = serializers.ListField(
+        child=serializers.CharField(max_length=100), allow_empty=False, max_length=12
+    )
+    passengers = OrderPassengerRef(
+        many=True, required=False, allow_empty=False, max_length=MAX_LISTED
+    )

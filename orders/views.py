@@ -14,13 +14,17 @@ from orders.ancillaries import order_trip
 from orders.changes import order_change
 from orders.checks import check_order_search
 from orders.create import order_create
+from orders.exchange import order_quote
 from orders.openapi import (
     CHANGE_EXAMPLES,
     CREATE_EXAMPLES,
     IDEMPOTENCY_HEADER,
     ORDER_LIST_RESPONSE,
     ORDER_VIEW_RESPONSE,
+    QUOTE_RESPONSE,
+    RESHOP_RESPONSE,
 )
+from orders.reshop import order_reshop
 from orders.selectors import OrderScope, order_get, orders_list
 from orders.serializers import (
     ChangeOrderIn,
@@ -28,6 +32,8 @@ from orders.serializers import (
     OrderAncillaryIn,
     OrderListQuery,
     OrderRetrieveQuery,
+    QuoteIn,
+    ReshopIn,
 )
 from sellers.permissions import CanBook, HasAgencyCode, IsSeller
 
@@ -172,3 +178,51 @@ class OrderServicesView(_OrderAncillaries):
     def post(self, request, version, orderId):
         """Services a booking can add (SPEC.md §4.11); read-only keys may ask."""
         return super().post(request, version, orderId)
+
+
+class OrderReshopView(APIView):
+    permission_classes = [CanBook]
+
+    @extend_schema(
+        operation_id="reshopOrder",
+        tags=["orders"],
+        request=ReshopIn,
+        responses={200: RESHOP_RESPONSE, **ERROR_RESPONSES},
+    )
+    def post(self, request, version, orderId):
+        """What a change or cancellation of the booking would cost: replacement offers,
+        the cancellation's penalty and refund or credit, a name change's fee (SPEC.md
+        §4.12). Nothing is changed; commit with change order."""
+        body = ReshopIn(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = order_reshop(
+            principal=request.user,
+            ref=orderId,
+            instruction=body.validated_data["instruction"],
+            passengers=body.validated_data.get("passengers"),
+        )
+        return ok(data)
+
+
+class OrderQuoteView(APIView):
+    permission_classes = [CanBook]
+
+    @extend_schema(
+        operation_id="quoteOrder",
+        tags=["orders"],
+        request=QuoteIn,
+        responses={200: QUOTE_RESPONSE, **ERROR_RESPONSES},
+    )
+    def post(self, request, version, orderId):
+        """Price a reshop offer against what was paid; the quote is stored under a new
+        offerId for AcceptReshopOffer (SPEC.md §4.13)."""
+        body = QuoteIn(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = order_quote(
+            principal=request.user,
+            ref=orderId,
+            offer_id=body.validated_data["offerId"],
+            item_ids=body.validated_data["offerItemIds"],
+            passengers=body.validated_data.get("passengers"),
+        )
+        return ok(data)

@@ -19,7 +19,7 @@ def api():
 @pytest.mark.parametrize(
     ("method", "path", "status", "code"),
     [
-        ("post", "/json/v1/orders/ABC/reshop", 404, "ERR-1000"),
+        ("post", "/json/v1/orders/ABC/nothing", 404, "ERR-1000"),
         ("post", "/json/v9/offers", 404, "ERR-1002"),
         ("post", "/ndc/v1/AirShopping", 404, "ERR-1000"),
         ("post", "/ndc/v9/AirShopping", 404, "ERR-1002"),

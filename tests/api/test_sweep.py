@@ -20,7 +20,7 @@ API_PREFIXES = ("/json/", "/auth/", "/ndc/", "/health")
 HTML_PAGES = re.compile(r"^/(admin/|$|json/v\d/schema/(swagger-ui|redoc)$)")
 EXAMPLES = {"version": "v1", "orderId": "ABCDEF", "offerId": "nope.1", "rest": "nothing/here"}
 UNROUTED = [
-    "/json/v1/orders/ABC/reshop",
+    "/json/v1/orders/ABC/nothing",
     "/json/v9/offers",
     "/json/v0/orders",
     "/json/",

@@ -432,6 +432,8 @@ def test_a_cancelled_hold_shows_every_line_cancelled_and_what_was_voided(
         "charged": {"amount": 0, "currency": "USD"},
         "refunded": {"amount": 0, "currency": "USD"},
         "voided": before,
+        "retained": {"amount": 0, "currency": "USD"},
+        "credited": {"amount": 0, "currency": "USD"},
     }
     order = Order.objects.get(order_id=hold["order"]["orderId"])
     assert (order.status, order.total, order.voided) == (
@@ -448,6 +450,8 @@ def test_a_paid_orders_totals_say_what_was_charged(api, auth, priced):
         "charged": data["order"]["totalPrice"]["total"],
         "refunded": {"amount": 0, "currency": "USD"},
         "voided": {"amount": 0, "currency": "USD"},
+        "retained": {"amount": 0, "currency": "USD"},
+        "credited": {"amount": 0, "currency": "USD"},
     }
 
 
