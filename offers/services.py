@@ -188,7 +188,7 @@ def offers_price(
         batch, offer = offer_load(
             offer_id=selection.offer_id, seller_id=str(principal.seller.pk), now=now
         )
-        if batch.source == OfferSource.RESHOP:
+        if batch.source in (OfferSource.RESHOP, OfferSource.QUOTE):
             raise ApiError(
                 Err.OFFER_FROM_RESHOP,
                 f"Offer {selection.offer_id} came from reshop; price it with quote order",
@@ -261,6 +261,36 @@ def offers_price(
     }
     batch_save(priced)
     return priced, journeys
+
+
+def journey_options(
+    *, origin: str, destination: str, day: date, pax: Sequence[Pax], bundle: BundleTerms
+) -> list[tuple[Journey, Option]]:
+    """Every journey of a market on a day that can be sold to the party in `bundle`,
+    priced as shopping prices it (reshop's replacement flights, orders.exchange)."""
+    index = _index()
+    journeys = index.journeys(origin, destination, day)
+    context = _context(index, journeys, pax)
+    found = ((journey, _option(journey, bundle, context)) for journey in journeys)
+    return [(journey, option) for journey, option in found if option is not None]
+
+
+def journey_reprice(
+    *, segments: list[list[int]], pax: Sequence[Pax], bundle: BundleTerms
+) -> tuple[Journey, Option] | None:
+    """A stored option's journey priced again on live inventory (quote order), or None
+    when it no longer flies or cannot be sold to the party."""
+    index = _index()
+    journey = index.journey_of(segments)
+    if journey is None:
+        return None
+    option = _option(journey, bundle, _context(index, [journey], pax))
+    return None if option is None else (journey, option)
+
+
+def bundles_for(principal: Principal, cabin: str | None = None) -> list[BundleTerms]:
+    """The bundles the key may sell, in `cabin` when given (DESIGN.md §5)."""
+    return _bundles(principal, cabin)
 
 
 def _option(journey: Journey, bundle: BundleTerms, context: _Context) -> Option | None:

@@ -29,6 +29,7 @@ class OfferSource:
     SHOPPING = "shopping"
     PRICING = "pricing"
     RESHOP = "reshop"
+    QUOTE = "quote"  # a reshop offer repriced by quote order, for AcceptReshopOffer
     ANCILLARY = "ancillary"
 
 

@@ -5,3 +5,8 @@ class OrdersConfig(AppConfig):
     """Orders: create, retrieve, list, change, reshop, quote, payments, tickets, hold expiry."""
 
     name = "orders"
+
+    def ready(self) -> None:
+        # Servicing modules add their change-order actions and reshop instructions to the
+        # tables of orders.changes and orders.reshop as they load.
+        from orders import exchange  # noqa: F401

@@ -106,5 +106,27 @@ def credit_redeemed(
     )
 
 
+def itinerary_exchanged(
+    order: Order,
+    *,
+    actor: str,
+    now: datetime,
+    replaced: Sequence[str],
+    added: Sequence[str],
+    amount: Decimal,
+) -> None:
+    """Journeys swapped for a quoted reshop offer (AcceptReshopOffer): the items replaced
+    and added, and what the order's value moved by, fees included."""
+    _record(
+        order,
+        OrderEventKind.ITINERARY_EXCHANGED,
+        actor=actor,
+        now=now,
+        replaced=list(replaced),
+        added=list(added),
+        amount=str(amount),
+    )
+
+
 def _record(order: Order, kind: str, *, actor: str, now: datetime, **detail: Any) -> None:
     OrderEvent.objects.create(order=order, at=now, actor=actor[:80], kind=kind, detail=detail)

@@ -1,11 +1,345 @@
-"""Itinerary exchange (SPEC.md §4.12 ReshopItinerary, §4.13 quote, §4.10
-AcceptReshopOffer; DESIGN.md §7, §11 "Reshop and quote")."""
+"""Itinerary exchange (SPEC.md §3 "Change flow for itineraries", §4.12 ReshopItinerary,
+§4.13 quote order, §4.10 AcceptReshopOffer; DESIGN.md §7, §11 "Reshop and quote").
 
+1. `reshop_itinerary` shops replacement journeys for the order's journeys: each in the
+   bundle of the item it replaces (or the cabin asked for), priced as the difference
+   against what that item cost, plus the bundle's change fee. A bundle that does not
+   allow changes (No Flex) is refused. The offers are stored with source "reshop": only
+   quote order prices them (ERR-3004 on price offer).
+2. `order_quote` prices the chosen replacements again on live inventory and stores the
+   quote under a new offer id (source "quote") with the order's version.
+3. AcceptReshopOffer (a change-order action) applies a quote to the order it was made
+   for, as it was then: the new seats sold and the old released in one inventory call
+   (legs locked in id order, as every sale), the old item CANCELLED, paid seats and bags
+   moved to the new flights where they exist, tickets reissued (old coupons EXCHANGED),
+   and the difference collected by card, or given back as the bundle says.
+"""
+
+import itertools
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields, replace
+from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
+from django.db.models import F
+
+from airline.api import clock
 from airline.api.errors import ApiError, Err
+from airline.fares.money import ZERO, Fee, Price, money_wire, price_sum
+from airline.fares.terms import BundleTerms
+from airline.network.inventory import SeatChange, SoldOut, inventory_apply
+from airline.network.itineraries import Journey as NetworkJourney
+from airline.network.itineraries import network_index
+from offers.ancillaries import bundle_terms, seats_of_configuration, seats_taken
+from offers.passengers import Pax
+from offers.services import bundles_for, journey_options, journey_reprice
+from offers.store import OfferBatch, OfferSource, batch_save, new_batch, offer_load
+from orders import events, ids
+from orders.changes import ACTIONS, Action, Entry, GiveBack, Plan
+from orders.create import journey_row, segments_write
+from orders.models import Coupon, Journey, Order, OrderItem, OrderStatus, Segment, Service
+from orders.presenters import pax_wire
+from orders.reshop import INSTRUCTIONS, ReshopRequest, named_passengers
+from orders.selectors import SLIM_PREFETCH, OrderScope, order_get
+from orders.tickets import tickets_issue
 from sellers.authentication import Principal
+
+MAX_OFFERS = 20  # replacement offers in one reshop answer (one per combination of journeys)
+LIVE = "CONFIRMED"  # an order item's status while it flies (SPEC.md §3)
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """One replacement journey for one order item, as the offer store keeps it (the
+    typed record of a reshop or quote offer's item)."""
+
+    offer_item_id: str
+    replaces: str  # the order item's OOI- id
+    journey_ref: str
+    bundle: str
+    cabin: str
+    segments: list[list[int]]  # flight-date leg ids, per segment
+    rbds: list[str]
+    price: dict[str, Any]  # Price wire of the journey for the party
+    fare: dict[str, Any]
+    passenger_prices: list[dict[str, Any]]
+    change_fee: str  # Decimal as text: the bundle's fee for the whole party
+    flight: dict[str, Any]  # the journey's flight wire (SPEC.md §2.4 journeys[])
+
+    @property
+    def new_total(self) -> Decimal:
+        return Price.from_wire(self.price).total + Decimal(self.change_fee)
+
+    def stored(self) -> dict[str, Any]:
+        # Shallow: the wires may hold orjson Fragments, which the store writes as JSON.
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class ExchangeOffer:
+    """A reshop or quote offer: replacements for items of one order."""
+
+    order_id: str
+    version: int  # the order's version it was made against (a quote's is checked)
+    items: list[Replacement]
+
+    def stored(self) -> dict[str, Any]:
+        return {
+            "order": self.order_id,
+            "version": self.version,
+            "items": [i.stored() for i in self.items],
+        }
+
+    @classmethod
+    def load(cls, stored: Mapping[str, Any]) -> "ExchangeOffer":
+        return cls(
+            order_id=stored["order"],
+            version=stored["version"],
+            items=[Replacement(**item) for item in stored["items"]],
+        )
+
+
+# --- reshop: ReshopItinerary ---------------------------------------------------------
+
+
+def reshop_itinerary(request: ReshopRequest) -> dict[str, Any]:
+    """`offers` (and the `journeys` they name) of a ReshopItinerary instruction."""
+    order, instruction, now = request.order, request.instruction, request.now
+    _check_whole_party(request)
+    wanted = instruction.get("originDestinations")
+    if not wanted:
+        raise ApiError(
+            Err.VALIDATION,
+            "ReshopItinerary needs originDestinations",
+            path="instruction.originDestinations",
+        )
+    replaced = _items_replaced(order, wanted, instruction.get("deleteOrderItemRefIds"))
+    pax = _party(order)
+    seated = sum(1 for p in pax if p.ptc != "INF")
+    choices: list[list[Replacement]] = []
+    for od, item in zip(wanted, replaced, strict=True):
+        _check_changeable(item, now)
+        bundle = _replacement_bundle(request.principal, item, instruction.get("cabinTypeCode"))
+        day = od["departureDate"]
+        if day < (now - timedelta(hours=12)).date():  # SPEC.md §8: today in UTC-12
+            raise ApiError(
+                Err.VALIDATION,
+                f"departureDate {day} is in the past",
+                path="instruction.originDestinations.departureDate",
+            )
+        options = journey_options(
+            origin=od["origin"].upper(),
+            destination=od["destination"].upper(),
+            day=day,
+            pax=pax,
+            bundle=bundle,
+        )
+        fee = bundle.change_fee * seated
+        choices.append(
+            [
+                _replacement(journey, option.stored, option.price, item, fee)
+                for journey, option in options
+                if journey.departs_at > now
+            ]
+        )
+    batch = new_batch(
+        seller_id=str(order.seller_id),
+        source=OfferSource.RESHOP,
+        now=now,
+        passengers=[p.wire() for p in pax],
+    )
+    offers = []
+    items_of = {i.ref: i for i in order.items.all()}
+    for combination in itertools.islice(itertools.product(*choices), MAX_OFFERS):
+        offer_id = batch.offer_id(len(batch.offers) + 1)
+        items = [_with_item_id(r, f"{offer_id}.{n}") for n, r in enumerate(combination, start=1)]
+        batch.offers[offer_id] = ExchangeOffer(order.order_id, order.version, items).stored()
+        offers.append(_offer_wire(offer_id, batch, items, items_of))
+    batch_save(batch)
+    journeys = {r.journey_ref: r.flight for rs in choices for r in rs}
+    return {"offers": offers, "journeys": list(journeys.values())}
+
+
+def _check_whole_party(request: ReshopRequest) -> None:
+    if len(request.passengers) != request.order.passengers.count():
+        raise ApiError(
+            Err.CHANGE_NOT_APPLIED,
+            "An itinerary change is for every passenger of the order; name all or none",
+            path="passengers",
+        )
+
+
+def _items_replaced(
+    order: Order, wanted: Sequence[Mapping[str, Any]], refs: Sequence[str] | None
+) -> list[OrderItem]:
+    """The order's live items the new originDestinations replace: those named in
+    deleteOrderItemRefIds, in the same order, or else the item flying each one's market."""
+    live = {i.ref: i for i in order.items.all() if i.status == LIVE}
+    if refs is not None:
+        if len(set(refs)) != len(refs) or len(refs) != len(wanted):
+            raise ApiError(
+                Err.VALIDATION,
+                "Name one order item to replace for each originDestination, each once",
+                path="instruction.deleteOrderItemRefIds",
+            )
+        for ref in refs:
+            if ref not in live:
+                raise ApiError(
+                    Err.CHANGE_NOT_APPLIED,
+                    f"{ref} is not a live item of this order",
+                    path="instruction.deleteOrderItemRefIds",
+                )
+        return [live[ref] for ref in refs]
+    journeys = {j.pk: j for j in order.journeys.all()}
+    chosen: list[OrderItem] = []
+    for od in wanted:
+        market = (od["origin"].upper(), od["destination"].upper())
+        match = next(
+            (
+                item
+                for item in live.values()
+                if item not in chosen
+                and (journeys[item.journey_id].origin, journeys[item.journey_id].destination)
+                == market
+            ),
+            None,
+        )
+        if match is None:
+            raise ApiError(
+                Err.CHANGE_NOT_APPLIED,
+                f"The order has no journey {market[0]}-{market[1]} to replace; name it in "
+                "deleteOrderItemRefIds",
+                path="instruction.originDestinations",
+            )
+        chosen.append(match)
+    return chosen
+
+
+def _check_changeable(item: OrderItem, now: datetime) -> None:
+    """A journey that has departed cannot be changed; nor can a bundle without changes."""
+    if item.journey.departs_at <= now:
+        raise ApiError(
+            Err.CHANGE_NOT_APPLIED,
+            f"Journey {item.journey.ref} has departed; it cannot be changed",
+            path="instruction",
+        )
+    bundle = bundle_terms(item.bundle)
+    if not bundle.changeable:
+        raise ApiError(
+            Err.CHANGE_NOT_APPLIED,
+            f"The {bundle.name} bundle allows no changes; reshop CancelOrder says what "
+            "cancelling gives back",
+            path="instruction",
+        )
+
+
+def _replacement_bundle(principal: Principal, item: OrderItem, cabin: str | None) -> BundleTerms:
+    """The item's own bundle, or, when another cabin is asked for, the first bundle of
+    that cabin the key may sell that allows changes."""
+    own = bundle_terms(item.bundle)
+    if cabin is None or cabin == own.cabin:
+        return own
+    for bundle in bundles_for(principal, cabin):
+        if bundle.changeable:
+            return bundle
+    raise ApiError(
+        Err.CHANGE_NOT_APPLIED,
+        f"No bundle in cabin {cabin} can be sold with this key",
+        path="instruction.cabinTypeCode",
+    )
+
+
+def _party(order: Order) -> list[Pax]:
+    """The order's passengers as pricing knows them, by their shopped paxIds."""
+    return [Pax(p.offer_pax_id, p.ptc) for p in order.passengers.all()]
+
+
+def _replacement(
+    journey: NetworkJourney, stored: Mapping[str, Any], price: Price, item: OrderItem, fee
+) -> Replacement:
+    return Replacement(
+        offer_item_id="",
+        replaces=item.ref,
+        journey_ref=stored["journeyId"],
+        bundle=stored["bundle"],
+        cabin=stored["cabin"],
+        segments=stored["segments"],
+        rbds=list(stored["rbds"]),
+        price=price.to_wire(),
+        fare=stored["fare"],
+        passenger_prices=stored["passengerPrices"],
+        change_fee=str(fee),
+        flight=stored["flight"],
+    )
+
+
+def _with_item_id(replacement: Replacement, item_id: str) -> Replacement:
+    return replace(replacement, offer_item_id=item_id)
+
+
+def _offer_wire(
+    offer_id: str,
+    batch: OfferBatch,
+    items: Sequence[Replacement],
+    items_of: Mapping[str, OrderItem],
+) -> dict[str, Any]:
+    quotes = [differential(r, items_of[r.replaces]) for r in items]
+    return {
+        "offerId": offer_id,
+        "ownerCode": settings.AIRLINE_DESIGNATOR,
+        "expiresAt": clock.format_utc(batch.expires_at),
+        "totalPrice": price_sum(_price_with_fee(r) for r in items).to_wire(),
+        "items": [_item_wire(r) for r in items],
+        "priceDifferential": total_differential(offer_id, quotes),
+    }
+
+
+def _item_wire(r: Replacement) -> dict[str, Any]:
+    return {
+        "offerItemId": r.offer_item_id,
+        "journeyRefIds": [r.journey_ref],
+        "totalPrice": _price_with_fee(r).to_wire(),
+        "fare": r.fare,
+        "passengerPrices": r.passenger_prices,
+        "replacesOrderItemRefIds": [r.replaces],
+    }
+
+
+def _price_with_fee(r: Replacement) -> Price:
+    """The replacement's price for the party, its change fee as a PenaltyFee."""
+    price = Price.from_wire(r.price)
+    fee = Decimal(r.change_fee)
+    if not fee:
+        return price
+    return price + Price(base=ZERO, fees=(Fee("PenaltyFee", "CHG", "Change fee", fee),))
+
+
+def differential(r: Replacement, item: OrderItem) -> dict[str, Any]:
+    """SPEC.md §2.7: what the replacement costs against what the item cost."""
+    return _differential(r.offer_item_id, old=item.total, new=r.new_total)
+
+
+def total_differential(offer_id: str, quotes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    old = sum((Decimal(str(q["oldTotal"]["amount"])) for q in quotes), ZERO)
+    new = sum((Decimal(str(q["newTotal"]["amount"])) for q in quotes), ZERO)
+    return _differential(offer_id, old=old, new=new)
+
+
+def _differential(item_id: str, *, old: Decimal, new: Decimal) -> dict[str, Any]:
+    delta = new - old
+    kind = "AddCol" if delta > 0 else "Refund" if delta < 0 else "EvenExchange"
+    return {
+        "offerItemId": item_id,
+        "oldTotal": money_wire(old),
+        "newTotal": money_wire(new),
+        "balanceDelta": money_wire(delta),
+        "differentialTypeCode": kind,
+    }
+
+
+# --- quote order ---------------------------------------------------------------------
 
 
 def order_quote(
@@ -16,5 +350,327 @@ def order_quote(
     item_ids: Sequence[str],
     passengers: Sequence[Mapping[str, Any]] | None,
 ) -> dict[str, Any]:
-    """`data` of POST /orders/{orderId}/quote."""
-    raise ApiError(Err.CHANGE_NOT_APPLIED, "Quote order is not available on this service yet")
+    """`data` of POST /orders/{orderId}/quote: the chosen replacements of a reshop offer
+    priced again on live inventory, stored under a new offer id for AcceptReshopOffer."""
+    now = clock.now()
+    order = order_get(scope=OrderScope.of(principal), ref=ref, parts=SLIM_PREFETCH)
+    if len(set(item_ids)) != len(item_ids):
+        raise ApiError(Err.VALIDATION, "An offerItemId is listed twice", path="offerItemIds")
+    batch, stored = offer_load(offer_id=offer_id, seller_id=str(principal.seller.pk), now=now)
+    if batch.source != OfferSource.RESHOP:
+        raise ApiError(
+            Err.OFFER_FROM_SHOPPING,
+            f"Offer {offer_id} is not a reshop offer; price it with POST /offers/price",
+            path="offerId",
+        )
+    offer = ExchangeOffer.load(stored)
+    if offer.order_id != order.order_id:
+        raise ApiError(Err.OFFER_NOT_FOUND, f"Offer {offer_id} not found", path="offerId")
+    named_passengers(order, passengers)
+    if order.status not in (OrderStatus.ONHOLD, OrderStatus.CONFIRMED):
+        raise ApiError(
+            Err.CHANGE_NOT_APPLIED, f"The order is {order.status}; it cannot change", path="offerId"
+        )
+    by_id = {r.offer_item_id: r for r in offer.items}
+    for item_id in item_ids:
+        if item_id not in by_id:
+            raise ApiError(
+                Err.CHANGE_NOT_APPLIED,
+                f"Offer {offer_id} has no item {item_id}",
+                path="offerItemIds",
+            )
+    items_of = {i.ref: i for i in order.items.all()}
+    pax = _party(order)
+    quote = new_batch(
+        seller_id=str(principal.seller.pk),
+        source=OfferSource.QUOTE,
+        now=now,
+        passengers=[p.wire() for p in pax],
+    )
+    quote_id = quote.offer_id(1)
+    repriced = []
+    for n, item_id in enumerate(item_ids, start=1):
+        old = by_id[item_id]
+        item = items_of.get(old.replaces)
+        if item is None or item.status != LIVE:
+            raise ApiError(
+                Err.CHANGE_NOT_APPLIED,
+                f"{old.replaces} is no longer on the order; reshop again",
+                path="offerItemIds",
+            )
+        _check_changeable(item, now)
+        found = journey_reprice(segments=old.segments, pax=pax, bundle=bundle_terms(old.bundle))
+        if found is None or found[0].departs_at <= now:
+            raise ApiError(
+                Err.CHANGE_NOT_APPLIED,
+                f"The flight of {item_id} can no longer be sold; reshop again",
+                path="offerItemIds",
+            )
+        journey, option = found
+        repriced.append(
+            _with_item_id(
+                _replacement(journey, option.stored, option.price, item, Decimal(old.change_fee)),
+                f"{quote_id}.{n}",
+            )
+        )
+    quote.offers[quote_id] = ExchangeOffer(order.order_id, order.version, repriced).stored()
+    batch_save(quote)
+    quotes = [differential(r, items_of[r.replaces]) for r in repriced]
+    all_pax = list(order.passengers.all())
+    by_pk = {p.pk: p.ref for p in all_pax}
+    client_ids = {p.pk: p.offer_pax_id for p in all_pax}
+    return {
+        "orderId": order.order_id,
+        "recordLocator": order.record_locator,
+        "pax": [pax_wire(p, by_pk, client_ids) for p in all_pax],
+        "priceDifferential": total_differential(quote_id, quotes),
+        "itemChangeQuotes": quotes,
+        "offer": {
+            "offerId": quote_id,
+            "ownerCode": settings.AIRLINE_DESIGNATOR,
+            "expiresAt": clock.format_utc(quote.expires_at),
+            "totalPrice": price_sum(_price_with_fee(r) for r in repriced).to_wire(),
+            "items": [_item_wire(r) for r in repriced],
+        },
+        "journeys": list({r.journey_ref: r.flight for r in repriced}.values()),
+    }
+
+
+# --- change order: AcceptReshopOffer ---------------------------------------------------
+
+
+def check_accept_reshop_offer(plan: Plan, entries: Sequence[Entry]) -> Any:
+    """The quote, for the order as it was quoted: the difference it says, due or given
+    back (as the replaced bundle gives back: a refund for a refundable bundle, else
+    airline credit); the seats and bags that move; the legs that must still fly."""
+    if len(entries) != 1:
+        raise ApiError(
+            Err.CHANGE_NOT_APPLIED, "Accept one reshop offer per request", path="changes"
+        )
+    entry = entries[0]
+    order = plan.order
+    offer = _quote_of(plan, entry)
+    if sorted(entry.get("offerItemIds") or ()) != sorted(r.offer_item_id for r in offer.items):
+        raise ApiError(
+            Err.CHANGE_NOT_APPLIED,
+            "offerItemIds must be the quote's items, each once",
+            path="changes.offerItemIds",
+        )
+    items_of = {i.ref: i for i in order.items.all()}
+    swaps = []
+    for r in offer.items:
+        item = items_of[r.replaces]
+        _check_changeable(item, plan.now)
+        moves = _service_moves(order, item, r)
+        plan.added += Price.from_wire(r.price).total - item.total
+        plan.added -= sum((s.total for s, target in moves if target is None), ZERO)
+        plan.retained += Decimal(r.change_fee)
+        if bundle_terms(item.bundle).refund_method == "refund":
+            plan.give_back = max(plan.give_back, GiveBack.REFUND)
+        else:
+            plan.give_back = max(plan.give_back, GiveBack.CREDIT)
+        plan.leg_ids |= {leg_id for legs in r.segments for leg_id in legs}
+        swaps.append((item, r, moves))
+
+    def do_accept_reshop_offer(plan: Plan, locked: Order) -> None:
+        _exchange(plan, locked, swaps)
+
+    return do_accept_reshop_offer
+
+
+def _quote_of(plan: Plan, entry: Entry) -> ExchangeOffer:
+    """The quote the entry names, made for this order as it stands (ERR-4002 otherwise:
+    change order's errors are SPEC.md §4.10's)."""
+    offer_id = entry.get("offerId") or ""
+    try:
+        batch, stored = offer_load(offer_id=offer_id, seller_id=plan.seller_id, now=plan.now)
+    except ApiError as error:
+        raise ApiError(
+            Err.CHANGE_NOT_APPLIED,
+            f"{error.description}; reshop and quote again",
+            path="changes.offerId",
+        ) from None
+    if batch.source != OfferSource.QUOTE:
+        raise ApiError(
+            Err.CHANGE_NOT_APPLIED,
+            f"Offer {offer_id} is not a quote; price a reshop offer with quote order first",
+            path="changes.offerId",
+        )
+    offer = ExchangeOffer.load(stored)
+    if offer.order_id != plan.order.order_id:
+        raise ApiError(
+            Err.CHANGE_NOT_APPLIED,
+            f"Offer {offer_id} is not for this order",
+            path="changes.offerId",
+        )
+    if offer.version != plan.order.version:
+        raise ApiError(
+            Err.CHANGE_NOT_APPLIED,
+            "The order has changed since it was quoted; reshop and quote again",
+            path="changes.offerId",
+        )
+    return offer
+
+
+def _service_moves(
+    order: Order, item: OrderItem, r: Replacement
+) -> list[tuple[Service, tuple[int, int | None] | None]]:
+    """Each live service of the replaced journey and where it goes: (new segment index,
+    new leg id) — a bag or other journey service to the new journey, a seat to the same
+    seat on the matching leg of the new flight if it has that seat free — or None: it
+    cannot follow and is cancelled, its value given back with the difference."""
+    journey = item.journey
+    old_segments = list(journey.segments.all())
+    services = list(Service.objects.filter(journey=journey, status=Service.Status.ACTIVE)) + list(
+        Service.objects.filter(segment__journey=journey, status=Service.Status.ACTIVE).exclude(
+            journey=journey
+        )
+    )
+    new_legs = [legs for legs in r.segments]
+    index = network_index()
+    flown = index.journey_of(r.segments)
+    taken = seats_taken([leg for legs in new_legs for leg in legs])
+    moves: list[tuple[Service, tuple[int, int | None] | None]] = []
+    for service in services:
+        if service.segment_id is None:
+            moves.append((service, (0, None)))
+            continue
+        old_position = next(
+            (n for n, s in enumerate(old_segments) if s.pk == service.segment_id), None
+        )
+        old = old_segments[old_position] if old_position is not None else None
+        target = None
+        if old is not None and flown is not None:
+            for n, segment in enumerate(flown.segments):
+                if (segment.origin, segment.destination) != (old.origin, old.destination):
+                    continue
+                if service.seat_row is None:
+                    target = (n, None)
+                    break
+                leg = _matching_leg(service, old, segment)
+                seat = f"{service.seat_row}{service.seat_column}"
+                if (
+                    leg is not None
+                    and seat not in taken.get(leg.id, set())
+                    and any(
+                        s.designator == seat and not s.blocked
+                        for s in seats_of_configuration(leg.configuration_id)
+                    )
+                ):
+                    target = (n, leg.id)
+                break
+        moves.append((service, target))
+    return moves
+
+
+def _matching_leg(service: Service, old: Segment, segment):
+    """The new segment's leg in the position the seat's leg had in the old segment."""
+    old_legs = list(old.legs.all())
+    position = next(
+        (n for n, leg in enumerate(old_legs) if leg.flight_leg_id == service.flight_leg_id), None
+    )
+    if position is None or position >= len(segment.legs):
+        return None
+    return segment.legs[position]
+
+
+def _exchange(plan: Plan, order: Order, swaps) -> None:
+    """Under the order's lock: every swap of the quote, then tickets reissued."""
+    index = network_index()
+    seats = sum(1 for p in order.passengers.all() if p.ptc != "INF")
+    journeys = [(item, r, moves, index.journey_of(r.segments)) for item, r, moves in swaps]
+    changes = []
+    for item, r, _moves, flown in journeys:
+        if flown is None:
+            raise ApiError(
+                Err.CHANGE_NOT_APPLIED,
+                "A flight of the quote no longer operates; reshop again",
+                path="changes.offerId",
+            )
+        changes += [
+            SeatChange(tuple(leg.id for leg in s.legs), rbd, seats)
+            for s, rbd in zip(flown.segments, r.rbds, strict=True)
+        ]
+        old_segments = Segment.objects.filter(journey=item.journey, holds_inventory=True)
+        changes += [
+            SeatChange(tuple(leg.flight_leg_id for leg in s.legs.all()), s.rbd, -s.seats)
+            for s in old_segments.prefetch_related("legs")
+        ]
+    try:
+        # One call: every leg, new and old, locked in id order with the others'.
+        inventory_apply(changes)
+    except SoldOut:
+        raise ApiError(
+            Err.CHANGE_NOT_APPLIED,
+            "A flight of the quote no longer has seats in its class; reshop again",
+            path="changes.offerId",
+        ) from None
+    used_refs = set(Journey.objects.filter(order=order).values_list("ref", flat=True))
+    replaced, added = [], []
+    for item, r, moves, flown in journeys:
+        old_journey = item.journey
+        ref = r.journey_ref if r.journey_ref not in used_refs else ids.new_ref("JOU")
+        journey = journey_row(order, ref=ref, position=old_journey.position, journey=flown)
+        journey.save(force_insert=True)
+        # The replaced journey keeps its rows (its item CANCELLED) and moves behind the
+        # live ones, so the view lists journeys in travel order.
+        Journey.objects.filter(pk=old_journey.pk).update(
+            is_cancelled=True, position=F("position") + 100
+        )
+        Segment.objects.filter(journey=old_journey).update(holds_inventory=False)
+        OrderItem.objects.filter(pk=item.pk).update(status="CANCELLED")
+        new_item = OrderItem.objects.create(
+            order=order,
+            journey=journey,
+            ref=ids.new_ref("OOI"),
+            bundle=r.bundle,
+            total=Price.from_wire(r.price).total,
+            price=r.price,
+            fare=r.fare,
+            passenger_prices=r.passenger_prices,
+        )
+        segment_rows, _legs = segments_write(
+            order,
+            [
+                (journey, s, r.cabin, rbd, seats)
+                for s, rbd in zip(flown.segments, r.rbds, strict=True)
+            ],
+        )
+        _move_services(moves, journey, new_item, segment_rows)
+        replaced.append(item.ref)
+        added.append(new_item.ref)
+    if order.status == OrderStatus.CONFIRMED:
+        # Reissue: every open coupon is exchanged for a new ticket over the live journeys.
+        Coupon.objects.filter(ticket__order=order, status=Coupon.Status.OPEN).update(
+            status=Coupon.Status.EXCHANGED
+        )
+        tickets_issue(order, now=plan.now)
+    events.itinerary_exchanged(
+        order,
+        actor=plan.actor,
+        now=plan.now,
+        replaced=replaced,
+        added=added,
+        amount=plan.added + plan.retained,
+    )
+
+
+def _move_services(moves, journey: Journey, item: OrderItem, segments: Sequence[Segment]) -> None:
+    for service, target in moves:
+        if target is None:
+            Service.objects.filter(pk=service.pk).update(status=Service.Status.CANCELLED)
+            continue
+        position, leg_id = target
+        fields: dict[str, Any] = {"item_ref": item.ref}
+        if service.journey_id is not None:
+            fields["journey"] = journey
+        if service.segment_id is not None:
+            fields["segment"] = segments[position]
+        if leg_id is not None:
+            fields["flight_leg_id"] = leg_id
+        Service.objects.filter(pk=service.pk).update(**fields)
+
+
+# Registered when the app is ready (orders.apps): change order and reshop look them up.
+INSTRUCTIONS["ReshopItinerary"] = reshop_itinerary
+ACTIONS["AcceptReshopOffer"] = Action(check_accept_reshop_offer)

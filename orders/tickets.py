@@ -51,8 +51,11 @@ def tickets_issue(
     if passengers is None:
         passengers = list(order.passengers.order_by("position"))
     if segments is None:
+        # The segments still flown: not those of an item cancelled or exchanged.
         segments = list(
-            Segment.objects.filter(order=order).order_by("journey__position", "position")
+            Segment.objects.filter(order=order)
+            .exclude(journey__item__status="CANCELLED")
+            .order_by("journey__position", "position")
         )
     serials = TicketSerial.objects.bulk_create([TicketSerial() for _ in passengers])
     tickets = Ticket.objects.bulk_create(
