@@ -65,6 +65,7 @@ bench: $(VENV)/.dev
 	$(PY) -m benchmarks.network
 	$(PY) -m benchmarks.shopping
 	$(PY) -m benchmarks.orders
+	$(PY) -m benchmarks.servicing
 
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check --fix .

@@ -344,6 +344,47 @@ CHANGE_EXAMPLES = [
     OpenApiExample(
         "Cancel a hold", request_only=True, value={"changes": [{"type": "CancelUnpaidOrder"}]}
     ),
+    OpenApiExample(
+        "Accept a quoted reshop offer (card for an AddCol difference)",
+        request_only=True,
+        value={
+            "changes": [
+                {
+                    "type": "AcceptReshopOffer",
+                    "offerId": "<quote offerId>",
+                    "offerItemIds": ["<quote offerId>.1"],
+                }
+            ],
+            "payment": {
+                "type": "CreditCard",
+                "cardType": "VI",
+                "cardNumber": "4111111111111111",
+                "expiryDate": "1230",
+                "securityCode": "123",
+            },
+        },
+    ),
+]
+
+RESHOP_EXAMPLES = [
+    OpenApiExample(
+        "Replacement flights for a journey",
+        request_only=True,
+        value={
+            "instruction": {
+                "type": "ReshopItinerary",
+                "originDestinations": [
+                    {"origin": "PVD", "destination": "CHS", "departureDate": "2027-01-16"}
+                ],
+                "deleteOrderItemRefIds": ["OOI-1A2B3C4D"],
+            }
+        },
+    ),
+    OpenApiExample(
+        "What cancelling the whole order gives back",
+        request_only=True,
+        value={"instruction": {"type": "CancelOrder"}},
+    ),
 ]
 
 

@@ -22,6 +22,7 @@ from orders.openapi import (
     ORDER_LIST_RESPONSE,
     ORDER_VIEW_RESPONSE,
     QUOTE_RESPONSE,
+    RESHOP_EXAMPLES,
     RESHOP_RESPONSE,
 )
 from orders.reshop import order_reshop
@@ -187,6 +188,7 @@ class OrderReshopView(APIView):
         operation_id="reshopOrder",
         tags=["orders"],
         request=ReshopIn,
+        examples=RESHOP_EXAMPLES,
         responses={200: RESHOP_RESPONSE, **ERROR_RESPONSES},
     )
     def post(self, request, version, orderId):
