@@ -77,7 +77,12 @@ class Plan:
     voided: Decimal = ZERO  # value given up before anyone paid for it
     retained: Decimal = ZERO  # fees and penalties the airline keeps (Order.retained)
     give_back: GiveBack = GiveBack.RETAIN  # where a paid order's lost value goes
+    # What a cancellation says goes back, and how (orders.cancel): given before the rest
+    # of a paid order's lost value, which follows `give_back`.
+    refund_owed: Decimal = ZERO
+    credit_owed: Decimal = ZERO
     confirm: bool = False  # ConfirmHold: the order becomes CONFIRMED and ticketed
+    cancelled: bool = False  # the change leaves no journey: the order becomes CANCELLED
     leg_ids: set[int] = field(default_factory=set)  # legs that must still fly (re-checked)
     refunds: list[Refund] = field(default_factory=list)  # owed in the transaction
     credit: AirlineCredit | None = None  # issued in the transaction
@@ -131,7 +136,7 @@ def order_change(*, principal: Principal, ref: str, data: Mapping[str, Any]) -> 
     order = order_get(scope=scope, ref=ref, parts=SLIM_PREFETCH)
     changes: Sequence[Entry] = data.get("changes") or []
     if data.get("passengers"):
-        changes = [*changes, *({"type": TOP_LEVEL_PASSENGER, **p} for p in data["passengers"])]
+        changes = [*changes, *(_top_level_passenger(p) for p in data["passengers"])]
     plan = Plan(principal=principal, order=order, now=clock.now())
     _plan_steps(plan, changes, payment=data.get("payment"))
     card = _payment_for(data.get("payment"), due=plan.due(), now=plan.now)
@@ -166,7 +171,7 @@ def _plan_steps(plan: Plan, changes: Sequence[Entry], *, payment: Mapping | None
             raise ApiError(
                 Err.CHANGE_NOT_APPLIED,
                 f"{kind} is not available on this service yet",
-                path="passengers" if kind == TOP_LEVEL_PASSENGER else "changes.type",
+                path="changes.type",
             )
         if action.alone and (len(changes) > 1 or payment):
             raise ApiError(
@@ -209,6 +214,9 @@ def _apply(plan: Plan, *, charge, intent: PaymentIntent | None) -> None:
         update["paid"] = F("paid") + charge.amount
     if plan.confirm:
         update["status"] = OrderStatus.CONFIRMED
+    if plan.cancelled:
+        update["status"] = OrderStatus.CANCELLED
+        update["payment_time_limit"] = None
     Order.objects.filter(pk=order.pk).update(**update)
     locked.refresh_from_db()
     if charge is not None:
@@ -223,24 +231,55 @@ def _apply(plan: Plan, *, charge, intent: PaymentIntent | None) -> None:
 
 
 def _settle_back(plan: Plan, order: Order, update: dict[str, Any]) -> None:
-    """What a paid order gives back for lines it lost, as `plan.give_back` says: refunded
-    to its cards (what they cannot take becomes credit), airline credit, or kept. Fees
-    and penalties the plan keeps go to `retained` (DESIGN.md §7, §11)."""
-    back = plan.owed_back()
-    retained = plan.retained
-    if back and plan.give_back == GiveBack.REFUND:
-        to_cards = min(back, refundable(order))
-        if to_cards:
-            plan.refunds = refunds_owe(order, to_cards, now=plan.now, why="change order")
-            update["paid"] = F("paid") - to_cards
-            events.payment_refunded(order, actor=plan.actor, now=plan.now, amount=to_cards)
-        back -= to_cards
-    if back and plan.give_back >= GiveBack.CREDIT:
-        plan.credit = credit_issue(order, back, actor=plan.actor, now=plan.now)
-        back = ZERO
-    retained += back  # what is left is kept (a cheaper seat: DESIGN.md §11 "Seat change")
+    """What a paid order gives back for lines it lost: first what cancellations said
+    (`refund_owed`, `credit_owed`), then the rest as `plan.give_back` says. A refund goes
+    to the order's cards (what they cannot take, e.g. value paid with airline credit,
+    becomes credit); what is left is kept. Fees and penalties the plan keeps go to
+    `retained` (DESIGN.md §7, §11)."""
+    split = give_back_split(
+        plan.owed_back(),
+        refund=plan.refund_owed,
+        credit=plan.credit_owed,
+        rest_to=plan.give_back,
+        cards=refundable(order),
+    )
+    if split.refund:
+        plan.refunds = refunds_owe(order, split.refund, now=plan.now, why="change order")
+        update["paid"] = F("paid") - split.refund
+        events.payment_refunded(order, actor=plan.actor, now=plan.now, amount=split.refund)
+    if split.credit:
+        plan.credit = credit_issue(order, split.credit, actor=plan.actor, now=plan.now)
+    # What is left is kept (a cheaper seat: DESIGN.md §11 "Seat change").
+    retained = plan.retained + split.kept
     if retained:
         update["retained"] = F("retained") + retained
+
+
+@dataclass(frozen=True)
+class Split:
+    """Where value a paid order gives back goes."""
+
+    refund: Decimal  # to its cards
+    credit: Decimal  # as airline credit
+    kept: Decimal  # by the airline
+
+
+def give_back_split(
+    back: Decimal, *, refund: Decimal, credit: Decimal, rest_to: GiveBack, cards: Decimal
+) -> Split:
+    """`back` split as a change said (`refund`, `credit`; the rest as `rest_to`), a
+    refund no larger than the cards can take (`cards`): the rest of it becomes credit.
+    Reshop's cancellation quote and the change that commits it both split this way."""
+    to_refund = min(back, refund)
+    to_credit = min(back - to_refund, credit)
+    rest = back - to_refund - to_credit
+    if rest_to == GiveBack.REFUND:
+        to_refund += rest
+    elif rest_to == GiveBack.CREDIT:
+        to_credit += rest
+    kept = rest if rest_to == GiveBack.RETAIN else ZERO
+    to_cards = min(to_refund, cards)
+    return Split(refund=to_cards, credit=to_credit + to_refund - to_cards, kept=kept)
 
 
 def _check_still_flying(leg_ids: set[int]) -> None:
@@ -355,8 +394,19 @@ def _legs_of(order: Order, sale: Sale) -> set[int]:
     }
 
 
-# Top-level `passengers` entries of a change request run as changes of this type.
-TOP_LEVEL_PASSENGER = "passengers"
+def _top_level_passenger(entry: Entry) -> Entry:
+    """A top-level `passengers` entry (`{passengerId, <fields to change>}`) is an
+    UpdatePassenger whose errors point at `passengers`."""
+    patch = {k: v for k, v in entry.items() if k != "passengerId"}
+    return {
+        "type": "UpdatePassenger",
+        "passengerId": entry.get("passengerId"),
+        "patch": patch,
+        "via": TOP_LEVEL_PASSENGERS,
+    }
+
+
+TOP_LEVEL_PASSENGERS = "passengers"
 
 ACTIONS: dict[str, Action] = {
     "CancelUnpaidOrder": Action(check_cancel_unpaid, statuses=frozenset(OrderStatus), alone=True),

@@ -128,5 +128,57 @@ def itinerary_exchanged(
     )
 
 
+def journey_cancelled(
+    order: Order,
+    *,
+    actor: str,
+    now: datetime,
+    journey: str,
+    value: Decimal,
+    penalty: Decimal,
+    refund: Decimal,
+    credit: Decimal,
+) -> None:
+    """One journey cancelled (CancelJourney): what it was worth, what the airline kept,
+    and what went back as a refund or as credit."""
+    _record(
+        order,
+        OrderEventKind.JOURNEY_CANCELLED,
+        actor=actor,
+        now=now,
+        journey=journey,
+        value=str(value),
+        penalty=str(penalty),
+        refund=str(refund),
+        credit=str(credit),
+    )
+
+
+def order_cancelled(order: Order, *, actor: str, now: datetime) -> None:
+    """A booking left with no journey: CANCELLED."""
+    _record(order, OrderEventKind.ORDER_CANCELLED, actor=actor, now=now)
+
+
+def passenger_updated(
+    order: Order, *, actor: str, now: datetime, passenger: str, fields: Sequence[str], fee: Decimal
+) -> None:
+    """A passenger's details changed (UpdatePassenger): which fields (never their values,
+    which are personal data), and the name-change fee when there was one."""
+    _record(
+        order,
+        OrderEventKind.PASSENGER_UPDATED,
+        actor=actor,
+        now=now,
+        passenger=passenger,
+        fields=list(fields),
+        fee=str(fee),
+    )
+
+
+def contact_updated(order: Order, *, actor: str, now: datetime) -> None:
+    """The booking's primary contact replaced (UpdateContact)."""
+    _record(order, OrderEventKind.CONTACT_UPDATED, actor=actor, now=now)
+
+
 def _record(order: Order, kind: str, *, actor: str, now: datetime, **detail: Any) -> None:
     OrderEvent.objects.create(order=order, at=now, actor=actor[:80], kind=kind, detail=detail)

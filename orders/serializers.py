@@ -177,6 +177,37 @@ CHANGE_TYPES = [
 ]
 
 
+class PassengerPatchIn(StrictSerializer):
+    """What UpdatePassenger may change (SPEC.md §4.10): every member optional, at least
+    one present (an empty patch is ERR-1005: orders.amend). The type never changes."""
+
+    name = OptionalNameIn(required=False)
+    dateOfBirth = IsoDateField(required=False)
+    gender = serializers.ChoiceField(choices=["Male", "Female"], required=False)
+    nationality = serializers.RegexField(COUNTRY, required=False)
+    residenceCountry = serializers.RegexField(COUNTRY, required=False)
+    loyaltyProgram = LoyaltyProgramIn(required=False, allow_null=True)
+    travelDocuments = TravelDocumentIn(many=True, required=False, max_length=10)
+    contacts = PassengerContactIn(required=False)
+
+
+class PassengerUpdateIn(PassengerPatchIn):
+    """A top-level `passengers` entry of change order: the passenger (PAX- id or the
+    booking's passengerId) and the members to change, as UpdatePassenger's patch."""
+
+    passengerId = serializers.CharField(max_length=64)
+
+
+# Members each change type needs beyond `type` (the service checks what they hold).
+CHANGE_NEEDS = {
+    "AcceptOffer": ("offerId", "offerItemId"),
+    "AcceptReshopOffer": ("offerId", "offerItemIds"),
+    "CancelJourney": ("journeyRef",),
+    "UpdatePassenger": ("passengerId", "patch"),
+    "UpdateContact": ("contact",),
+}
+
+
 class ChangeIn(StrictSerializer):
     """One changes[] entry (SPEC.md §4.10, DESIGN.md §11)."""
 
@@ -192,14 +223,13 @@ class ChangeIn(StrictSerializer):
     seat = SeatIn(required=False)
     journeyRef = serializers.CharField(max_length=40, required=False)
     passengerId = serializers.CharField(max_length=64, required=False)
-    patch = serializers.DictField(required=False)
+    patch = PassengerPatchIn(required=False)
     contact = ContactIn(required=False)
 
     def validate(self, attrs):
-        if attrs["type"] == "AcceptOffer":
-            for name in ("offerId", "offerItemId"):
-                if not attrs.get(name):
-                    raise serializers.ValidationError({name: ["This field is required."]})
+        for name in CHANGE_NEEDS.get(attrs["type"], ()):
+            if name not in attrs:
+                raise serializers.ValidationError({name: ["This field is required."]})
         return attrs
 
 
@@ -207,8 +237,8 @@ class ChangeOrderIn(StrictSerializer):
     """PATCH /orders/{orderId}: at least one of changes, passengers, payment."""
 
     changes = ChangeIn(many=True, required=False, allow_empty=False)
-    passengers = serializers.ListField(
-        child=serializers.DictField(), required=False, allow_empty=False, max_length=MAX_LISTED
+    passengers = PassengerUpdateIn(
+        many=True, required=False, allow_empty=False, max_length=MAX_LISTED
     )
     payment = PaymentIn(required=False)
 

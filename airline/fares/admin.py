@@ -37,6 +37,7 @@ class BundleAdmin(admin.ModelAdmin):
                     "seat_selection",
                     "changeable",
                     "change_fee",
+                    "name_change_fee",
                     "refund_method",
                 ]
             },

@@ -70,6 +70,13 @@ class Bundle(models.Model):
     refund_method = models.CharField(
         max_length=12, choices=RefundMethod.choices, default=RefundMethod.CREDIT_SCALE
     )
+    name_change_fee = models.DecimalField(
+        max_digits=8,
+        decimal_places=2,
+        default=0,
+        db_default=0,
+        help_text="USD per passenger to change a ticketed passenger's name (reissue)",
+    )
     fare_basis_suffix = models.CharField(
         max_length=2, help_text="Appended to the fare's basis code, e.g. NF: ML21OW + NF"
     )
@@ -82,6 +89,9 @@ class Bundle(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(change_fee__gte=0), name="bundle_change_fee_not_negative"
+            ),
+            models.CheckConstraint(
+                condition=Q(name_change_fee__gte=0), name="bundle_name_change_fee_not_negative"
             ),
             # Bags beyond what is included are sold as CB1..CB3 (DESIGN.md §7).
             models.CheckConstraint(

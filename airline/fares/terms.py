@@ -57,6 +57,7 @@ class BundleTerms:
     changeable: bool = False
     change_fee: Decimal = Decimal("0.00")
     refund_method: str = "credit_scale"  # models.RefundMethod
+    name_change_fee: Decimal = Decimal("0.00")  # per passenger, once ticketed
     benefits: tuple[Mapping[str, Any], ...] = field(default=(), compare=False)
     baggage_disclosures: tuple[Mapping[str, Any], ...] = field(default=(), compare=False)
     penalties: tuple[Mapping[str, Any], ...] = field(default=(), compare=False)
@@ -153,6 +154,7 @@ def bundle_terms(bundle: "Bundle") -> BundleTerms:
         changeable=bundle.changeable,
         change_fee=money(bundle.change_fee),
         refund_method=bundle.refund_method,
+        name_change_fee=money(bundle.name_change_fee),
         benefits=tuple(bundle.benefits),
         baggage_disclosures=tuple(bundle.baggage_disclosures),
         penalties=tuple(bundle.penalties),

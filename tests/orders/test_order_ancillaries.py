@@ -277,10 +277,10 @@ def test_confirm_hold_with_payment_and_cancel_unpaid(api, auth, hold, priced, tr
             "offerId",
         ),
         (
-            {"changes": [{"type": "CancelJourney", "journeyRef": "JOU-1"}]},
+            {"changes": [{"type": "CancelJourney", "journeyRef": "JOU-NOTONIT"}]},
             400,
-            "ERR-4002",
-            "changes.type",
+            "ERR-4006",
+            "changes.journeyRef",
         ),
     ],
 )
