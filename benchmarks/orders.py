@@ -11,11 +11,18 @@ comes from 8 client processes. Every booking is a round trip for 2 ADT + 1 CHD.
   offers (on many markets and days, so that no flight runs out of seats), and fetch the
   seat maps and service lists, before the timed phases, which create orders only.
   Phases alternate hold, card and hold-with-ancillaries, REPEATS of each.
-- orders per second at 8 clients (the median of the REPEATS phases), as a ratio to
-  pgbench's built-in TPC-B-like transaction rate at 8 clients on a scratch database
-  `airline_pgbench`, measured before, between and after the order phases (median);
-  and the CPU per order of the gunicorn processes, of PostgreSQL, of the clients and of
-  the whole machine in those phases (from /proc), which says where the two cores go.
+- holds per second at 8 clients (the median of the REPEATS phases), as a ratio to the
+  same holds' own SQL statements replayed by `pgbench -f` at the same concurrency
+  (-c 8 -j 2) on the bench database, right after each hold phase and for as long as it
+  took (benchmarks/replay.py: the statements are captured at bench time from holds of
+  the benchmark's own offers booked in this process); target >= 0.35x. Beside it the
+  CPU per hold of each (from /proc).
+- orders per second at 8 clients, as a ratio to pgbench's built-in TPC-B-like
+  transaction rate at 8 clients on a scratch database `airline_pgbench`, measured
+  before, between and after the order phases (median): the old reference, kept for
+  comparison with earlier runs; and the CPU per order of the gunicorn processes, of
+  PostgreSQL, of the clients and of the whole machine in those phases (from /proc),
+  which says where the two cores go.
 - order retrieve by order id and by record locator: server time at 8 clients.
 - OrderList with 100k orders for the key's agency (written by SQL, plus 20k of another
   agency interleaved): server time at 8 clients for pages of 100 and 1000, first (the
@@ -61,7 +68,7 @@ from benchmarks.common import (
     start_gunicorn,
     timings,
 )
-from benchmarks.replay import REPLAY_PER_CLIENT, Replayer, capture_holds, replay_script
+from benchmarks.replay import REPLAY_BOOKINGS, Replayer, capture_holds, replay_script
 
 REPO = Path(__file__).resolve().parents[1]
 CLIENTS = 8
@@ -171,7 +178,7 @@ def main() -> None:
 
         # Priced offers, searched and priced by the clients themselves, before any timing.
         per_phase = CLIENTS * ORDERS_PER_CLIENT
-        captured = 1 + CLIENTS * REPLAY_PER_CLIENT  # a warm-up, then the replayed ones
+        captured = 1 + REPLAY_BOOKINGS  # a warm-up, then the replayed ones
         wanted = CLIENTS * WARMUP_PER_CLIENT + len(BOOKING_KINDS) * REPEATS * per_phase + captured
         prepared, prep_seconds, prep_failures = prepare_offers(port, auth, markets, wanted)
         print(
@@ -189,12 +196,12 @@ def main() -> None:
         replay = replay_script(capture_holds(prepared[:captured], token), CLIENTS)
         prepared = prepared[captured:]
         connections.close_all()  # before any more client processes are forked
-        replayer = Replayer(replay, BENCH_DATABASE, log_path("bench-hold-replay.sql"), CLIENTS)
+        replayer = Replayer(replay, BENCH_DATABASE, log_path("bench-hold-replay"), CLIENTS)
         print(
             f"(hold replay: {len(replay.legs)} legs; a hold is {replay.statements} statements, "
             f"{replay.in_transaction} in its transaction: "
             + ", ".join(f"{n} {kind}" for kind, n in replay.kinds.items())
-            + f"; script {replayer.path})"
+            + f"; {len(replayer.scripts)} scripts in {replayer.path})"
         )
 
         book_phase(port, auth, prepared[: CLIENTS * WARMUP_PER_CLIENT], HOLD, "ow", server.pid)
@@ -486,13 +493,14 @@ def _book_client(port: int, auth: dict, bodies: list, tag: str, start_at: float,
     )
 
 
-def cpu_snapshot(server_pid: int) -> dict:
+def cpu_snapshot(server_pid: int, pids: list[int] | None = None) -> dict:
     """CPU seconds (user + system) spent so far by each gunicorn process and each
     PostgreSQL process (backends, WAL writer, checkpointer), by pid, and by the whole
-    machine."""
+    machine. With `pids`, only those processes are read."""
     tick = os.sysconf("SC_CLK_TCK")
     spent = {"gunicorn": {}, "postgresql": {}}
-    for entry in Path("/proc").iterdir():
+    entries = Path("/proc").iterdir() if pids is None else (Path(f"/proc/{p}") for p in pids)
+    for entry in entries:
         if not entry.name.isdigit():
             continue
         try:
@@ -513,6 +521,30 @@ def cpu_snapshot(server_pid: int) -> dict:
     spent["machine"] = (user + nice + system + irq + softirq) / tick
     spent["machine idle"] = (idle + iowait) / tick
     return spent
+
+
+def cpu_watch(server_pid: int, process: subprocess.Popen) -> dict[str, float]:
+    """CPU spent (as cpu_spent) while `process` runs, counting the processes that start
+    and end meanwhile, as pgbench's PostgreSQL backends do, by their last reading: every
+    0.1 s the processes seen so far are read again (the whole of /proc once, early on,
+    to find the new ones), so a backend's last 0.1 s at most is missed."""
+    before = cpu_snapshot(server_pid)
+    started = time.monotonic()
+    last, pids = before, None
+    while process.poll() is None:
+        time.sleep(0.1)
+        if pids is None and time.monotonic() - started > 0.5:
+            now = cpu_snapshot(server_pid)
+            pids = [pid for part in ("gunicorn", "postgresql") for pid in now[part]]
+        elif pids is None:
+            continue
+        else:
+            now = cpu_snapshot(server_pid, pids)
+        last = {
+            part: {**last[part], **now[part]} if isinstance(now[part], dict) else now[part]
+            for part in now
+        }
+    return cpu_spent(before, last)
 
 
 def cpu_spent(before: dict, after: dict) -> dict[str, float]:
@@ -1174,8 +1206,8 @@ def replay_phase(replayer: Replayer, seconds: float, server_pid: int) -> dict:
     database for `seconds` (whole seconds, as -T takes them), with the CPU per replayed
     hold of PostgreSQL, of pgbench and of the machine."""
     duration = max(1, round(seconds))
-    result = replayer.run(duration, snapshot=lambda: cpu_snapshot(server_pid))
-    cpu = cpu_spent(*result.pop("snapshots"))
+    result = replayer.run(duration, watch=lambda process: cpu_watch(server_pid, process))
+    cpu = result.pop("watched")
     done = max(1, result["transactions"])
     result["seconds"] = duration
     result["cpu_per_hold"] = {
