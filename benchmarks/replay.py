@@ -33,7 +33,7 @@ and no ORM: what the service could reach if everything above PostgreSQL were fre
 3. Replay. Each captured hold is a script of its own (`-f` once for each, 64 of them),
    and pgbench runs one at random for every transaction, as the load clients book
    offers shuffled over many markets and days; two clients replay the same hold at once
-   now and then (about one transaction in nine), and then queue on its legs' locks, a
+   now and then (about one transaction in ten), and then queue on its legs' locks, a
    little more contention than the real phase has. Before a replay the captured legs'
    inventory is given room (`authorized` raised), afterwards `sold` and `authorized` are
    put back and every row the replay inserted is deleted (by its xmin, in the reverse
