@@ -60,8 +60,10 @@ fuzz: export REDIS_URL ?= $(TEST_REDIS_URL)
 fuzz: $(VENV)/.dev
 	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-1000} $(VENV)/bin/pytest tests/e2e/test_contract.py
 
-## bench: performance figures beside same-run references (a scratch database airline_bench)
+## bench: performance figures beside same-run references (a scratch database airline_bench);
+## holds per second against the same holds' SQL replayed by pgbench -f (benchmarks/replay.py)
 bench: $(VENV)/.dev
+	@command -v pgbench >/dev/null || { echo "make bench needs pgbench (PostgreSQL client tools)"; exit 1; }
 	$(PY) -m benchmarks.network
 	$(PY) -m benchmarks.shopping
 	$(PY) -m benchmarks.orders

@@ -11,11 +11,18 @@ comes from 8 client processes. Every booking is a round trip for 2 ADT + 1 CHD.
   offers (on many markets and days, so that no flight runs out of seats), and fetch the
   seat maps and service lists, before the timed phases, which create orders only.
   Phases alternate hold, card and hold-with-ancillaries, REPEATS of each.
-- orders per second at 8 clients (the median of the REPEATS phases), as a ratio to
-  pgbench's built-in TPC-B-like transaction rate at 8 clients on a scratch database
-  `airline_pgbench`, measured before, between and after the order phases (median);
-  and the CPU per order of the gunicorn processes, of PostgreSQL, of the clients and of
-  the whole machine in those phases (from /proc), which says where the two cores go.
+- holds per second at 8 clients (the median of the REPEATS phases), as a ratio to the
+  same holds' own SQL statements replayed by `pgbench -f` at the same concurrency
+  (-c 8 -j 2) on the bench database, right after each hold phase and for as long as it
+  took (benchmarks/replay.py: the statements are captured at bench time from holds of
+  the benchmark's own offers booked in this process); target >= 0.35x. Beside it the
+  CPU per hold of each (from /proc).
+- orders per second at 8 clients, as a ratio to pgbench's built-in TPC-B-like
+  transaction rate at 8 clients on a scratch database `airline_pgbench`, measured
+  before, between and after the order phases (median): the old reference, kept for
+  comparison with earlier runs; and the CPU per order of the gunicorn processes, of
+  PostgreSQL, of the clients and of the whole machine in those phases (from /proc),
+  which says where the two cores go.
 - order retrieve by order id and by record locator: server time at 8 clients.
 - OrderList with 100k orders for the key's agency (written by SQL, plus 20k of another
   agency interleaved): server time at 8 clients for pages of 100 and 1000, first (the
@@ -51,6 +58,7 @@ from urllib.parse import urlencode
 import psycopg
 
 from benchmarks.common import (
+    BENCH_DATABASE,
     log_path,
     median,
     ms,
@@ -60,6 +68,7 @@ from benchmarks.common import (
     start_gunicorn,
     timings,
 )
+from benchmarks.replay import REPLAY_BOOKINGS, Replayer, capture_holds, replay_script
 
 REPO = Path(__file__).resolve().parents[1]
 CLIENTS = 8
@@ -169,7 +178,8 @@ def main() -> None:
 
         # Priced offers, searched and priced by the clients themselves, before any timing.
         per_phase = CLIENTS * ORDERS_PER_CLIENT
-        wanted = CLIENTS * WARMUP_PER_CLIENT + len(BOOKING_KINDS) * REPEATS * per_phase
+        captured = 1 + REPLAY_BOOKINGS  # a warm-up, then the replayed ones
+        wanted = CLIENTS * WARMUP_PER_CLIENT + len(BOOKING_KINDS) * REPEATS * per_phase + captured
         prepared, prep_seconds, prep_failures = prepare_offers(port, auth, markets, wanted)
         print(
             f"\n(prepared {len(prepared)} priced offers in {prep_seconds:.1f} s: search + price "
@@ -181,6 +191,18 @@ def main() -> None:
         # fetched now, before any timing.
         with_ancillaries = prepare_ancillaries(port, auth, prepared[-REPEATS * per_phase :])
         prepared = prepared[: -REPEATS * per_phase]
+        # The hold replay: holds of the benchmark's own offers booked in this process,
+        # their SQL captured and made a pgbench script (benchmarks/replay.py).
+        replay = replay_script(capture_holds(prepared[:captured], token), CLIENTS)
+        prepared = prepared[captured:]
+        connections.close_all()  # before any more client processes are forked
+        replayer = Replayer(replay, BENCH_DATABASE, log_path("bench-hold-replay"), CLIENTS)
+        print(
+            f"(hold replay: {len(replay.legs)} legs; a hold is {replay.statements} statements, "
+            f"{replay.in_transaction} in its transaction: "
+            + ", ".join(f"{n} {kind}" for kind, n in replay.kinds.items())
+            + f"; {len(replayer.scripts)} scripts in {replayer.path})"
+        )
 
         book_phase(port, auth, prepared[: CLIENTS * WARMUP_PER_CLIENT], HOLD, "ow", server.pid)
         queues = {"hold": prepared[CLIENTS * WARMUP_PER_CLIENT :], "anc": with_ancillaries}
@@ -188,6 +210,7 @@ def main() -> None:
         queues["hold"] = queues["hold"][: REPEATS * per_phase]
         pgbench_rates = [pgbench_tps()]
         phases = {kind: [] for kind, _, _ in BOOKING_KINDS}
+        replays = []
         refs: list[tuple[str, str]] = []
         for rep in range(REPEATS):
             if rep and rep == REPEATS // 2:
@@ -198,6 +221,9 @@ def main() -> None:
                 result = book_phase(port, auth, bodies, payment, f"o{kind[0]}{rep}", server.pid)
                 phases[kind].append(result)
                 refs += result["refs"]
+                if kind == "hold":
+                    # Right after each hold phase, for as long as it took.
+                    replays.append(replay_phase(replayer, result["seconds"], server.pid))
         pgbench_rates.append(pgbench_tps())
 
         load(port, ["/health"], {}, "h8")
@@ -226,6 +252,7 @@ def main() -> None:
         log=log,
         phases=phases,
         pgbench_rates=pgbench_rates,
+        replays=replays,
         orders_written=sum(len(p["refs"]) for ps in phases.values() for p in ps),
         ancillaries=ancillaries,
         list_cases=list_cases,
@@ -435,6 +462,7 @@ def book_phase(
         "refs": refs,
         "failures": len(failures),
         "rate": len(refs) / (finished - start_at),
+        "seconds": finished - start_at,
         "cpu_per_order": {part: seconds / len(refs) for part, seconds in cpu.items()},
     }
 
@@ -465,13 +493,14 @@ def _book_client(port: int, auth: dict, bodies: list, tag: str, start_at: float,
     )
 
 
-def cpu_snapshot(server_pid: int) -> dict:
+def cpu_snapshot(server_pid: int, pids: list[int] | None = None) -> dict:
     """CPU seconds (user + system) spent so far by each gunicorn process and each
     PostgreSQL process (backends, WAL writer, checkpointer), by pid, and by the whole
-    machine."""
+    machine. With `pids`, only those processes are read."""
     tick = os.sysconf("SC_CLK_TCK")
     spent = {"gunicorn": {}, "postgresql": {}}
-    for entry in Path("/proc").iterdir():
+    entries = Path("/proc").iterdir() if pids is None else (Path(f"/proc/{p}") for p in pids)
+    for entry in entries:
         if not entry.name.isdigit():
             continue
         try:
@@ -492,6 +521,30 @@ def cpu_snapshot(server_pid: int) -> dict:
     spent["machine"] = (user + nice + system + irq + softirq) / tick
     spent["machine idle"] = (idle + iowait) / tick
     return spent
+
+
+def cpu_watch(server_pid: int, process: subprocess.Popen) -> dict[str, float]:
+    """CPU spent (as cpu_spent) while `process` runs, counting the processes that start
+    and end meanwhile, as pgbench's PostgreSQL backends do, by their last reading: every
+    0.1 s the processes seen so far are read again (the whole of /proc once, early on,
+    to find the new ones), so a backend's last 0.1 s at most is missed."""
+    before = cpu_snapshot(server_pid)
+    started = time.monotonic()
+    last, pids = before, None
+    while process.poll() is None:
+        time.sleep(0.1)
+        if pids is None and time.monotonic() - started > 0.5:
+            now = cpu_snapshot(server_pid)
+            pids = [pid for part in ("gunicorn", "postgresql") for pid in now[part]]
+        elif pids is None:
+            continue
+        else:
+            now = cpu_snapshot(server_pid, pids)
+        last = {
+            part: {**last[part], **now[part]} if isinstance(now[part], dict) else now[part]
+            for part in now
+        }
+    return cpu_spent(before, last)
 
 
 def cpu_spent(before: dict, after: dict) -> dict[str, float]:
@@ -1148,11 +1201,38 @@ def pgbench_drop() -> None:
         conn.execute(f"DROP DATABASE IF EXISTS {PGBENCH_DATABASE} WITH (FORCE)")
 
 
+def replay_phase(replayer: Replayer, seconds: float, server_pid: int) -> dict:
+    """The captured holds' SQL replayed by pgbench (-c CLIENTS -j 2) on the bench
+    database for `seconds` (whole seconds, as -T takes them), with the CPU per replayed
+    hold of PostgreSQL, of pgbench and of the machine."""
+    duration = max(1, round(seconds))
+    result = replayer.run(duration, watch=lambda process: cpu_watch(server_pid, process))
+    cpu = result.pop("watched")
+    done = max(1, result["transactions"])
+    result["seconds"] = duration
+    result["cpu_per_hold"] = {
+        "postgresql": cpu["postgresql"] / done,
+        "pgbench": result["pgbench_cpu"] / done,
+        "machine": cpu["machine"] / done,
+        "machine idle": cpu["machine idle"] / done,
+    }
+    return result
+
+
 # --- Report ---------------------------------------------------------------------------------
 
 
 def print_results(
-    *, log, phases, pgbench_rates, orders_written, ancillaries, list_cases, list_insert_seconds, sql
+    *,
+    log,
+    phases,
+    pgbench_rates,
+    replays,
+    orders_written,
+    ancillaries,
+    list_cases,
+    list_insert_seconds,
+    sql,
 ) -> None:
     times = server_times(log)
     health = times.get("h8", [])
@@ -1178,6 +1258,8 @@ def print_results(
         "(target <= 1.30)"
     )
 
+    print_replay(phases, replays)
+
     reference = median(pgbench_rates)
     rows = [
         (
@@ -1202,8 +1284,9 @@ def print_results(
             )
         )
     _table(
-        f"Orders per second at {CLIENTS} concurrent clients (same run)",
-        ("measure", "rate", "ratio to pgbench (target >= 0.20)"),
+        f"Old reference: orders per second at {CLIENTS} concurrent clients against pgbench's "
+        "TPC-B-like transaction (same run; the wrong yardstick, kept for comparison)",
+        ("measure", "rate", "ratio to TPC-B (old target >= 0.20)"),
         rows,
     )
 
@@ -1314,6 +1397,64 @@ def print_results(
     print(f"\nPlan of the orders query of the case where it is slowest ({slowest}):")
     print("  " + sql[slowest]["sql"])
     print("\n".join("  " + line for line in sql[slowest]["plan"].splitlines()))
+
+
+def print_replay(phases: dict, replays: list[dict]) -> None:
+    """Holds per second against the same holds' SQL replayed by pgbench, each replay
+    right after a hold phase and as long as it; and the CPU per hold of each."""
+    holds = [p["rate"] for p in phases["hold"]]
+    tps = [r["tps"] for r in replays]
+    pairs = [h / r for h, r in zip(holds, tps, strict=True)]
+    hold, replayed = median(holds), median(tps)
+    rows = [
+        (
+            f"hold replay: the captured holds' SQL, pgbench -f -c {CLIENTS} -j 2 -T "
+            f"{'/'.join(str(r['seconds']) for r in replays)} (median of "
+            + ", ".join(f"{r:.0f}" for r in tps)
+            + f"; latency {median([r['latency_ms'] for r in replays]):.1f} ms)",
+            f"{replayed:.0f} tps",
+            "1.00",
+        ),
+        (
+            f"create order, on hold, HTTP (median of {', '.join(f'{h:.0f}' for h in holds)})",
+            f"{hold:.0f}/s",
+            f"{hold / replayed:.2f} (phase by phase: {', '.join(f'{x:.2f}' for x in pairs)})",
+        ),
+    ]
+    _table(
+        f"Holds per second at {CLIENTS} concurrent clients against the same holds' SQL "
+        "statements replayed by pgbench (same run, each replay right after a hold phase)",
+        ("measure", "rate", "ratio to the replay (target >= 0.35)"),
+        rows,
+    )
+    parts = ("postgresql", "machine", "machine idle")
+    hold_cpu = [p["cpu_per_order"] for p in phases["hold"]]
+    replay_cpu = [r["cpu_per_hold"] for r in replays]
+    _table(
+        "CPU per hold, ms (median of the phases): booked over HTTP / replayed by pgbench",
+        ("hold", "gunicorn", "postgresql", "clients / pgbench", "machine", "machine idle"),
+        [
+            (
+                "over HTTP",
+                f"{median([c['gunicorn'] for c in hold_cpu]) * 1000:.1f}",
+                *(f"{median([c[p] for c in hold_cpu]) * 1000:.1f}" for p in parts[:1]),
+                f"{median([c['clients'] for c in hold_cpu]) * 1000:.1f}",
+                *(f"{median([c[p] for c in hold_cpu]) * 1000:.1f}" for p in parts[1:]),
+            ),
+            (
+                "replayed",
+                "-",
+                f"{median([c['postgresql'] for c in replay_cpu]) * 1000:.1f}",
+                f"{median([c['pgbench'] for c in replay_cpu]) * 1000:.1f}",
+                *(f"{median([c[p] for c in replay_cpu]) * 1000:.1f}" for p in parts[1:]),
+            ),
+        ],
+    )
+    verdict = "met" if hold / replayed >= 0.35 else "missed"
+    print(
+        f"\nhold replay: {replayed:.0f} tps; holds {hold:.0f}/s = {hold / replayed:.2f}x "
+        f"(target >= 0.35x: {verdict})"
+    )
 
 
 def server_times(log: Path) -> dict[str, list[float]]:
