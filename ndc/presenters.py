@@ -9,10 +9,12 @@ BaggageAllowance (the bundle's included bags). Times are station-local without o
 (as JSON, and as NDC's AircraftScheduledDateTime is read); the offer's expiry is UTC.
 """
 
+import copy
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
+import orjson
 from lxml import etree
 
 from airline.fares.terms import BundleTerms
@@ -270,7 +272,27 @@ def _offer_item(element: etree._Element, item: Json, owner: str, pax_ids: list[s
 
 
 def _price(element: etree._Element, price: Json) -> None:
-    """SPEC.md §1 Price as PriceType: BaseAmount, Fee, TaxSummary, TotalAmount."""
+    """SPEC.md §1 Price as PriceType: BaseAmount, Fee, TaxSummary, TotalAmount.
+
+    A search shows few distinct prices in many places (each fare class's per-passenger
+    and item prices recur across journeys and bundles), and building elements one by one
+    is most of an AirShopping's time: each distinct price is built once per process and
+    copied (in C) wherever it recurs."""
+    key = orjson.dumps(price)
+    built = _PRICES.get(key)
+    if built is None:
+        if len(_PRICES) > PRICE_CACHE_SIZE:
+            _PRICES.clear()
+        built = _PRICES[key] = etree.Element(xml.c("Price"))
+        _build_price(built, price)
+    element.extend(copy.deepcopy(built)[:])
+
+
+PRICE_CACHE_SIZE = 10_000
+_PRICES: dict[bytes, etree._Element] = {}
+
+
+def _build_price(element: etree._Element, price: Json) -> None:
     amount(element, "BaseAmount", price["base"])
     for fee in price["fees"]:
         fee_element = sub(element, "Fee")
