@@ -297,6 +297,16 @@ REST_FRAMEWORK = {
     "UNAUTHENTICATED_TOKEN": None,
 }
 
+# --- NDC/XML (DESIGN.md §9) ----------------------------------------------------------
+# IATA's 21.3 schemas are reference data kept beside the project, not in it
+# (../shared/ndc-21.3/README.md). Requests are validated against them; read lazily, once
+# per process. NDC_XSD_DIR is the name that README gives; NDC_SCHEMA_DIR wins.
+NDC_SCHEMA_DIR = Path(
+    env_str("NDC_SCHEMA_DIR")
+    or env_str("NDC_XSD_DIR")
+    or str(BASE_DIR.parent / "shared" / "ndc-21.3")
+)
+
 API_TOKEN_LIFETIME_SECONDS = env_int("API_TOKEN_LIFETIME_SECONDS", 3600)
 API_KEY_DEFAULT_RATE_PER_MINUTE = 600
 SIMPLE_JWT = {

@@ -8,6 +8,7 @@ from rest_framework.negotiation import DefaultContentNegotiation
 
 from airline.api.versioning import VersionConverter
 from airline.api.views import health, unknown_route
+from ndc.views import NdcView
 from offers import urls as offers_urls
 from orders import urls as orders_urls
 from sellers import urls as sellers_urls
@@ -36,6 +37,7 @@ urlpatterns = [
     path("health", health, name="health"),
     path("auth/", include(sellers_urls.auth_urlpatterns)),
     path("json/<version:version>/", include(json_urlpatterns)),
+    path("ndc/<version:version>/<str:endpoint>", NdcView.as_view(), name="ndc"),
     # Anything else under the API prefixes still answers in the API's shape.
     re_path(r"^(?:json|auth|ndc)/(?P<rest>.*)$", unknown_route),
     path("admin/", admin.site.urls),

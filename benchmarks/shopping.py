@@ -2,11 +2,14 @@
 
 A real gunicorn (2 workers) on PostgreSQL and Redis serves create offers and price offer
 for a round trip of 2 ADT + 1 CHD on a busy market (CHS-PVD: nonstops and connections)
-and on a connection-only market (PVD-MSY), and the bare /health, all in the same run:
+and on a connection-only market (PVD-MSY), the same search as NDC AirShopping (XML in,
+XML out, the same offers), and the bare /health, all in the same run:
 - server time per request (median, p95), read from the service's own access-log line,
   at 8 concurrent clients;
 - requests per second at 16 concurrent clients (the median of REPEATS phases; /health's
   measured before, between and after the scenarios), as a ratio to /health's;
+- AirShopping's p95 as a ratio to the JSON search's p95 for the same market (target
+  <= 2: parsing, schema validation and the XML rendering cost at most as much again);
 - a profile of the search itself, in process: where the time goes.
 """
 
@@ -21,9 +24,12 @@ from datetime import UTC, datetime, timedelta
 from io import StringIO
 from pathlib import Path
 
+from lxml import etree
+
 from benchmarks.common import log_path, median, ms, p95, prepare_environment, start_gunicorn
 
 REPO = Path(__file__).resolve().parents[1]
+NDC_CNS = "{http://www.iata.org/IATA/2015/EASD/00/IATA_OffersAndOrdersCommonTypes}"
 SECONDS = 6  # per measured phase
 REPEATS = 3  # every rate is the median of this many phases: one run swings about 10%
 PARTY = [{"type": "ADT"}, {"type": "ADT"}, {"type": "CHD"}]
@@ -57,11 +63,17 @@ def _client(port, method, path, body, headers, tag, until, counter, errors) -> N
 
 
 def load(
-    port: int, method: str, path: str, body: dict | None, headers: dict, tag: str, clients: int
+    port: int,
+    method: str,
+    path: str,
+    body: dict | bytes | None,
+    headers: dict,
+    tag: str,
+    clients: int,
 ) -> float:
     """Requests per second that `clients` processes get through in SECONDS."""
     counter, errors = multiprocessing.Value("i", 0), multiprocessing.Value("i", 0)
-    payload = json.dumps(body).encode() if body is not None else None
+    payload = body if isinstance(body, bytes | None) else json.dumps(body).encode()
     until = time.monotonic() + SECONDS
     processes = [
         multiprocessing.Process(
@@ -115,7 +127,8 @@ def main() -> None:
         day = datetime.now(tz=UTC).date() + timedelta(days=14)
         scenarios = {"busy CHS-PVD": ("CHS", "PVD"), "connection-only PVD-MSY": ("PVD", "MSY")}
 
-        rows_latency, measured = [], []
+        xml_auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/xml"}
+        rows_latency, measured, ndc_ratios = [], [], []
         # /health is measured before, between and after the scenarios; its median rate is
         # the reference, so one noisy phase does not swing every ratio.
         health_rates = [load(port, "GET", "/health", None, {}, "h16a", 16)]
@@ -150,6 +163,7 @@ def main() -> None:
                 ],
                 "passengers": PARTY,
             }
+            search_p95 = None
             for label, path, body in (
                 ("create offers", "/json/v1/offers", search),
                 ("price offer", "/json/v1/offers/price", price),
@@ -173,6 +187,33 @@ def main() -> None:
                         target,
                     )
                 )
+                search_p95 = search_p95 or p95(times)
+            # The same search as NDC AirShopping, measured the same way.
+            tag = f"x{name[:4]}".replace(" ", "")
+            air_shopping = _air_shopping_xml(origin, destination, day)
+            load(port, "POST", "/ndc/v1/AirShopping", air_shopping, xml_auth, tag + "8", 8)
+            times = server_times(log, tag + "8")
+            rate = median(
+                [
+                    load(
+                        port,
+                        "POST",
+                        "/ndc/v1/AirShopping",
+                        air_shopping,
+                        xml_auth,
+                        f"{tag}16{n}",
+                        16,
+                    )
+                    for n in range(REPEATS)
+                ]
+            )
+            measured.append((f"AirShopping (NDC/XML), {name}", rate))
+            rows_latency.append(
+                (f"AirShopping (NDC/XML), {name}", ms(median(times)), ms(p95(times)), "<= 2x JSON")
+            )
+            ndc_ratios.append(
+                (name, ms(p95(times)), ms(search_p95), f"{p95(times) / search_p95:.2f}")
+            )
             health_rates.append(
                 load(port, "GET", "/health", None, {}, f"h16{len(health_rates)}", 16)
             )
@@ -194,6 +235,11 @@ def main() -> None:
         "Server time at 8 concurrent clients (gunicorn 2 workers, PostgreSQL + Redis)",
         ("request", "median", "p95", "target p95"),
         rows_latency,
+    )
+    _table(
+        "AirShopping (NDC/XML) p95 against create offers (JSON) p95, same market, same run",
+        ("market", "AirShopping p95", "create offers p95", "ratio (target <= 2.00)"),
+        ndc_ratios,
     )
     _table(
         "Requests per second at 16 concurrent clients (same run)",
@@ -240,6 +286,21 @@ def profile_search() -> None:
         r"(airline|offers|django/db|django_redis|orjson)", 14
     )
     print("\n".join(line for line in stream.getvalue().splitlines() if line.strip())[-2400:])
+
+
+def _air_shopping_xml(origin: str, destination: str, day) -> bytes:
+    """ndc/examples/AirShoppingRQ.xml for the same round trip and party as the JSON
+    search, in every cabin (the JSON search names none)."""
+    document = etree.parse(str(REPO / "ndc" / "examples" / "AirShoppingRQ.xml")).getroot()
+    directions = [(origin, destination, day), (destination, origin, day + timedelta(days=7))]
+    for od, (dep, arr, date) in zip(
+        document.iter(f"{NDC_CNS}OriginDestCriteria"), directions, strict=True
+    ):
+        od.remove(od.find(f"{NDC_CNS}CabinType"))
+        od.find(f"{NDC_CNS}OriginDepCriteria/{NDC_CNS}IATA_LocationCode").text = dep
+        od.find(f"{NDC_CNS}OriginDepCriteria/{NDC_CNS}Date").text = date.isoformat()
+        od.find(f"{NDC_CNS}DestArrivalCriteria/{NDC_CNS}IATA_LocationCode").text = arr
+    return etree.tostring(document, xml_declaration=True, encoding="UTF-8")
 
 
 def _table(title: str, header: tuple, rows: list[tuple]) -> None:

@@ -54,10 +54,7 @@ class SellerAuthentication(BaseAuthentication):
     def authenticate(self, request):
         header = request.headers.get("Authorization")
         if header:
-            scheme, _, token = header.partition(" ")
-            if scheme.lower() != "bearer" or not token.strip():
-                raise ApiError(Err.UNAUTHENTICATED, "Authorization must be 'Bearer <token>'")
-            return principal_from_token(token.strip()), None
+            return principal_from_header(header), None
         raw = request.headers.get("x-api-key")
         if raw:
             key = key_from_header(raw)
@@ -66,6 +63,26 @@ class SellerAuthentication(BaseAuthentication):
 
     def authenticate_header(self, request) -> str:
         return 'Bearer realm="api"'
+
+
+class BearerAuthentication(BaseAuthentication):
+    """`Authorization: Bearer <token>` only: NDC/XML (SPEC.md §4.14), where x-api-key is
+    not required and has no effect, so a key sent alone is no credential (ERR-8000)."""
+
+    def authenticate(self, request):
+        header = request.headers.get("Authorization")
+        return (principal_from_header(header), None) if header else None
+
+    def authenticate_header(self, request) -> str:
+        return 'Bearer realm="api"'
+
+
+def principal_from_header(header: str) -> Principal:
+    """The principal of an `Authorization` header, which must be `Bearer <token>`."""
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise ApiError(Err.UNAUTHENTICATED, "Authorization must be 'Bearer <token>'")
+    return principal_from_token(token.strip())
 
 
 def key_from_header(raw: str) -> ApiKey:

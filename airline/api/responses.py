@@ -4,6 +4,9 @@
 - Auth failures (ERR-8000/8001/8002) everywhere, and every error on `/auth/...`, use the
   auth shape `{message, errorKey, error, requestId}`; on `/json/...` it also carries
   `data: null`, so it is an envelope too (DESIGN.md §11).
+- `/ndc/...`: every error, whoever raised it (the NDC view, this kernel's 404 and 405,
+  authentication, throttling), is the message's RS document with `Error` elements
+  (DESIGN.md §9), rendered by ndc/errors.py from the same ApiError.
 """
 
 from decimal import Decimal
@@ -16,6 +19,7 @@ from rest_framework.response import Response
 from airline.api.errors import AUTH_SHAPE_CODES, ApiError
 
 AUTH_PREFIX = "/auth/"
+NDC_PREFIX = "/ndc/"
 
 
 class ApiResponse(Response):
@@ -53,6 +57,9 @@ def json_response(
     )
 
 
+XML_CONTENT_TYPE = "application/xml; charset=utf-8"
+
+
 def request_id_of(request: HttpRequest) -> str | None:
     return getattr(request, "request_id", None)
 
@@ -81,6 +88,17 @@ def error_response(request: HttpRequest, err: ApiError) -> HttpResponse:
     headers = dict(err.headers)
     if err.spec.status == 401:
         headers.setdefault("WWW-Authenticate", 'Bearer realm="api"')
+    if request.path.startswith(NDC_PREFIX):
+        # Imported here: the NDC app builds on this kernel (and on the shopping services,
+        # which import this module), so the kernel may not import it at load time.
+        from ndc.errors import error_document
+
+        return HttpResponse(
+            error_document(err, path=request.path, request_id=request_id_of(request)),
+            status=err.spec.status,
+            headers=headers,
+            content_type=XML_CONTENT_TYPE,
+        )
     return json_response(error_body(request, err), status=err.spec.status, headers=headers)
 
 

@@ -4,6 +4,7 @@ sellerId that is not a UUID string is ERR-1005 in the auth shape."""
 
 import pytest
 from django.contrib.auth import get_user_model
+from lxml import etree
 from rest_framework.test import APIClient
 
 from tests.conftest import bearer, token_for
@@ -21,8 +22,6 @@ def api():
     [
         ("post", "/json/v1/orders/ABC/nothing", 404, "ERR-1000"),
         ("post", "/json/v9/offers", 404, "ERR-1002"),
-        ("post", "/ndc/v1/AirShopping", 404, "ERR-1000"),
-        ("post", "/ndc/v9/AirShopping", 404, "ERR-1002"),
         ("delete", "/json/v1/orders/ABCDEF/nothing", 404, "ERR-1000"),
         ("put", "/json/v1/orders", 405, "ERR-1001"),
         ("delete", "/json/v1/offers", 405, "ERR-1001"),
@@ -47,6 +46,35 @@ def test_no_route_or_a_wrong_method_is_json_for_everyone(
     assert response.json()["error"]["code"] == code
     if status == 405:
         assert "GET" in response["Allow"] or "POST" in response["Allow"]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status", "code"),
+    [
+        ("post", "/ndc/v1/NoSuchMessage", 404, "ERR-1000"),
+        ("post", "/ndc/v9/AirShopping", 404, "ERR-1002"),
+        ("get", "/ndc/v1/AirShopping", 405, "ERR-1001"),
+        ("options", "/ndc/v1/OfferPrice", 405, "ERR-1001"),
+        ("delete", "/ndc/v1/NoSuchMessage", 405, "ERR-1001"),
+    ],
+)
+@pytest.mark.parametrize("credentials", ["none", "bad", "good"])
+def test_no_route_or_a_wrong_method_under_ndc_is_an_xml_error_for_everyone(
+    api, partner_key, default_seller, clock, method, path, status, code, credentials
+):
+    headers = {
+        "none": {},
+        "bad": bearer("not-a-token"),
+        "good": bearer(token_for(api, partner_key.raw)),
+    }[credentials]
+
+    response = api.generic(method.upper(), path, b"<x/>", "application/xml", **headers)
+
+    assert response.status_code == status, response.content
+    assert response["Content-Type"].startswith("application/xml")
+    assert etree.fromstring(response.content).findtext("{*}Error/{*}Code") == code
+    if status == 405:
+        assert response["Allow"] == "POST"
 
 
 def test_a_wrong_method_on_an_auth_path_uses_the_auth_shape(api):

@@ -1,0 +1,35 @@
+"""The NDC endpoint names served under /ndc/{version}/ and what each one is (SPEC.md
+§4.14, DESIGN.md §9). A name not in this table is ERR-1000."""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ndc import mapping, shopping
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One NDC message pair: the request root its body must be, the response root it
+    answers (errors included), the function that serves it, and where its request's
+    fields sit (JSON field path -> XPath, for errors the services raise)."""
+
+    request_root: str
+    response_root: str
+    handle: Callable[..., bytes]  # (*, principal, document, request_id) -> the RS
+    paths: dict[str, str]
+
+
+ENDPOINTS: dict[str, Endpoint] = {
+    "AirShopping": Endpoint(
+        "IATA_AirShoppingRQ",
+        "IATA_AirShoppingRS",
+        shopping.air_shopping,
+        mapping.AIR_SHOPPING_PATHS,
+    ),
+    "OfferPrice": Endpoint(
+        "IATA_OfferPriceRQ",
+        "IATA_OfferPriceRS",
+        shopping.offer_price,
+        mapping.OFFER_PRICE_PATHS,
+    ),
+}

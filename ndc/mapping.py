@@ -1,0 +1,159 @@
+"""NDC request documents -> the request bodies the JSON API takes, and JSON field paths
+-> the XPath of the element they came from (DESIGN.md §9).
+
+This is the one place that knows how a 21.3 request maps onto our services: each
+function builds exactly the dict the JSON endpoint's serializer validates (SearchIn,
+PriceIn), so both channels go through the same rules and services. When the services
+take typed input instead of dicts, only this module changes.
+"""
+
+from typing import Any
+
+from lxml import etree
+
+from airline.api.errors import ApiError, Err
+from ndc.xml import MSG, c, element_path, text
+
+# IATA's cabin type codes (PADIS 9873) beside the letters the JSON API uses (SPEC.md §1).
+CABIN_CODES = {"1": "F", "2": "C", "4": "W", "5": "Y"}
+
+_SHOP = "/IATA_AirShoppingRQ/Request"
+_OD = f"{_SHOP}/FlightRequest/FlightRequestOriginDestinationsCriteria/OriginDestCriteria"
+AIR_SHOPPING_PATHS = {
+    "originDestinations": _OD,
+    "originDestinations.origin": f"{_OD}/OriginDepCriteria/IATA_LocationCode",
+    "originDestinations.destination": f"{_OD}/DestArrivalCriteria/IATA_LocationCode",
+    "originDestinations.departureDate": f"{_OD}/OriginDepCriteria/Date",
+    "cabinTypeCode": f"{_OD}/CabinType/CabinTypeCode",
+    "currency": f"{_SHOP}/ResponseParameters/CurParameter/CurCode",
+    "passengers": f"{_SHOP}/PaxList/Pax",
+    "passengers.type": f"{_SHOP}/PaxList/Pax/PTC",
+    "passengers.paxId": f"{_SHOP}/PaxList/Pax/PaxID",
+}
+
+_PRICE = "/IATA_OfferPriceRQ/Request"
+_SELECTED = f"{_PRICE}/PricedOffer/SelectedOfferList/SelectedOffer"
+OFFER_PRICE_PATHS = {
+    "selections": _SELECTED,
+    "selections.offerId": f"{_SELECTED}/OfferRefID",
+    "offerId": f"{_SELECTED}/OfferRefID",  # the offer store's ERR-3000 / ERR-3001
+    "selections.offerItemIds": f"{_SELECTED}/SelectedOfferItem/OfferItemRefID",
+    "passengers": f"{_PRICE}/DataLists/PaxList/Pax",
+    "passengers.type": f"{_PRICE}/DataLists/PaxList/Pax/PTC",
+    "passengers.paxId": f"{_PRICE}/DataLists/PaxList/Pax/PaxID",
+}
+
+
+def air_shopping_input(document: etree._Element) -> dict[str, Any]:
+    """IATA_AirShoppingRQ -> the body of POST /json/{v}/offers (SPEC.md §4.4)."""
+    request = document.find(f"{{{MSG}}}Request")
+    flight_request = request.find(c("FlightRequest"))
+    criteria = flight_request.find(c("FlightRequestOriginDestinationsCriteria"))
+    if criteria is None:
+        chosen = flight_request[0]
+        raise ApiError(
+            Err.VALIDATION,
+            f"{element_path(chosen)}: only FlightRequestOriginDestinationsCriteria "
+            "(origin, destination and date per direction) is supported",
+            path=element_path(chosen),
+        )
+    directions = criteria.findall(c("OriginDestCriteria"))
+    body: dict[str, Any] = {
+        "originDestinations": [
+            {
+                "origin": text(od, "OriginDepCriteria", "IATA_LocationCode"),
+                "destination": text(od, "DestArrivalCriteria", "IATA_LocationCode"),
+                "departureDate": text(od, "OriginDepCriteria", "Date"),
+            }
+            for od in directions
+        ],
+        "passengers": _passengers(request.find(c("PaxList"))),
+    }
+    cabins = {
+        text(cabin, "CabinTypeCode")
+        for od in directions
+        for cabin in od.findall(c("CabinType"))
+        if text(cabin, "CabinTypeCode")
+    }
+    if len(cabins) > 1:
+        raise ApiError(
+            Err.VALIDATION,
+            f"{AIR_SHOPPING_PATHS['cabinTypeCode']}: one cabin per request, not "
+            + ", ".join(sorted(cabins)),
+            path=AIR_SHOPPING_PATHS["cabinTypeCode"],
+        )
+    if cabins:
+        [cabin] = cabins
+        body["cabinTypeCode"] = CABIN_CODES.get(cabin, cabin)
+    currencies = [
+        text(parameter, "CurCode")
+        for parameter in request.findall(f"{c('ResponseParameters')}/{c('CurParameter')}")
+    ]
+    if currencies:
+        # SPEC.md §4.4: one currency; the first asked is the one checked.
+        body["currency"] = currencies[0]
+    return body
+
+
+def offer_price_input(document: etree._Element) -> dict[str, Any]:
+    """IATA_OfferPriceRQ -> the body of POST /json/{v}/offers/price (SPEC.md §4.5)."""
+    request = document.find(f"{{{MSG}}}Request")
+    priced_offer = request.find(c("PricedOffer"))
+    selected = priced_offer.find(c("SelectedOfferList"))
+    if selected is None:
+        chosen = priced_offer[0]
+        raise ApiError(
+            Err.VALIDATION,
+            f"{element_path(chosen)}: only SelectedOfferList is supported; order items are "
+            "repriced with OrderReshop",
+            path=element_path(chosen),
+        )
+    pax_list = request.find(f"{c('DataLists')}/{c('PaxList')}")
+    passengers = _passengers(pax_list)
+    known = {p.get("paxId") for p in passengers}
+    for ref in selected.iter(c("PaxRefID")):
+        if (ref.text or "").strip() not in known:
+            raise ApiError(
+                Err.VALIDATION,
+                f"{element_path(ref)}: {ref.text!r} is not a PaxID of DataLists/PaxList",
+                path=element_path(ref),
+            )
+    return {
+        "selections": [
+            {
+                "offerId": text(offer, "OfferRefID"),
+                "offerItemIds": [
+                    text(item, "OfferItemRefID") for item in offer.findall(c("SelectedOfferItem"))
+                ],
+            }
+            for offer in selected.findall(c("SelectedOffer"))
+        ],
+        "passengers": passengers,
+    }
+
+
+def _passengers(pax_list: etree._Element | None) -> list[dict[str, str]]:
+    """Pax (PaxID, PTC) as the JSON passengers; a missing PTC is left for the
+    serializer to name, as JSON's missing `type` is."""
+    if pax_list is None:
+        return []
+    passengers = []
+    for pax in pax_list.findall(c("Pax")):
+        passenger = {"paxId": text(pax, "PaxID")}
+        ptc = text(pax, "PTC")
+        if ptc is not None:
+            passenger["type"] = ptc
+        passengers.append(passenger)
+    return passengers
+
+
+def translated(err: ApiError, paths: dict[str, str]) -> ApiError:
+    """`err` with its JSON field path (SPEC.md §7 `path`) replaced by the XPath of the
+    element the field came from, in `path` and in the description."""
+    xpath = paths.get(err.path or "")
+    if xpath is None:
+        return err
+    description = err.description.replace(f"{err.path}:", f"{xpath}:", 1)
+    if not description.startswith(xpath):
+        description = f"{xpath}: {description}"
+    return ApiError(err.spec, description, path=xpath, headers=err.headers)

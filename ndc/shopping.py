@@ -1,0 +1,63 @@
+"""AirShopping and OfferPrice: the NDC request mapped to the JSON endpoint's input,
+validated by the same serializer, handed to the same services, rendered from the same
+JSON view of the result (DESIGN.md §9). Nothing here decides anything about offers."""
+
+from typing import Any
+
+import orjson
+from lxml import etree
+
+from airline.api import clock
+from airline.api.responses import dumps
+from airline.fares import reference
+from airline.network.itineraries import network_index
+from ndc import mapping, presenters
+from offers import presenters as json_presenters
+from offers.serializers import PriceIn, SearchIn
+from offers.services import Selection, offers_price, offers_search, search_check
+from sellers.authentication import Principal
+
+
+def air_shopping(
+    *, principal: Principal, document: etree._Element, request_id: str | None
+) -> bytes:
+    """IATA_AirShoppingRQ -> IATA_AirShoppingRS (as POST /json/{v}/offers)."""
+    body = SearchIn(data=mapping.air_shopping_input(document))
+    body.is_valid(raise_exception=True)
+    query = search_check(data=body.validated_data, now=clock.now())
+    batch = offers_search(principal=principal, query=query)
+    return presenters.air_shopping_rs(
+        _plain(json_presenters.flat_view(batch)),
+        directions=[(d.origin, d.destination) for d in query.directions],
+        bundles=_bundles(),
+        request_id=request_id,
+    )
+
+
+def offer_price(*, principal: Principal, document: etree._Element, request_id: str | None) -> bytes:
+    """IATA_OfferPriceRQ -> IATA_OfferPriceRS (as POST /json/{v}/offers/price)."""
+    body = PriceIn(data=mapping.offer_price_input(document))
+    body.is_valid(raise_exception=True)
+    selections = [
+        Selection(s["offerId"], tuple(s["offerItemIds"])) for s in body.validated_data["selections"]
+    ]
+    batch, journeys = offers_price(
+        principal=principal, selections=selections, passengers=body.validated_data["passengers"]
+    )
+    return presenters.offer_price_rs(
+        _plain(json_presenters.priced_view(batch, journeys, network_index())),
+        bundles=_bundles(),
+        request_id=request_id,
+    )
+
+
+def _plain(data: Any) -> Any:
+    """The JSON view as the JSON client reads it: the stored offers keep their wire parts
+    as ready JSON (orjson Fragments), so the view is read back once, whole."""
+    return orjson.loads(dumps(data))
+
+
+def _bundles() -> dict[str, Any]:
+    """Every bundle by code, for what the JSON Fare leaves out of a PriceClass and a
+    BaggageAllowance (its benefits, its included bags)."""
+    return {bundle.code: bundle for bundle in reference.bundles()}

@@ -1,0 +1,260 @@
+"""Reading NDC documents safely, validating them against IATA's 21.3 schemas, and the
+small helpers that write them (DESIGN.md §9).
+
+A request body is read twice, both times by libxml2 with entities, DTDs and the network
+off. The first pass builds nothing: a parser target counts elements and depth and
+refuses, at the first offending event, a DOCTYPE (so no entity is ever declared, let
+alone expanded or fetched), a document nested deeper than MAX_DEPTH or larger than
+MAX_ELEMENTS, and an XML signature. Only a document that passed is parsed again into a
+tree, which is then validated against the message's schema.
+"""
+
+import functools
+import re
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from lxml import etree
+
+from airline.api.errors import ApiError, Err
+
+# DESIGN.md §9 / ../shared/ndc-21.3/README.md: the root and its direct children are in the
+# message namespace, everything below in the common types namespace.
+MSG = "http://www.iata.org/IATA/2015/EASD/00/IATA_OffersAndOrdersMessage"
+CNS = "http://www.iata.org/IATA/2015/EASD/00/IATA_OffersAndOrdersCommonTypes"
+NSMAP = {None: MSG, "cns": CNS}
+XMLDSIG = "http://www.w3.org/2000/09/xmldsig#"
+
+MAX_BODY_BYTES = settings.DATA_UPLOAD_MAX_MEMORY_SIZE  # 1 MiB, SPEC.md §8
+# NDC requests nest about 8 levels and hold tens of elements; the limits leave room and
+# keep every later walk (schema validation, XPath, mapping) small and shallow.
+MAX_DEPTH = 64
+MAX_ELEMENTS = 20_000
+
+
+def _parser(**options: Any) -> etree.XMLParser:
+    """libxml2 with everything that reaches outside the document switched off."""
+    return etree.XMLParser(
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        dtd_validation=False,
+        huge_tree=False,
+        **options,
+    )
+
+
+class _Refused(Exception):
+    """Raised inside the first pass to stop libxml2 at the offending event."""
+
+
+class _Guard:
+    """lxml parser target of the first pass: it builds nothing, only counts, and stops
+    the parser at the first DOCTYPE, element too deep, element too many or signature."""
+
+    def __init__(self) -> None:
+        self.open: list[str] = []  # local names of the elements open now
+        self.elements = 0  # elements started: how far the parser got before it stopped
+        self.refusal: ApiError | None = None
+
+    def _refuse(self, err: ApiError) -> None:
+        self.refusal = err
+        raise _Refused
+
+    def doctype(self, name: str, public_id: str | None, system_url: str | None) -> None:
+        # Reported as soon as `<!DOCTYPE name` is read, before its internal subset: no
+        # entity declared in it is ever seen, no external id ever opened.
+        self._refuse(
+            ApiError(Err.VALIDATION, "A DOCTYPE or entity declaration is not accepted in NDC")
+        )
+
+    def start(self, tag: str, attrib: Any) -> None:
+        self.elements += 1
+        self.open.append(etree.QName(tag).localname)
+        if len(self.open) > MAX_DEPTH:
+            self._refuse(
+                ApiError(Err.VALIDATION, f"The document nests deeper than {MAX_DEPTH} elements")
+            )
+        if self.elements > MAX_ELEMENTS:
+            self._refuse(
+                ApiError(Err.VALIDATION, f"The document has more than {MAX_ELEMENTS} elements")
+            )
+        if self.open[-1] == "Signature":
+            # SPEC.md §4.14: signatures are refused, never verified; xmldsig's or any
+            # namespace's element of that name.
+            self._refuse(
+                ApiError(
+                    Err.INVALID_VALUE,
+                    "XML digital signatures are not accepted (Signature element)",
+                    path="/" + "/".join(self.open),
+                )
+            )
+
+    def end(self, tag: str) -> None:
+        self.open.pop()
+
+    def data(self, data: str) -> None:
+        pass
+
+    def comment(self, text: str) -> None:
+        pass
+
+    def pi(self, target: str, data: str | None = None) -> None:
+        pass
+
+    def close(self) -> None:
+        return None
+
+
+def parse_request(body: bytes) -> etree._Element:
+    """The root element of a request body that passed the first pass; ERR-1005 (or
+    ERR-1004 for a signature) otherwise. `body` is at most MAX_BODY_BYTES."""
+    if not body.strip():
+        raise ApiError(Err.VALIDATION, "The request body is empty; send an NDC request document")
+    guard = _Guard()
+    try:
+        etree.fromstring(body, _parser(target=guard))
+    except (_Refused, etree.XMLSyntaxError, ValueError) as exc:
+        # lxml reports what a target raised as a syntax error of the aborted parse:
+        # the guard's own refusal is the answer when there is one.
+        if guard.refusal is not None:
+            raise guard.refusal from None
+        raise ApiError(Err.VALIDATION, f"The body is not well-formed XML: {exc}") from None
+    if guard.refusal is not None:
+        raise guard.refusal
+    try:
+        return etree.fromstring(body, _tree_parser())
+    except (etree.XMLSyntaxError, ValueError) as exc:
+        raise ApiError(Err.VALIDATION, f"The body is not well-formed XML: {exc}") from None
+
+
+@functools.cache
+def _tree_parser() -> etree.XMLParser:
+    return _parser(remove_comments=True, remove_pis=True)
+
+
+# --- Schemas -------------------------------------------------------------------------
+
+
+@functools.cache
+def schema(root: str) -> etree.XMLSchema:
+    """The compiled 21.3 schema of message `root` (IATA_AirShoppingRQ, ...), read once per
+    process on first use (~60 ms each) from settings.NDC_SCHEMA_DIR. Its imports are
+    read from that directory only, never from the network."""
+    path = Path(settings.NDC_SCHEMA_DIR) / f"{root}.xsd"
+    return etree.XMLSchema(etree.parse(str(path), _parser()))
+
+
+def validate(document: etree._Element, root: str) -> None:
+    """ERR-1005 unless `document` is a valid `root` message; DescText names the failing
+    element by its XPath (local names, positions where siblings share a name)."""
+    if document.tag != f"{{{MSG}}}{root}":
+        raise ApiError(
+            Err.VALIDATION,
+            f"/{etree.QName(document).localname}: expected the root element {root} in "
+            f"namespace {MSG}",
+            path=f"/{etree.QName(document).localname}",
+        )
+    checker = schema(root)
+    if checker.validate(document):
+        return
+    error = checker.error_log[0]
+    where = _readable_path(document, error.path) or "/" + root
+    raise ApiError(Err.VALIDATION, f"{where}: {_readable_message(error.message)}", path=where)
+
+
+def _readable_path(document: etree._Element, libxml_path: str | None) -> str | None:
+    """libxml2's path (`/*/*[2]/cns:OriginDestCriteria`, in the document's prefixes) as
+    `/IATA_AirShoppingRQ/Request/.../OriginDestCriteria[2]`."""
+    if not libxml_path:
+        return None
+    namespaces = {}
+    for element in document.iter():
+        namespaces.update({p: ns for p, ns in element.nsmap.items() if p})
+    try:
+        found = document.getroottree().xpath(libxml_path, namespaces=namespaces)
+    except etree.XPathError:
+        return libxml_path
+    if not found or not isinstance(found[0], etree._Element):
+        return libxml_path
+    return element_path(found[0])
+
+
+def element_path(element: etree._Element) -> str:
+    """An element's XPath by local names, with a position only where needed."""
+    steps = []
+    while element is not None:
+        name = etree.QName(element).localname
+        parent = element.getparent()
+        if parent is not None:
+            same = [e for e in parent if e.tag == element.tag]
+            if len(same) > 1:
+                name += f"[{same.index(element) + 1}]"
+        steps.append(name)
+        element = parent
+    return "/" + "/".join(reversed(steps))
+
+
+_CLARK = re.compile(r"\{[^}]*\}")
+
+
+def _readable_message(message: str) -> str:
+    return _CLARK.sub("", message).strip()
+
+
+# --- Reading --------------------------------------------------------------------------
+
+
+def c(name: str) -> str:
+    """The Clark name of a common types element."""
+    return f"{{{CNS}}}{name}"
+
+
+def text(element: etree._Element | None, *path: str) -> str | None:
+    """The stripped text of the common-types descendant at `path`, or None."""
+    for name in path:
+        if element is None:
+            return None
+        element = element.find(c(name))
+    if element is None or element.text is None:
+        return None
+    return element.text.strip()
+
+
+# --- Writing --------------------------------------------------------------------------
+
+
+def sub(parent: etree._Element, name: str, value: Any = None, **attrib: str) -> etree._Element:
+    """Append common-types element `name` to `parent`, with text `value` when given."""
+    element = etree.SubElement(parent, c(name), attrib or None)
+    if value is not None:
+        element.text = value if isinstance(value, str) else _text_of(value)
+    return element
+
+
+def message_root(root: str) -> etree._Element:
+    return etree.Element(f"{{{MSG}}}{root}", nsmap=NSMAP)
+
+
+def msg_sub(parent: etree._Element, name: str) -> etree._Element:
+    """A direct child of the root: in the message namespace."""
+    return etree.SubElement(parent, f"{{{MSG}}}{name}")
+
+
+def amount(parent: etree._Element, name: str, money: dict[str, Any]) -> etree._Element:
+    """A MonetaryAmount of the JSON wire (`{amount, currency}`) as an AmountType element."""
+    value = money["amount"]
+    text = f"{Decimal(repr(value) if isinstance(value, float) else value):.2f}"
+    return sub(parent, name, text, CurCode=money["currency"])
+
+
+def serialize(document: etree._Element) -> bytes:
+    return etree.tostring(document, xml_declaration=True, encoding="UTF-8")
+
+
+def _text_of(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
