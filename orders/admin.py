@@ -9,6 +9,7 @@ from django.http import HttpRequest
 
 from orders.holds import order_cancel_hold
 from orders.models import (
+    AirlineCredit,
     Contact,
     Journey,
     Order,
@@ -17,6 +18,7 @@ from orders.models import (
     Passenger,
     Payment,
     PaymentIntent,
+    Refund,
     Segment,
     Service,
     Ticket,
@@ -158,6 +160,23 @@ class TicketInline(ReadOnlyInline):
         )
 
 
+class RefundInline(ReadOnlyInline):
+    """Money owed back to the order's cards, and whether the gateway has given it."""
+
+    model = Refund
+    fk_name = "payment"
+    fields = ["ref", "created_at", "amount", "state", "sent_at", "why"]
+
+
+class CreditInline(ReadOnlyInline):
+    """Airline credit the order gave back (DESIGN.md §11 "Airline credit")."""
+
+    model = AirlineCredit
+    fk_name = "source_order"
+    verbose_name_plural = "airline credit issued"
+    fields = ["code", "amount", "remaining", "currency", "created_at", "expires_at"]
+
+
 class OrderEventInline(ReadOnlyInline):
     model = OrderEvent
     verbose_name_plural = "history"
@@ -197,6 +216,8 @@ class OrderAdmin(admin.ModelAdmin):
         "total",
         "paid",
         "voided",
+        "retained",
+        "credited",
         "balance",
         "payment_time_limit",
         "source_offer_id",
@@ -211,6 +232,7 @@ class OrderAdmin(admin.ModelAdmin):
         OrderItemInline,
         ServiceInline,
         PaymentInline,
+        CreditInline,
         TicketInline,
         OrderEventInline,
     ]
@@ -247,6 +269,47 @@ class OrderAdmin(admin.ModelAdmin):
                 "were left as they were.",
                 messages.WARNING,
             )
+
+
+@admin.register(AirlineCredit)
+class AirlineCreditAdmin(admin.ModelAdmin):
+    """Airline credit, read-only: issued by cancellations and cheaper exchanges, spent by
+    later orders of the same seller (orders.credits)."""
+
+    list_display = ["code", "seller", "amount", "remaining", "expires_at", "source_order"]
+    list_filter = ["seller"]
+    search_fields = ["=code", "=source_order__record_locator"]
+    search_help_text = "Credit code or the record locator of the order it came from"
+    list_select_related = ["seller", "source_order"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False  # issued and spent by the services only
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Refund)
+class RefundAdmin(admin.ModelAdmin):
+    """Refunds to cards, read-only: PENDING ones are sent by the worker (orders.refunds)."""
+
+    list_display = ["ref", "state", "amount", "payment", "created_at", "sent_at", "why"]
+    list_filter = ["state"]
+    search_fields = ["=ref", "=payment__order__record_locator"]
+    search_help_text = "Refund reference or record locator"
+    list_select_related = ["payment"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
 
 
 @admin.register(PaymentIntent)

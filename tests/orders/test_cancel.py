@@ -340,3 +340,30 @@ def test_a_cancelled_order_takes_no_more_changes(api, auth, network, clock):
 
     error_of(reshop(api, auth, view["order"]["orderId"], CANCEL_ORDER), 400, "ERR-4002")
     error_of(cancel(api, auth, view["order"]["orderId"], "JOU-X"), 400, "ERR-4002", "changes")
+
+
+def test_support_sees_the_refund_credit_and_timeline(api, auth, network, clock, admin_client):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    view = booked(api, auth, network + timedelta(days=20), bundle="Nice")
+    clock.advance(hours=25)
+    _, after = quote_then_cancel_all(api, auth, view)
+    code = after["credits"][0]["creditCode"]
+    locator = view["order"]["recordLocator"]
+
+    out = StringIO()
+    call_command("booking", locator, stdout=out)
+    printed = out.getvalue()
+    assert f"credit {code}" in printed
+    assert "journey_cancelled" in printed
+    assert "order_cancelled" in printed
+
+    order = Order.objects.get(order_id=view["order"]["orderId"])
+    page = admin_client.get(f"/admin/orders/order/{order.pk}/change/")
+    assert page.status_code == 200
+    assert code in page.content.decode()
+    listed = admin_client.get(f"/admin/orders/airlinecredit/?q={code}")
+    assert listed.status_code == 200
+    assert locator in listed.content.decode()

@@ -27,6 +27,7 @@ def order_for_support(ref: str) -> Order | None:
         .prefetch_related(
             *ORDER_VIEW_PREFETCH,
             "tickets__coupons__segment",
+            "payments__refunds",
             Prefetch("events", queryset=OrderEvent.objects.order_by("id")),
         )
         .first()
@@ -67,6 +68,8 @@ def booking_lines(order: Order) -> list[str]:
         f"Created    {_utc(order.created_at)}   updated {_utc(order.updated_at)}",
         f"Total      {order.total} {order.currency}   paid {order.paid}   "
         f"balance due {order.balance_due}",
+        f"Kept       {order.retained} (fees, penalties)   credited {order.credited}   "
+        f"voided {order.voided}",
     ]
     if order.status == OrderStatus.ONHOLD and order.payment_time_limit:
         lines.append(f"Hold until {_utc(order.payment_time_limit)} (unpaid holds are cancelled)")
@@ -122,6 +125,20 @@ def booking_lines(order: Order) -> list[str]:
             f"{pay.method}{card}"
         )
     _none_if_empty(lines, "Payments")
+
+    lines += ["", "Refunds and credit"]
+    for pay in order.payments.all():
+        for refund in pay.refunds.all():
+            lines.append(
+                f"  refund {refund.ref}  {_utc(refund.created_at)}  {refund.state}  "
+                f"{refund.amount} {pay.currency} to {pay.ref}"
+            )
+    for credit in order.credits.all():
+        lines.append(
+            f"  credit {credit.code}  {credit.amount} {credit.currency} issued "
+            f"{_utc(credit.created_at)}, {credit.remaining} left, expires {_utc(credit.expires_at)}"
+        )
+    _none_if_empty(lines, "Refunds and credit")
 
     lines += ["", "Tickets"]
     pax_by_pk = {p.pk: p for p in passengers}
