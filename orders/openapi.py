@@ -345,6 +345,41 @@ CHANGE_EXAMPLES = [
         "Cancel a hold", request_only=True, value={"changes": [{"type": "CancelUnpaidOrder"}]}
     ),
     OpenApiExample(
+        "Cancel a round trip (as reshop CancelOrder quoted it)",
+        request_only=True,
+        value={
+            "changes": [
+                {"type": "CancelJourney", "journeyRef": "JOU-1A2B3C4D"},
+                {"type": "CancelJourney", "journeyRef": "JOU-5E6F7A8B"},
+            ]
+        },
+    ),
+    OpenApiExample(
+        "Correct a passenger and the contact",
+        request_only=True,
+        value={
+            "changes": [
+                {
+                    "type": "UpdatePassenger",
+                    "passengerId": "PAX-1A2B3C4D",
+                    "patch": {
+                        "dateOfBirth": "1990-05-17",
+                        "contacts": {"emailAddress": "ada@example.com"},
+                    },
+                },
+                {
+                    "type": "UpdateContact",
+                    "contact": {
+                        "emailAddress": "bookings@example.com",
+                        "phoneNumber": "+1 401 555 0100",
+                        "name": {"givenName": "Ada", "surname": "Lovelace"},
+                    },
+                },
+            ],
+            "passengers": [{"passengerId": "PAX-5E6F7A8B", "gender": "Male"}],
+        },
+    ),
+    OpenApiExample(
         "Accept a quoted reshop offer (card for an AddCol difference)",
         request_only=True,
         value={
@@ -385,6 +420,23 @@ RESHOP_EXAMPLES = [
         request_only=True,
         value={"instruction": {"type": "CancelOrder"}},
     ),
+    OpenApiExample(
+        "What cancelling one journey gives back",
+        request_only=True,
+        value={"instruction": {"type": "DeleteOrderItems", "orderItemRefIds": ["OOI-1A2B3C4D"]}},
+    ),
+    OpenApiExample(
+        "What a name change costs",
+        request_only=True,
+        value={
+            "instruction": {
+                "type": "NameChange",
+                "paxRefId": "PAX-1A2B3C4D",
+                "surname": "Byron",
+                "givenName": "Ada",
+            }
+        },
+    ),
 ]
 
 
@@ -399,14 +451,13 @@ class Differential(s.Serializer):
 class Cancellation(s.Serializer):
     penaltyAmount = MonetaryAmount()
     refundAmount = MonetaryAmount(help_text="Back to the original payment")
-    creditAmount = MonetaryAmount(
-        required=False, help_text="Given as airline credit (DESIGN.md §11)"
-    )
+    creditAmount = MonetaryAmount(help_text="Given as airline credit (DESIGN.md §11)")
     isRefundable = s.BooleanField()
 
 
 class NameChangeQuote(s.Serializer):
-    fee = MonetaryAmount()
+    paxRefId = s.CharField()
+    fee = MonetaryAmount(help_text="Per passenger; 0 before tickets are issued")
 
 
 class ReshopOfferItem(s.Serializer):

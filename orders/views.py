@@ -101,7 +101,9 @@ class OrderView(APIView):
     )
     @idempotent
     def patch(self, request, version, orderId):
-        """Add seats and services, confirm or cancel a hold (SPEC.md §4.10)."""
+        """Change a booking (SPEC.md §4.10): add seats and services, confirm or cancel a
+        hold, cancel journeys, correct passengers and the contact, accept a quoted reshop
+        offer. Every change of one request commits together or not at all."""
         body = ChangeOrderIn(data=request.data)
         body.is_valid(raise_exception=True)
         order = order_change(principal=request.user, ref=orderId, data=body.validated_data)
