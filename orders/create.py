@@ -28,7 +28,7 @@ from airline.network.itineraries import DatedLeg, network_index
 from airline.network.itineraries import Journey as NetworkJourney
 from airline.network.services import station_zone
 from offers.ancillaries import Traveller, bundle_terms
-from offers.store import OfferSource, offer_load
+from offers.store import OfferBatch, OfferSource, offer_load
 from offers.wire import journey_id, local_time, ref_id
 from orders import events, ids
 from orders.ancillaries import (
@@ -50,6 +50,16 @@ from orders.checks import (
     lead_of,
 )
 from orders.holds import hold_time_limit, seats_release
+from orders.inputs import (
+    AncillaryPick,
+    CardPayment,
+    ContactData,
+    Hold,
+    ItemSelection,
+    OtherPayment,
+    PassengerData,
+    PaymentData,
+)
 from orders.intents import card_charged, intent_attach, intent_open
 from orders.models import (
     Channel,
@@ -84,13 +94,22 @@ class BookedJourney:
 
 
 def order_create(
-    *, principal: Principal, data: Mapping[str, Any], channel: str = Channel.JSON
+    *,
+    principal: Principal,
+    offer_id: str,
+    item_ids: Sequence[str],
+    selections: Sequence[ItemSelection] | None,
+    passengers: Sequence[PassengerData],
+    contact: ContactData,
+    payment: PaymentData,
+    ancillaries: Sequence[AncillaryPick] = (),
+    remarks: str = "",
+    channel: str = Channel.JSON,
 ) -> OrderParts:
     """Book a priced offer (SPEC.md §4.7): ONHOLD with a payment time limit, or CONFIRMED
     with a payment and e-tickets. Returns the new order with every row it wrote, which
     is what a read of it would return: the order view renders from them."""
     now = clock.now()
-    offer_id = data["offerId"]
     batch, offer = offer_load(offer_id=offer_id, seller_id=str(principal.seller.pk), now=now)
     if batch.source != OfferSource.PRICING:
         raise ApiError(
@@ -98,33 +117,21 @@ def order_create(
             f"Offer {offer_id} is not a priced offer; price it with POST /offers/price first",
             path="offerId",
         )
-    booked = _booked_journeys(offer, data["offerItemIds"], data.get("offerItemSelections"), batch)
+    booked = _booked_journeys(offer, item_ids, selections, batch)
     first = min(booked, key=lambda b: b.journey.departs_at).journey
     first_date = first.departs_at.astimezone(station_zone(first.origin)).date()
-    passengers = check_passengers(data["passengers"], first_travel_date=first_date)
-    check_party_matches(passengers, batch.passengers)
-    contact = check_contact(data["contact"], lead=lead_of(passengers))
+    checked = check_passengers(passengers, first_travel_date=first_date)
+    check_party_matches(checked, batch.passengers)
+    contact_in = check_contact(contact, lead=lead_of(checked))
     sale = _first_sale(
         booked,
-        passengers,
-        entries=data.get("ancillaries") or (),
+        checked,
+        picks=ancillaries,
         offer_id=offer_id,
         seller_id=str(principal.seller.pk),
         now=now,
     )
-
-    payment = data["payment"]
-    card, time_limit = None, None
-    if payment["type"] == "Hold":
-        time_limit = hold_time_limit(now=now, first_departure=first.departs_at)
-    elif payment["type"] == "CreditCard":
-        card = card_check(payment, now=now)
-    else:
-        raise ApiError(
-            Err.PAYMENT_METHOD,
-            f"Payment type {payment['type']} is not supported; use Hold or CreditCard",
-            path="payment.type",
-        )
+    paying = _payment_check(payment, now=now, first_departure=first.departs_at)
     total = price_sum(Price.from_wire(b.item["totalPrice"]) for b in booked).total + sale.amount
     for _ in range(LOCATOR_ATTEMPTS):
         try:
@@ -134,22 +141,46 @@ def order_create(
                 now=now,
                 offer_id=offer_id,
                 booked=booked,
-                passengers=passengers,
-                contact=contact,
-                remarks=data.get("remarks", ""),
+                passengers=checked,
+                contact=contact_in,
+                remarks=remarks,
                 sale=sale,
                 total=total,
-                time_limit=time_limit,
-                card=card,
+                paying=paying,
             )
             break
         except LocatorTaken:
             continue  # the clash rolled the booking back: book it again, a fresh draw
     else:
         raise ApiError(Err.INTERNAL, "No free record locator was found; retry")
-    if card is None:
-        return parts
-    return _pay_reserved(parts, card=card, actor=events.actor_of(principal), now=now)
+    if parts.intent is None or paying.card is None:
+        return parts  # on hold
+    return _pay_reserved(parts, card=paying.card, actor=events.actor_of(principal), now=now)
+
+
+@dataclass(frozen=True)
+class Paying:
+    """How a booking is paid, checked: on hold until `time_limit`, or by `card`."""
+
+    time_limit: datetime | None = None
+    card: Card | None = None
+
+
+def _payment_check(payment: PaymentData, *, now: datetime, first_departure: datetime) -> Paying:
+    """The request's payment as a Paying, or ERR-4001 (a hold too close to departure),
+    ERR-6000 (a type we do not take), ERR-6001/1005 (a bad card)."""
+    match payment:
+        case Hold():
+            return Paying(time_limit=hold_time_limit(now=now, first_departure=first_departure))
+        case CardPayment():
+            return Paying(card=card_check(payment, now=now))
+        case OtherPayment(type=kind):
+            raise ApiError(
+                Err.PAYMENT_METHOD,
+                f"Payment type {kind} is not supported; use Hold or CreditCard",
+                path="payment.type",
+            )
+    raise TypeError(f"not a payment: {payment!r}")
 
 
 def _pay_reserved(parts: OrderParts, *, card: Card, actor: str, now: datetime) -> OrderParts:
@@ -237,8 +268,8 @@ def order_abandon(order: Order) -> bool:
 def _booked_journeys(
     offer: Mapping[str, Any],
     item_ids: Sequence[str],
-    selections: Sequence[Mapping[str, Any]] | None,
-    batch,
+    selections: Sequence[ItemSelection] | None,
+    batch: OfferBatch,
 ) -> list[BookedJourney]:
     """The chosen items of the priced offer with their journeys, still operating."""
     items = {item["offerItemId"]: item for item in offer["items"]}
@@ -253,14 +284,14 @@ def _booked_journeys(
             )
     party = {p["paxId"] for p in batch.passengers}
     for selection in selections or ():
-        if selection["offerItemId"] not in item_ids:
+        if selection.offer_item_id not in item_ids:
             raise ApiError(
                 Err.ORDER_NOT_CREATED,
-                f"offerItemSelections names {selection['offerItemId']}, "
+                f"offerItemSelections names {selection.offer_item_id}, "
                 "which is not in offerItemIds",
                 path="offerItemSelections.offerItemId",
             )
-        chosen = set(selection.get("passengerIds") or party)
+        chosen = set(selection.passenger_ids or party)
         if chosen != party:
             # The priced offer was priced for the whole party; a part of it is another
             # price, which only a new price offer can quote.
@@ -306,13 +337,12 @@ def _write_order(
     remarks: str,
     sale: Sale,
     total: Decimal,
-    time_limit: datetime | None,
-    card: Card | None,
+    paying: Paying,
 ) -> OrderParts:
     """The booking's one transaction: the order with a freshly drawn record locator, its
     seats, passengers, contact, journeys, items, segments and legs, its services (bundle
-    inclusions, seats and bags bought with it) and its event: ONHOLD with `time_limit`,
-    or, to be paid by `card`, PENDING with the payment intent the charge will be made
+    inclusions, seats and bags bought with it) and its event: ONHOLD with a time limit,
+    or, to be paid by card, PENDING with the payment intent the charge will be made
     under (reserve first: seats are taken before any money moves). Returns what it
     wrote; LocatorTaken when the record locator drawn is another order's (the
     transaction is then rolled back)."""
@@ -323,12 +353,12 @@ def _write_order(
         seller=principal.seller,
         agency_code=principal.key.agency_code or "",
         channel=channel,
-        status=OrderStatus.PENDING if card else OrderStatus.ONHOLD,
+        status=OrderStatus.ONHOLD if paying.time_limit else OrderStatus.PENDING,
         created_at=now,
         updated_at=now,
         total=total,
         paid=Decimal(0),
-        payment_time_limit=time_limit,
+        payment_time_limit=paying.time_limit,
         source_offer_id=offer_id,
         remarks=remarks,
         lead_given_name=lead_of(passengers).given_name,
@@ -417,28 +447,30 @@ def _write_order(
         tickets=[],
         coupons={},
     )
-    if card is not None:
-        parts = replace(
-            parts,
-            intent=intent_open(
-                seller=principal.seller,
-                purpose=PaymentIntent.Purpose.CREATE,
-                amount=total,
-                card=card,
-                now=now,
-                order=order,
-                offer_id=offer_id,
-            ),
-        )
-    events.order_created(order, actor=events.actor_of(principal), now=now)
-    return parts
+    actor = events.actor_of(principal)
+    events.order_created(order, actor=actor, now=now)
+    if paying.time_limit:
+        return parts
+    assert paying.card is not None
+    return replace(
+        parts,
+        intent=intent_open(
+            seller=principal.seller,
+            purpose=PaymentIntent.Purpose.CREATE,
+            amount=total,
+            card=paying.card,
+            now=now,
+            order=order,
+            offer_id=offer_id,
+        ),
+    )
 
 
 def _first_sale(
     booked: Sequence[BookedJourney],
     passengers: Sequence[PassengerIn],
     *,
-    entries: Sequence[Mapping[str, Any]],
+    picks: Sequence[AncillaryPick],
     offer_id: str,
     seller_id: str,
     now: datetime,
@@ -457,7 +489,7 @@ def _first_sale(
         )
     ]
     bought = sale_lines_check(
-        entries=entries,
+        entries=picks,
         context={"offerId": offer_id},
         seller_id=seller_id,
         now=now,
