@@ -49,11 +49,13 @@ from orders.checks import (
     check_passengers,
     lead_of,
 )
+from orders.credits import credit_payment, credit_redeem
 from orders.holds import hold_time_limit, seats_release
 from orders.inputs import (
     AncillaryPick,
     CardPayment,
     ContactData,
+    CreditPayment,
     Hold,
     ItemSelection,
     OtherPayment,
@@ -62,6 +64,7 @@ from orders.inputs import (
 )
 from orders.intents import card_charged, intent_attach, intent_open
 from orders.models import (
+    AirlineCredit,
     Channel,
     Contact,
     Journey,
@@ -70,10 +73,11 @@ from orders.models import (
     OrderItem,
     OrderStatus,
     Passenger,
+    Payment,
     PaymentIntent,
     Segment,
 )
-from orders.payments import Card, Charge, card_check
+from orders.payments import Card, Charge, card_check, credit_card_check
 from orders.selectors import (
     LegPart,
     OrderParts,
@@ -154,16 +158,18 @@ def order_create(
     else:
         raise ApiError(Err.INTERNAL, "No free record locator was found; retry")
     if parts.intent is None or paying.card is None:
-        return parts  # on hold
+        return parts  # on hold, or paid in full by airline credit
     return _pay_reserved(parts, card=paying.card, actor=events.actor_of(principal), now=now)
 
 
 @dataclass(frozen=True)
 class Paying:
-    """How a booking is paid, checked: on hold until `time_limit`, or by `card`."""
+    """How a booking is paid, checked: on hold until `time_limit`, by `card`, by the
+    airline credit `credit_code` (and `card` for what it does not cover)."""
 
     time_limit: datetime | None = None
     card: Card | None = None
+    credit_code: str = ""
 
 
 def _payment_check(payment: PaymentData, *, now: datetime, first_departure: datetime) -> Paying:
@@ -174,10 +180,15 @@ def _payment_check(payment: PaymentData, *, now: datetime, first_departure: date
             return Paying(time_limit=hold_time_limit(now=now, first_departure=first_departure))
         case CardPayment():
             return Paying(card=card_check(payment, now=now))
+        case CreditPayment(credit_code=code, card=card):
+            return Paying(
+                credit_code=code,
+                card=None if card is None else credit_card_check(card, now=now),
+            )
         case OtherPayment(type=kind):
             raise ApiError(
                 Err.PAYMENT_METHOD,
-                f"Payment type {kind} is not supported; use Hold or CreditCard",
+                f"Payment type {kind} is not supported; use Hold, CreditCard or AirlineCredit",
                 path="payment.type",
             )
     raise TypeError(f"not a payment: {payment!r}")
@@ -185,8 +196,9 @@ def _payment_check(payment: PaymentData, *, now: datetime, first_departure: date
 
 def _pay_reserved(parts: OrderParts, *, card: Card, actor: str, now: datetime) -> OrderParts:
     """Charge the card for an order reserved PENDING with its intent, then confirm it.
-    A card refused gives the seats back and leaves no order; a confirmation that fails
-    refunds the charge first. Whatever a dying worker leaves, the reconciler settles."""
+    A card refused gives the seats (and any airline credit spent) back and leaves no
+    order; a confirmation that fails refunds the charge first. Whatever a dying worker
+    leaves, the reconciler settles."""
     try:
         with card_charged(parts.intent, card, why="the booking could not be confirmed") as charge:
             return order_confirm_paid(
@@ -211,15 +223,21 @@ def order_confirm_paid(
     # the reconciler confirms the order again.
     commit_without_flush()
     order = parts.order
+    # `paid` may already hold the airline credit the reservation spent: the card pays
+    # the rest (DESIGN.md §11 "Airline credit").
     confirmed = Order.objects.filter(pk=order.pk, status=OrderStatus.PENDING).update(
         status=OrderStatus.CONFIRMED,
-        paid=charge.amount,
+        paid=F("paid") + charge.amount,
         updated_at=now,
         version=F("version") + 1,
     )
     if not confirmed:
         raise ApiError(Err.INTERNAL, "The booking was settled meanwhile; retrieve it")
-    order.status, order.paid, order.updated_at = OrderStatus.CONFIRMED, charge.amount, now
+    order.status, order.paid, order.updated_at = (
+        OrderStatus.CONFIRMED,
+        order.paid + charge.amount,
+        now,
+    )
     order.version += 1
     payment = payment_record(order, charge=charge, intent=intent, now=now)
     intent_attach(intent, charge=charge, payment=payment)
@@ -233,7 +251,7 @@ def order_confirm_paid(
     events.order_paid(order, actor=actor, now=now, amount=charge.amount)
     return replace(
         parts,
-        payments=[payment],
+        payments=[*parts.payments, payment],
         tickets=tickets,
         coupons={t.pk: [c for c in coupons if c.ticket_id == t.pk] for t in tickets},
     )
@@ -258,11 +276,23 @@ def order_abandon(order: Order) -> bool:
         if not pending.exists():
             return False
         seats_release(order)
+        credits_restore(order)
         # An adult's link to the infant on its lap protects the infant's row: let go of
         # it first, or the order could not be deleted with its passengers.
         Passenger.objects.filter(order=order, infant__isnull=False).update(infant=None)
         pending.delete()
     return True
+
+
+def credits_restore(order: Order) -> None:
+    """Inside the abandoning transaction: give back to their credits what the reserved
+    order spent of them, before its payment rows go with it. Each credit gets exactly
+    what it gave, so `remaining` never passes `amount`."""
+    spent = Payment.objects.filter(order=order, method=Payment.Method.CREDIT).values_list(
+        "credit_id", "amount"
+    )
+    for credit_id, amount in spent:
+        AirlineCredit.objects.filter(pk=credit_id).update(remaining=F("remaining") + amount)
 
 
 def _booked_journeys(
@@ -341,11 +371,12 @@ def _write_order(
 ) -> OrderParts:
     """The booking's one transaction: the order with a freshly drawn record locator, its
     seats, passengers, contact, journeys, items, segments and legs, its services (bundle
-    inclusions, seats and bags bought with it) and its event: ONHOLD with a time limit,
-    or, to be paid by card, PENDING with the payment intent the charge will be made
-    under (reserve first: seats are taken before any money moves). Returns what it
-    wrote; LocatorTaken when the record locator drawn is another order's (the
-    transaction is then rolled back)."""
+    inclusions, seats and bags bought with it) and its event, then its payment: ONHOLD
+    with a time limit; or what an airline credit covers spent from it; CONFIRMED and
+    ticketed when nothing is left to pay; else, to be paid by card, PENDING with the
+    payment intent the charge will be made under (reserve first: seats and credit are
+    taken before any card is charged). Returns what it wrote; LocatorTaken when the
+    record locator drawn is another order's (the transaction is then rolled back)."""
     order = Order(
         order_id=ids.new_order_id(),
         record_locator=ids.new_record_locator(),
@@ -451,18 +482,65 @@ def _write_order(
     events.order_created(order, actor=actor, now=now)
     if paying.time_limit:
         return parts
+    due = total
+    if paying.credit_code:
+        parts = _pay_by_credit(parts, code=paying.credit_code, actor=actor, now=now)
+        due = total - order.paid
+        if due > 0 and paying.card is None:
+            # Rolls back the whole booking, the credit's UPDATE with it.
+            raise ApiError(
+                Err.PAYMENT_REJECTED,
+                f"The airline credit covers {order.paid} of the {total} USD due; send "
+                "`card` with it to pay the rest",
+                path="payment.card",
+            )
+        if due <= 0:
+            return _confirm_by_credit(parts, actor=actor, now=now)
     assert paying.card is not None
     return replace(
         parts,
         intent=intent_open(
             seller=principal.seller,
             purpose=PaymentIntent.Purpose.CREATE,
-            amount=total,
+            amount=due,
             card=paying.card,
             now=now,
             order=order,
             offer_id=offer_id,
         ),
+    )
+
+
+def _pay_by_credit(parts: OrderParts, *, code: str, actor: str, now: datetime) -> OrderParts:
+    """Inside the booking's transaction: spend what the seller's airline credit `code`
+    holds, up to the order's total, as the order's first payment (ERR-6002 for a code
+    that cannot be used). Its conditional UPDATE (orders/credits.py) is what stops two
+    bookings racing for one credit from spending more than it holds."""
+    order = parts.order
+    credit = credit_redeem(code=code, seller_id=order.seller_id, amount=order.total, now=now)
+    Order.objects.filter(pk=order.pk).update(paid=credit.spent)
+    order.paid = credit.spent
+    return replace(parts, payments=[credit_payment(order, credit, actor=actor, now=now)])
+
+
+def _confirm_by_credit(parts: OrderParts, *, actor: str, now: datetime) -> OrderParts:
+    """Inside the booking's transaction, an order its airline credit paid in full:
+    CONFIRMED, e-tickets and EMDs issued, as a card payment would have left it."""
+    order = parts.order
+    Order.objects.filter(pk=order.pk).update(status=OrderStatus.CONFIRMED)
+    order.status = OrderStatus.CONFIRMED
+    tickets, coupons = tickets_issue(
+        order,
+        now=now,
+        passengers=parts.passengers,
+        segments=[s for j in parts.journeys for s in parts.segments[j.pk]],
+    )
+    emds_number(parts.services)
+    events.order_paid(order, actor=actor, now=now, amount=order.paid)
+    return replace(
+        parts,
+        tickets=tickets,
+        coupons={t.pk: [c for c in coupons if c.ticket_id == t.pk] for t in tickets},
     )
 
 

@@ -4,7 +4,7 @@
 Each channel builds these from its own wire shape: the JSON API in
 `orders.serializers.CreateOrderIn.to_create_input`, NDC/XML from OrderCreateRQ. They
 carry what the client sent, shaped but not yet judged: the rules that span fields or need
-the priced offer (party, ages, infants, cards) are applied by `orders.checks`,
+the priced offer (party, ages, infants, cards, credits) are applied by `orders.checks`,
 `orders.payments` and `orders.create`, the same for every channel.
 """
 
@@ -132,6 +132,15 @@ class CardPayment:
 
 
 @dataclass(frozen=True)
+class CreditPayment:
+    """Airline credit (DESIGN.md §11 "Airline credit"), and the card that pays what the
+    credit does not cover, when it may not."""
+
+    credit_code: str
+    card: CardPayment | None = None
+
+
+@dataclass(frozen=True)
 class OtherPayment:
     """A payment type we do not take (ERR-6000), kept so that the refusal is the
     service's, not the channel's."""
@@ -139,7 +148,7 @@ class OtherPayment:
     type: str
 
 
-PaymentData = Hold | CardPayment | OtherPayment
+PaymentData = Hold | CardPayment | CreditPayment | OtherPayment
 
 
 @dataclass(frozen=True)

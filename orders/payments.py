@@ -180,7 +180,8 @@ def payment_gateway() -> PaymentGateway:
 def card_check(payment: CardPayment | Mapping[str, Any], *, now: datetime) -> Card:
     """A usable card from the request's payment, or the error DESIGN.md §11 names:
     unknown brand ERR-6001; a number failing Luhn or not of its brand, an expired card or
-    a bad security code length ERR-1005 with the field's path."""
+    a bad security code length ERR-1005 with the field's path. `path` prefixes the
+    fields' paths (payment.card for the card beside an airline credit)."""
     if not isinstance(payment, CardPayment):
         # Change order still passes its validated wire dict (orders/changes.py); read it
         # as create order's typed input so that both are checked by the same lines.
@@ -188,6 +189,11 @@ def card_check(payment: CardPayment | Mapping[str, Any], *, now: datetime) -> Ca
 
         payment = card_payment(payment)
     return _card_of(payment, now=now, path="payment")
+
+
+def credit_card_check(payment: CardPayment, *, now: datetime) -> Card:
+    """card_check for the card that pays the rest of an airline credit (payment.card)."""
+    return _card_of(payment, now=now, path="payment.card")
 
 
 def _card_of(payment: CardPayment, *, now: datetime, path: str) -> Card:

@@ -14,6 +14,7 @@ from orders.inputs import (
     CardPayment,
     ContactData,
     CreateOrderInput,
+    CreditPayment,
     Hold,
     ItemSelection,
     LoyaltyProgram,
@@ -98,20 +99,43 @@ class PayerIn(StrictSerializer):
     postalAddress = PostalAddressIn(required=False)
 
 
+CARD_FIELDS = ("cardType", "cardNumber", "expiryDate", "securityCode")
+
+
+class CardIn(StrictSerializer):
+    """The card fields of a CreditCard payment (SPEC.md §2.5.1), without `type`: the card
+    that pays the rest of an AirlineCredit payment."""
+
+    cardType = serializers.CharField(max_length=4, help_text="VI, CA, AX, DS")
+    cardNumber = serializers.CharField(max_length=23)
+    expiryDate = serializers.CharField(max_length=4, help_text="MMYY")
+    securityCode = serializers.CharField(max_length=4)
+    payer = PayerIn(required=False)
+
+
 class PaymentIn(StrictSerializer):
     # `type` is free text here: a type we do not take is ERR-6000, not a shape error.
-    type = serializers.CharField(max_length=20, help_text="Hold or CreditCard")
+    type = serializers.CharField(max_length=20, help_text="Hold, CreditCard or AirlineCredit")
     cardType = serializers.CharField(max_length=4, required=False, help_text="VI, CA, AX, DS")
     cardNumber = serializers.CharField(max_length=23, required=False)
     expiryDate = serializers.CharField(max_length=4, required=False, help_text="MMYY")
     securityCode = serializers.CharField(max_length=4, required=False)
     payer = PayerIn(required=False)
+    creditCode = serializers.CharField(
+        max_length=16, required=False, help_text="AirlineCredit: the credit's code"
+    )
+    card = CardIn(
+        required=False,
+        help_text="AirlineCredit: the card that pays what the credit does not cover",
+    )
 
     def validate(self, attrs):
         if attrs["type"] == "CreditCard":
-            for name in ("cardType", "cardNumber", "expiryDate", "securityCode"):
+            for name in CARD_FIELDS:
                 if not attrs.get(name):
                     raise serializers.ValidationError({name: ["This field is required."]})
+        if attrs["type"] == "AirlineCredit" and not attrs.get("creditCode"):
+            raise serializers.ValidationError({"creditCode": ["This field is required."]})
         return attrs
 
 
@@ -248,11 +272,16 @@ def payment_data(wire: Mapping[str, Any]) -> PaymentData:
         return Hold()
     if wire["type"] == "CreditCard":
         return card_payment(wire)
+    if wire["type"] == "AirlineCredit":
+        card = wire.get("card")
+        return CreditPayment(
+            credit_code=wire["creditCode"], card=None if card is None else card_payment(card)
+        )
     return OtherPayment(wire["type"])
 
 
 def card_payment(wire: Mapping[str, Any]) -> CardPayment:
-    """The card fields of a validated PaymentIn as typed input."""
+    """The card fields of a validated PaymentIn or CardIn as typed input."""
     payer = wire.get("payer") or {}
     name = payer.get("name") or {}
     return CardPayment(
