@@ -28,7 +28,7 @@ from airline.network.itineraries import DatedLeg, network_index
 from airline.network.itineraries import Journey as NetworkJourney
 from airline.network.services import station_zone
 from offers.ancillaries import Traveller, bundle_terms
-from offers.store import OfferBatch, OfferSource, offer_load
+from offers.store import OfferBatch, PricedItem, PricedOffer, offer_record
 from offers.wire import journey_id, local_time, ref_id
 from orders import events, ids
 from orders.ancillaries import (
@@ -93,7 +93,7 @@ LOCATOR_ATTEMPTS = 5
 class BookedJourney:
     """A priced offer item with the journey it flies."""
 
-    item: Mapping[str, Any]
+    item: PricedItem
     journey: NetworkJourney
 
 
@@ -114,8 +114,8 @@ def order_create(
     with a payment and e-tickets. Returns the new order with every row it wrote, which
     is what a read of it would return: the order view renders from them."""
     now = clock.now()
-    batch, offer = offer_load(offer_id=offer_id, seller_id=str(principal.seller.pk), now=now)
-    if batch.source != OfferSource.PRICING:
+    batch, offer = offer_record(offer_id=offer_id, seller_id=str(principal.seller.pk), now=now)
+    if not isinstance(offer, PricedOffer):
         raise ApiError(
             Err.ORDER_NOT_CREATED,
             f"Offer {offer_id} is not a priced offer; price it with POST /offers/price first",
@@ -136,7 +136,7 @@ def order_create(
         now=now,
     )
     paying = _payment_check(payment, now=now, first_departure=first.departs_at)
-    total = price_sum(Price.from_wire(b.item["totalPrice"]) for b in booked).total + sale.amount
+    total = price_sum(Price.from_wire(b.item.total_price) for b in booked).total + sale.amount
     for _ in range(LOCATOR_ATTEMPTS):
         try:
             parts = _write_order(
@@ -296,13 +296,13 @@ def credits_restore(order: Order) -> None:
 
 
 def _booked_journeys(
-    offer: Mapping[str, Any],
+    offer: PricedOffer,
     item_ids: Sequence[str],
     selections: Sequence[ItemSelection] | None,
     batch: OfferBatch,
 ) -> list[BookedJourney]:
     """The chosen items of the priced offer with their journeys, still operating."""
-    items = {item["offerItemId"]: item for item in offer["items"]}
+    items = {item.offer_item_id: item for item in offer.items}
     if len(set(item_ids)) != len(item_ids):
         raise ApiError(Err.VALIDATION, "An offerItemId is listed twice", path="offerItemIds")
     for item_id in item_ids:
@@ -335,7 +335,7 @@ def _booked_journeys(
     booked = []
     for item_id in item_ids:
         item = items[item_id]
-        journey = index.journey_of(item["segments"])
+        journey = index.journey_of(item.segments)
         if journey is None:
             raise ApiError(
                 Err.ORDER_NOT_CREATED,
@@ -404,7 +404,7 @@ def _write_order(
             [
                 SeatChange(tuple(leg.id for leg in s.legs), rbd, seats)
                 for b in booked
-                for s, rbd in zip(b.journey.segments, b.item["rbds"], strict=True)
+                for s, rbd in zip(b.journey.segments, b.item.rbds, strict=True)
             ],
             check=as_priced(booked),
         )
@@ -430,20 +430,20 @@ def _write_order(
             order=order,
             journey=journey,
             ref=ids.new_ref("OOI"),
-            bundle=b.item["bundle"],
-            total=Price.from_wire(b.item["totalPrice"]).total,
-            price=stored_json(b.item["totalPrice"]),
-            fare=stored_json(b.item["fare"]),
-            passenger_prices=stored_json(b.item["passengerPrices"]),
+            bundle=b.item.bundle,
+            total=Price.from_wire(b.item.total_price).total,
+            price=stored_json(b.item.total_price),
+            fare=stored_json(b.item.fare),
+            passenger_prices=stored_json(b.item.passenger_prices),
         )
         for journey, b in zip(journeys, booked, strict=True)
     )
     segment_rows, legs = segments_write(
         order,
         [
-            (journey, s, b.item["cabin"], rbd, seats)
+            (journey, s, b.item.cabin, rbd, seats)
             for journey, b in zip(journeys, booked, strict=True)
-            for s, rbd in zip(b.journey.segments, b.item["rbds"], strict=True)
+            for s, rbd in zip(b.journey.segments, b.item.rbds, strict=True)
         ],
     )
     services = (
@@ -563,7 +563,7 @@ def _first_sale(
         line
         for ref, b in journey_refs.items()
         for line in inclusion_lines(
-            bundle=bundle_terms(b.item["bundle"]), journey_ref=ref, travellers=travellers.values()
+            bundle=bundle_terms(b.item.bundle), journey_ref=ref, travellers=travellers.values()
         )
     ]
     bought = sale_lines_check(
@@ -595,7 +595,7 @@ def _first_sale(
 def _journey_ref(booked: BookedJourney) -> str:
     """The JOU- id of a booked journey: the priced offer's, so that seat and service
     items offered for it name the order's journey."""
-    return booked.item.get("journeyId") or journey_id(booked.journey)
+    return booked.item.journey_id or journey_id(booked.journey)
 
 
 def as_priced(booked: Sequence[BookedJourney]) -> LegCheck:
@@ -605,7 +605,7 @@ def as_priced(booked: Sequence[BookedJourney]) -> LegCheck:
     priced: dict[int, Mapping[str, Any]] = {
         leg_id: leg
         for b in booked
-        for leg_ids, segment in zip(b.item["segments"], b.item["flight"]["segments"], strict=True)
+        for leg_ids, segment in zip(b.item.segments, b.item.flight["segments"], strict=True)
         for leg_id, leg in zip(leg_ids, segment["legs"], strict=True)
     }
 
