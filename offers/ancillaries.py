@@ -30,10 +30,12 @@ from airline.network.services import cabin_specs
 from offers.store import (
     OfferBatch,
     OfferSource,
+    PricedOffer,
+    ShoppingOffer,
     batch_save,
     new_batch,
-    offer_load,
     offer_not_found,
+    offer_record,
 )
 from offers.wire import ref_id
 
@@ -381,10 +383,13 @@ def offer_trip(
     `item_ids` (ERR-3002 for one it lacks), for the request's passengers or the offer's."""
     from offers.passengers import passengers_check
 
-    batch, offer = offer_load(offer_id=offer_id, seller_id=seller_id, now=now)
-    if batch.source not in (OfferSource.SHOPPING, OfferSource.PRICING):
+    batch, offer = offer_record(offer_id=offer_id, seller_id=seller_id, now=now)
+    if isinstance(offer, PricedOffer):
+        items = {i.offer_item_id: i for i in offer.items}
+    elif isinstance(offer, ShoppingOffer):
+        items = {offer.offer_item_id: offer}
+    else:
         raise offer_not_found(offer_id)
-    items = {i["offerItemId"]: i for i in offer.get("items", [offer])}
     for item_id in item_ids:
         if item_id not in items:
             raise ApiError(
@@ -409,12 +414,12 @@ def offer_trip(
         item = items[item_id]
         journeys.append(
             TripJourney(
-                ref=item["journeyId"],
+                ref=item.journey_id,
                 item_ref=item_id,
-                bundle=bundle_terms(item["bundle"]),
+                bundle=bundle_terms(item.bundle),
                 segments=tuple(
-                    TripSegment(ref_id("SEG", *legs), tuple(legs), item["cabin"])
-                    for legs in item["segments"]
+                    TripSegment(ref_id("SEG", *legs), tuple(legs), item.cabin)
+                    for legs in item.segments
                 ),
             )
         )

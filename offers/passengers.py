@@ -41,8 +41,18 @@ def passengers_check(
                 passenger["type"],
             )
         )
+    return party_check(result, id_field=id_field, counts=ordinals)
+
+
+def party_check(
+    party: list[Pax], *, id_field: str = "paxId", counts: Counter[str] | None = None
+) -> list[Pax]:
+    """The party rules on passengers whose ids are known: ids unique, an adult, at most
+    MAX_SEATED who take a seat, no more infants than adults. `counts` per type when the
+    caller has them."""
+    ordinals = counts if counts is not None else Counter(p.ptc for p in party)
     seen: set[str] = set()
-    for pax in result:  # linear: a set, not a count per id
+    for pax in party:  # linear: a set, not a count per id
         if pax.pax_id in seen:
             raise ApiError(
                 Err.VALIDATION,
@@ -65,7 +75,7 @@ def passengers_check(
         raise ApiError(
             Err.VALIDATION, "Infants (INF) may not outnumber adults (ADT)", path="passengers.type"
         )
-    return result
+    return party
 
 
 def mix_of(passengers: Iterable[Pax]) -> PassengerMix:

@@ -35,7 +35,14 @@ from airline.fares.terms import BundleTerms, FareTerms
 from airline.network.inventory import leg_availability, segment_availability
 from airline.network.itineraries import Journey, NetworkIndex, network_index
 from offers.passengers import Pax, mix_of, passengers_check
-from offers.store import OfferBatch, OfferSource, batch_save, new_batch, offer_load
+from offers.store import (
+    OfferBatch,
+    OfferSource,
+    ShoppingOffer,
+    batch_save,
+    new_batch,
+    offer_record,
+)
 from offers.wire import flight_wire
 from sellers.authentication import Principal
 
@@ -182,10 +189,10 @@ def offers_price(
     now = clock.now()
     pax = tuple(passengers_check(passengers))
     _check_unique(selections)
-    chosen = []
+    chosen: list[ShoppingOffer] = []
     shopped_party = None
     for selection in selections:
-        batch, offer = offer_load(
+        batch, offer = offer_record(
             offer_id=selection.offer_id, seller_id=str(principal.seller.pk), now=now
         )
         if batch.source in (OfferSource.RESHOP, OfferSource.QUOTE):
@@ -194,13 +201,13 @@ def offers_price(
                 f"Offer {selection.offer_id} came from reshop; price it with quote order",
                 path="selections.offerId",
             )
-        if batch.source != OfferSource.SHOPPING:
+        if not isinstance(offer, ShoppingOffer):
             raise ApiError(
                 Err.INVALID_SELECTION,
                 f"Offer {selection.offer_id} is not a shopping offer",
                 path="selections.offerId",
             )
-        missing = [i for i in selection.item_ids if i != offer["offerItemId"]]
+        missing = [i for i in selection.item_ids if i != offer.offer_item_id]
         if missing:
             raise ApiError(
                 Err.OFFER_ITEMS_NOT_FOUND,
@@ -215,7 +222,7 @@ def offers_price(
     index = _index()
     journeys = []
     for offer in chosen:
-        journey = index.journey_of(offer["segments"])
+        journey = index.journey_of(offer.segments)
         if journey is None:
             raise ApiError(
                 Err.INVALID_SELECTION,
@@ -236,21 +243,21 @@ def offers_price(
     offer_id = priced.offer_id(1)
     items, prices = [], []
     for n, (offer, journey) in enumerate(zip(chosen, journeys, strict=True), start=1):
-        bundle = bundles.get(offer["bundle"])
+        bundle = bundles.get(offer.bundle)
         option = _option(journey, bundle, context) if bundle else None
         if option is None:
             raise ApiError(
                 Err.INVALID_SELECTION,
-                f"Offer item {offer['offerItemId']} is no longer available for this party; "
+                f"Offer item {offer.offer_item_id} is no longer available for this party; "
                 "search again",
                 path="selections.offerItemIds",
             )
         items.append(
-            {"offerItemId": f"{offer_id}.{n}", "legIndex": offer["legIndex"], **option.stored}
+            {"offerItemId": f"{offer_id}.{n}", "legIndex": offer.leg_index, **option.stored}
         )
         prices.append(option.price)
     total = price_sum(prices)
-    shopped = sum((Price.from_wire(o["totalPrice"]).total for o in chosen), ZERO)
+    shopped = sum((Price.from_wire(o.total_price).total for o in chosen), ZERO)
     priced.offers[offer_id] = {
         "items": items,
         "totalPrice": total.to_wire(),
@@ -479,10 +486,10 @@ def _check_same_party(pax: Sequence[Pax], shopped: Sequence[dict[str, str]] | No
         )
 
 
-def _check_directions(offers: Sequence[dict[str, Any]]) -> None:
+def _check_directions(offers: Sequence[ShoppingOffer]) -> None:
     """Selections must cover distinct journeys and distinct directions (DESIGN.md §11)."""
-    directions = [o["legIndex"] for o in offers]
-    journeys = [o["journeyId"] for o in offers]
+    directions = [o.leg_index for o in offers]
+    journeys = [o.journey_id for o in offers]
     if len(set(journeys)) != len(journeys):
         raise ApiError(
             Err.INVALID_SELECTION, "Two selections are the same journey", path="selections"

@@ -2,7 +2,10 @@
 "Offer validity"; DESIGN.md §7).
 
 One search (or one pricing) is stored as one batch under one key, so a search costs one
-write however many offers it returns; an offer id is `<batch id>.<n>`. The store is the
+write however many offers it returns; an offer id is `<batch id>.<n>`. Writers store plain
+dicts (the shopping path builds them with ready JSON parts, and converting them would
+cost every search); readers take a typed record of the offer's source with
+`offer_record`: a ShoppingOffer, a PricedOffer or an AncillaryOffer. The store is the
 shared cache: Redis when REDIS_URL is set, else the database cache, never process memory,
 so an offer made by one worker can be priced by another. Batches outlive their offers'
 expiry by a day, so an expired offer answers ERR-3001, not ERR-3000.
@@ -128,6 +131,156 @@ def offer_load(
             path="offerId",
         )
     return batch, batch.offers[offer_id]
+
+
+@dataclass(frozen=True)
+class ShoppingOffer:
+    """A search's offer as the store keeps it (offers.services.SHOPPING_STORED): enough
+    to price it again from live data."""
+
+    offer_id: str
+    offer_item_id: str
+    leg_index: int
+    bundle: str
+    cabin: str
+    segments: list[list[int]]  # per segment, the flight-date legs it flies
+    rbds: list[str]  # per segment
+    journey_id: str
+    total_price: dict[str, Any]  # the wire Price the search showed
+
+    @classmethod
+    def of(cls, offer_id: str, stored: dict[str, Any]) -> "ShoppingOffer":
+        return cls(
+            offer_id=offer_id,
+            offer_item_id=stored["offerItemId"],
+            leg_index=stored["legIndex"],
+            bundle=stored["bundle"],
+            cabin=stored["cabin"],
+            segments=stored["segments"],
+            rbds=stored["rbds"],
+            journey_id=stored["journeyId"],
+            total_price=stored["totalPrice"],
+        )
+
+
+@dataclass(frozen=True)
+class PricedItem:
+    """One journey of a priced offer, with the wire parts the price response showed (the
+    order keeps them as booked)."""
+
+    offer_item_id: str
+    leg_index: int
+    bundle: str
+    cabin: str
+    segments: list[list[int]]
+    rbds: list[str]
+    journey_id: str
+    total_price: dict[str, Any]
+    fare: dict[str, Any]
+    passenger_prices: list[dict[str, Any]]
+    flight: dict[str, Any]  # the flight wire: legs with their local times and aircraft
+    description: str
+
+    @classmethod
+    def of(cls, stored: dict[str, Any]) -> "PricedItem":
+        return cls(
+            offer_item_id=stored["offerItemId"],
+            leg_index=stored["legIndex"],
+            bundle=stored["bundle"],
+            cabin=stored["cabin"],
+            segments=stored["segments"],
+            rbds=stored["rbds"],
+            journey_id=stored["journeyId"],
+            total_price=stored["totalPrice"],
+            fare=stored["fare"],
+            passenger_prices=stored["passengerPrices"],
+            flight=stored["flight"],
+            description=stored["description"],
+        )
+
+
+@dataclass(frozen=True)
+class PricedOffer:
+    """A price offer's quote: its items, in selection order."""
+
+    offer_id: str
+    items: tuple[PricedItem, ...]
+    total_price: dict[str, Any]
+
+    @classmethod
+    def of(cls, offer_id: str, stored: dict[str, Any]) -> "PricedOffer":
+        return cls(
+            offer_id=offer_id,
+            items=tuple(PricedItem.of(item) for item in stored["items"]),
+            total_price=stored["totalPrice"],
+        )
+
+
+@dataclass(frozen=True)
+class AncillaryItem:
+    """A seat or service item of a seat map or service list: its product, where it
+    applies, and the price (amount, tax) per passenger it was offered to."""
+
+    kind: str  # seat or service
+    code: str
+    prices: dict[str, tuple[Decimal, Decimal]]
+    journey_ref: str | None = None
+    segment_ref: str | None = None
+    leg_id: int | None = None
+    zone: str = ""
+    cabin: str = ""
+
+    @classmethod
+    def of(cls, stored: dict[str, Any]) -> "AncillaryItem":
+        return cls(
+            kind=stored["kind"],
+            code=stored["code"],
+            prices={
+                ref: (Decimal(amount), Decimal(tax))
+                for ref, (amount, tax) in stored["prices"].items()
+            },
+            journey_ref=stored.get("journeyRef"),
+            segment_ref=stored.get("segmentRef"),
+            leg_id=stored.get("legId"),
+            zone=stored.get("zone", ""),
+            cabin=stored.get("cabin", ""),
+        )
+
+
+@dataclass(frozen=True)
+class AncillaryOffer:
+    """A seats or services answer: the offer or order it was made for (`context`) and
+    its items by offerItemId."""
+
+    offer_id: str
+    context: dict[str, str]
+    items: dict[str, AncillaryItem]
+
+    @classmethod
+    def of(cls, offer_id: str, stored: dict[str, Any]) -> "AncillaryOffer":
+        return cls(
+            offer_id=offer_id,
+            context=stored["context"],
+            items={item_id: AncillaryItem.of(item) for item_id, item in stored["items"].items()},
+        )
+
+
+OfferRecord = ShoppingOffer | PricedOffer | AncillaryOffer
+_RECORDS = {
+    OfferSource.SHOPPING: ShoppingOffer.of,
+    OfferSource.PRICING: PricedOffer.of,
+    OfferSource.ANCILLARY: AncillaryOffer.of,
+}
+
+
+def offer_record(
+    *, offer_id: str, seller_id: str, now: datetime
+) -> tuple[OfferBatch, OfferRecord | None]:
+    """offer_load, the offer typed by its source; None for a reshop or quote offer,
+    which orders.exchange reads with its own records (ExchangeOffer)."""
+    batch, stored = offer_load(offer_id=offer_id, seller_id=seller_id, now=now)
+    record = _RECORDS.get(batch.source)
+    return batch, None if record is None else record(offer_id, stored)
 
 
 def offer_not_found(offer_id: str) -> ApiError:

@@ -32,8 +32,9 @@ from offers.ancillaries import (
     bundle_terms,
     seats_of_configuration,
 )
-from offers.store import OfferSource, offer_load
+from offers.store import AncillaryOffer, offer_record
 from orders import ids
+from orders.inputs import AncillaryPick
 from orders.models import Journey, Leg, Order, Passenger, Segment, Service, TicketSerial
 
 
@@ -207,7 +208,7 @@ IN_CREATE = RefuseAs(Err.ORDER_NOT_CREATED, "ancillaries")
 
 def sale_lines_check(
     *,
-    entries: Sequence[Mapping[str, Any]],
+    entries: Sequence[AncillaryPick | Mapping[str, Any]],
     context: Mapping[str, str],
     seller_id: str,
     now: datetime,
@@ -221,48 +222,57 @@ def sale_lines_check(
     `refuse` for anything else."""
     lines = []
     for entry in entries:
-        batch, offer = offer_load(offer_id=entry["offerId"], seller_id=seller_id, now=now)
-        if batch.source != OfferSource.ANCILLARY or offer["context"] != dict(context):
+        pick = entry if isinstance(entry, AncillaryPick) else _pick_of(entry)
+        _, offer = offer_record(offer_id=pick.offer_id, seller_id=seller_id, now=now)
+        if not isinstance(offer, AncillaryOffer) or offer.context != dict(context):
             bound_to = " ".join(f"{k} {v}" for k, v in context.items())
-            raise refuse(f"Offer {entry['offerId']} is not a seat or service offer of {bound_to}")
-        item = offer["items"].get(entry["offerItemId"])
+            raise refuse(f"Offer {pick.offer_id} is not a seat or service offer of {bound_to}")
+        item = offer.items.get(pick.offer_item_id)
         if item is None:
             raise ApiError(
                 Err.OFFER_ITEMS_NOT_FOUND,
-                f"Offer {entry['offerId']} has no item {entry['offerItemId']}",
+                f"Offer {pick.offer_id} has no item {pick.offer_item_id}",
                 path=f"{refuse.path}.offerItemId",
             )
-        product = ancillaries.product(item["code"])
+        product = ancillaries.product(item.code)
         if product is None:
-            raise refuse(f"{item['code']} is no longer sold")
-        refs = tuple(dict.fromkeys(entry.get("passengerIds") or item["prices"]))
+            raise refuse(f"{item.code} is no longer sold")
+        refs = tuple(dict.fromkeys(pick.passenger_ids or item.prices))
         for ref in refs:
-            if ref not in item["prices"]:
-                raise refuse(f"Item {entry['offerItemId']} is not offered to {ref}")
-        seat = entry.get("seat")
-        if item["kind"] == "seat":
+            if ref not in item.prices:
+                raise refuse(f"Item {pick.offer_item_id} is not offered to {ref}")
+        seat = pick.seat
+        if item.kind == "seat":
             if seat is None or len(refs) != 1:
                 raise refuse("A seat item needs `seat` and exactly one passenger")
-            seat = (seat["row"], seat["column"].upper())
+            seat = (seat[0], seat[1].upper())
         elif seat is not None:
             raise refuse("Only a seat item takes `seat`")
         for ref in refs:
-            amount, tax = (Decimal(v) for v in item["prices"][ref])
+            amount, tax = item.prices[ref]
             lines.append(
                 SaleLine(
                     product=product,
                     pax_ref=ref,
-                    journey_ref=item.get("journeyRef"),
-                    segment_ref=item.get("segmentRef"),
-                    leg_id=item.get("legId"),
+                    journey_ref=item.journey_ref,
+                    segment_ref=item.segment_ref,
+                    leg_id=item.leg_id,
                     seat=seat,
                     amount=amount,
                     tax=tax,
-                    zone=item.get("zone", ""),
-                    cabin=item.get("cabin", ""),
+                    zone=item.zone,
+                    cabin=item.cabin,
                 )
             )
     return lines
+
+
+def _pick_of(entry: Mapping[str, Any]) -> AncillaryPick:
+    # Change order's AcceptOffer entries still come as the validated wire dict
+    # (orders/changes.py): read them as create order's typed picks.
+    from orders.serializers import ancillary_pick
+
+    return ancillary_pick(entry)
 
 
 def inclusion_lines(

@@ -17,7 +17,8 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 
 from airline.api.errors import ApiError, Err
-from offers.passengers import Pax, passengers_check
+from offers.passengers import Pax, party_check
+from orders.inputs import ContactData, PassengerData
 from orders.selectors import OrderSearch
 from sellers.authentication import Principal
 
@@ -29,6 +30,8 @@ AGE_LIMITS = {"INF": (0, 1), "CHD": (2, 11), "ADT": (12, 130)}  # DESIGN.md §8,
 
 @dataclass(frozen=True)
 class PassengerIn:
+    """A passenger who passed check_passengers, as the order stores them."""
+
     pax_id: str
     ptc: str
     given_name: str
@@ -45,6 +48,8 @@ class PassengerIn:
 
 @dataclass(frozen=True)
 class ContactIn:
+    """The booking contact after check_contact: E.164 phone, the name filled in."""
+
     email: str
     phone: str
     given_name: str
@@ -53,16 +58,13 @@ class ContactIn:
 
 
 def check_passengers(
-    passengers: Sequence[Mapping[str, Any]], *, first_travel_date: date
+    passengers: Sequence[PassengerData], *, first_travel_date: date
 ) -> list[PassengerIn]:
     """Passengers as a booking needs them: the party rules of search (ids unique, an
     adult, infants not above adults), valid names, dates of birth that fit the passenger
     type on the first travel date, each infant carried by exactly one adult."""
-    party: list[Pax] = passengers_check(passengers, id_field="passengerId")
-    checked = [
-        _check_passenger(p, pax, first_travel_date)
-        for p, pax in zip(passengers, party, strict=True)
-    ]
+    party_check([Pax(p.passenger_id, p.ptc) for p in passengers], id_field="passengerId")
+    checked = [_check_passenger(p, first_travel_date) for p in passengers]
     _check_infants(checked)
     return checked
 
@@ -86,19 +88,18 @@ def lead_of(passengers: Sequence[PassengerIn]) -> PassengerIn:
     return next(p for p in passengers if p.ptc == "ADT")
 
 
-def check_contact(contact: Mapping[str, Any], *, lead: PassengerIn) -> ContactIn:
+def check_contact(contact: ContactData, *, lead: PassengerIn) -> ContactIn:
     """The booking contact; its name defaults to the lead passenger's (SPEC.md §2.5.1)."""
-    name = contact.get("name") or {}
-    given_name = name.get("givenName") or lead.given_name
-    surname = name.get("surname") or lead.surname
+    given_name = contact.given_name or lead.given_name
+    surname = contact.surname or lead.surname
     _check_name(given_name, "contact.name.givenName")
     _check_name(surname, "contact.name.surname")
     return ContactIn(
-        email=check_email(contact["emailAddress"], path="contact.emailAddress"),
-        phone=check_phone(contact.get("phoneNumber"), path="contact.phoneNumber"),
+        email=check_email(contact.email, path="contact.emailAddress"),
+        phone=check_phone(contact.phone, path="contact.phoneNumber"),
         given_name=given_name,
         surname=surname,
-        postal_address=contact.get("postalAddress"),
+        postal_address=None if contact.postal_address is None else contact.postal_address.wire(),
     )
 
 
@@ -130,59 +131,50 @@ def age_on(born: date, day: date) -> int:
     return day.year - born.year - ((day.month, day.day) < (born.month, born.day))
 
 
-def _check_passenger(data: Mapping[str, Any], pax: Pax, first_travel_date: date) -> PassengerIn:
-    name = data["name"]
-    _check_name(name["givenName"], "passengers.name.givenName")
-    _check_name(name["surname"], "passengers.name.surname")
-    born = data.get("dateOfBirth")
+def _check_passenger(data: PassengerData, first_travel_date: date) -> PassengerIn:
+    _check_name(data.given_name, "passengers.name.givenName")
+    _check_name(data.surname, "passengers.name.surname")
+    born = data.date_of_birth
     if born is not None:
         if born > first_travel_date:
             raise ApiError(
                 Err.VALIDATION,
-                f"{pax.pax_id}: dateOfBirth is after the first travel date",
+                f"{data.passenger_id}: dateOfBirth is after the first travel date",
                 path="passengers.dateOfBirth",
             )
-        low, high = AGE_LIMITS[pax.ptc]
+        low, high = AGE_LIMITS[data.ptc]
         age = age_on(born, first_travel_date)
         if not low <= age <= high:
             raise ApiError(
                 Err.VALIDATION,
-                f"{pax.pax_id} is {age} on {first_travel_date}; type {pax.ptc} is for ages "
-                f"{low} to {high}",
+                f"{data.passenger_id} is {age} on {first_travel_date}; type {data.ptc} is for "
+                f"ages {low} to {high}",
                 path="passengers.dateOfBirth",
             )
-    contacts = data.get("contacts") or {}
     checked_contacts = {}
-    if contacts.get("emailAddress"):
+    if data.email:
         checked_contacts["emailAddress"] = check_email(
-            contacts["emailAddress"], path="passengers.contacts.emailAddress"
+            data.email, path="passengers.contacts.emailAddress"
         )
-    if contacts.get("phoneNumber"):
+    if data.phone:
         checked_contacts["phoneNumber"] = check_phone(
-            contacts["phoneNumber"], path="passengers.contacts.phoneNumber"
+            data.phone, path="passengers.contacts.phoneNumber"
         )
     return PassengerIn(
-        pax_id=pax.pax_id,
-        ptc=pax.ptc,
-        given_name=name["givenName"].strip(),
-        surname=name["surname"].strip(),
+        pax_id=data.passenger_id,
+        ptc=data.ptc,
+        given_name=data.given_name.strip(),
+        surname=data.surname.strip(),
         date_of_birth=born,
-        gender=data.get("gender", ""),
-        nationality=data.get("nationality", ""),
-        residence_country=data.get("residenceCountry", ""),
-        loyalty_program=data.get("loyaltyProgram"),
-        travel_documents=_documents(data.get("travelDocuments") or []),
+        gender=data.gender,
+        nationality=data.nationality,
+        residence_country=data.residence_country,
+        loyalty_program=None if data.loyalty_program is None else data.loyalty_program.wire(),
+        # Stored as JSON as they came, dates as ISO strings.
+        travel_documents=[d.wire() for d in data.travel_documents],
         contacts=checked_contacts or None,
-        infant_pax_id=data.get("infantPassengerId", ""),
+        infant_pax_id=data.infant_passenger_id,
     )
-
-
-def _documents(documents: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    # Dates become ISO strings so the documents can be stored as JSON as they came.
-    return [
-        {k: (v.isoformat() if isinstance(v, date) else v) for k, v in doc.items()}
-        for doc in documents
-    ]
 
 
 def _check_name(value: str, path: str) -> None:

@@ -28,7 +28,7 @@ from airline.network.itineraries import DatedLeg, network_index
 from airline.network.itineraries import Journey as NetworkJourney
 from airline.network.services import station_zone
 from offers.ancillaries import Traveller, bundle_terms
-from offers.store import OfferSource, offer_load
+from offers.store import OfferBatch, PricedItem, PricedOffer, offer_record
 from offers.wire import journey_id, local_time, ref_id
 from orders import events, ids
 from orders.ancillaries import (
@@ -49,9 +49,22 @@ from orders.checks import (
     check_passengers,
     lead_of,
 )
+from orders.credits import credit_payment, credit_redeem
 from orders.holds import hold_time_limit, seats_release
+from orders.inputs import (
+    AncillaryPick,
+    CardPayment,
+    ContactData,
+    CreditPayment,
+    Hold,
+    ItemSelection,
+    OtherPayment,
+    PassengerData,
+    PaymentData,
+)
 from orders.intents import card_charged, intent_attach, intent_open
 from orders.models import (
+    AirlineCredit,
     Channel,
     Contact,
     Journey,
@@ -60,10 +73,11 @@ from orders.models import (
     OrderItem,
     OrderStatus,
     Passenger,
+    Payment,
     PaymentIntent,
     Segment,
 )
-from orders.payments import Card, Charge, card_check
+from orders.payments import Card, Charge, card_check, credit_card_check
 from orders.selectors import (
     LegPart,
     OrderParts,
@@ -79,53 +93,50 @@ LOCATOR_ATTEMPTS = 5
 class BookedJourney:
     """A priced offer item with the journey it flies."""
 
-    item: Mapping[str, Any]
+    item: PricedItem
     journey: NetworkJourney
 
 
 def order_create(
-    *, principal: Principal, data: Mapping[str, Any], channel: str = Channel.JSON
+    *,
+    principal: Principal,
+    offer_id: str,
+    item_ids: Sequence[str],
+    selections: Sequence[ItemSelection] | None,
+    passengers: Sequence[PassengerData],
+    contact: ContactData,
+    payment: PaymentData,
+    ancillaries: Sequence[AncillaryPick] = (),
+    remarks: str = "",
+    channel: str = Channel.JSON,
 ) -> OrderParts:
     """Book a priced offer (SPEC.md §4.7): ONHOLD with a payment time limit, or CONFIRMED
     with a payment and e-tickets. Returns the new order with every row it wrote, which
     is what a read of it would return: the order view renders from them."""
     now = clock.now()
-    offer_id = data["offerId"]
-    batch, offer = offer_load(offer_id=offer_id, seller_id=str(principal.seller.pk), now=now)
-    if batch.source != OfferSource.PRICING:
+    batch, offer = offer_record(offer_id=offer_id, seller_id=str(principal.seller.pk), now=now)
+    if not isinstance(offer, PricedOffer):
         raise ApiError(
             Err.ORDER_NOT_CREATED,
             f"Offer {offer_id} is not a priced offer; price it with POST /offers/price first",
             path="offerId",
         )
-    booked = _booked_journeys(offer, data["offerItemIds"], data.get("offerItemSelections"), batch)
+    booked = _booked_journeys(offer, item_ids, selections, batch)
     first = min(booked, key=lambda b: b.journey.departs_at).journey
     first_date = first.departs_at.astimezone(station_zone(first.origin)).date()
-    passengers = check_passengers(data["passengers"], first_travel_date=first_date)
-    check_party_matches(passengers, batch.passengers)
-    contact = check_contact(data["contact"], lead=lead_of(passengers))
+    checked = check_passengers(passengers, first_travel_date=first_date)
+    check_party_matches(checked, batch.passengers)
+    contact_in = check_contact(contact, lead=lead_of(checked))
     sale = _first_sale(
         booked,
-        passengers,
-        entries=data.get("ancillaries") or (),
+        checked,
+        picks=ancillaries,
         offer_id=offer_id,
         seller_id=str(principal.seller.pk),
         now=now,
     )
-
-    payment = data["payment"]
-    card, time_limit = None, None
-    if payment["type"] == "Hold":
-        time_limit = hold_time_limit(now=now, first_departure=first.departs_at)
-    elif payment["type"] == "CreditCard":
-        card = card_check(payment, now=now)
-    else:
-        raise ApiError(
-            Err.PAYMENT_METHOD,
-            f"Payment type {payment['type']} is not supported; use Hold or CreditCard",
-            path="payment.type",
-        )
-    total = price_sum(Price.from_wire(b.item["totalPrice"]) for b in booked).total + sale.amount
+    paying = _payment_check(payment, now=now, first_departure=first.departs_at)
+    total = price_sum(Price.from_wire(b.item.total_price) for b in booked).total + sale.amount
     for _ in range(LOCATOR_ATTEMPTS):
         try:
             parts = _write_order(
@@ -134,28 +145,60 @@ def order_create(
                 now=now,
                 offer_id=offer_id,
                 booked=booked,
-                passengers=passengers,
-                contact=contact,
-                remarks=data.get("remarks", ""),
+                passengers=checked,
+                contact=contact_in,
+                remarks=remarks,
                 sale=sale,
                 total=total,
-                time_limit=time_limit,
-                card=card,
+                paying=paying,
             )
             break
         except LocatorTaken:
             continue  # the clash rolled the booking back: book it again, a fresh draw
     else:
         raise ApiError(Err.INTERNAL, "No free record locator was found; retry")
-    if card is None:
-        return parts
-    return _pay_reserved(parts, card=card, actor=events.actor_of(principal), now=now)
+    if parts.intent is None or paying.card is None:
+        return parts  # on hold, or paid in full by airline credit
+    return _pay_reserved(parts, card=paying.card, actor=events.actor_of(principal), now=now)
+
+
+@dataclass(frozen=True)
+class Paying:
+    """How a booking is paid, checked: on hold until `time_limit`, by `card`, by the
+    airline credit `credit_code` (and `card` for what it does not cover)."""
+
+    time_limit: datetime | None = None
+    card: Card | None = None
+    credit_code: str = ""
+
+
+def _payment_check(payment: PaymentData, *, now: datetime, first_departure: datetime) -> Paying:
+    """The request's payment as a Paying, or ERR-4001 (a hold too close to departure),
+    ERR-6000 (a type we do not take), ERR-6001/1005 (a bad card)."""
+    match payment:
+        case Hold():
+            return Paying(time_limit=hold_time_limit(now=now, first_departure=first_departure))
+        case CardPayment():
+            return Paying(card=card_check(payment, now=now))
+        case CreditPayment(credit_code=code, card=card):
+            return Paying(
+                credit_code=code,
+                card=None if card is None else credit_card_check(card, now=now),
+            )
+        case OtherPayment(type=kind):
+            raise ApiError(
+                Err.PAYMENT_METHOD,
+                f"Payment type {kind} is not supported; use Hold, CreditCard or AirlineCredit",
+                path="payment.type",
+            )
+    raise TypeError(f"not a payment: {payment!r}")
 
 
 def _pay_reserved(parts: OrderParts, *, card: Card, actor: str, now: datetime) -> OrderParts:
     """Charge the card for an order reserved PENDING with its intent, then confirm it.
-    A card refused gives the seats back and leaves no order; a confirmation that fails
-    refunds the charge first. Whatever a dying worker leaves, the reconciler settles."""
+    A card refused gives the seats (and any airline credit spent) back and leaves no
+    order; a confirmation that fails refunds the charge first. Whatever a dying worker
+    leaves, the reconciler settles."""
     try:
         with card_charged(parts.intent, card, why="the booking could not be confirmed") as charge:
             return order_confirm_paid(
@@ -180,15 +223,21 @@ def order_confirm_paid(
     # the reconciler confirms the order again.
     commit_without_flush()
     order = parts.order
+    # `paid` may already hold the airline credit the reservation spent: the card pays
+    # the rest (DESIGN.md §11 "Airline credit").
     confirmed = Order.objects.filter(pk=order.pk, status=OrderStatus.PENDING).update(
         status=OrderStatus.CONFIRMED,
-        paid=charge.amount,
+        paid=F("paid") + charge.amount,
         updated_at=now,
         version=F("version") + 1,
     )
     if not confirmed:
         raise ApiError(Err.INTERNAL, "The booking was settled meanwhile; retrieve it")
-    order.status, order.paid, order.updated_at = OrderStatus.CONFIRMED, charge.amount, now
+    order.status, order.paid, order.updated_at = (
+        OrderStatus.CONFIRMED,
+        order.paid + charge.amount,
+        now,
+    )
     order.version += 1
     payment = payment_record(order, charge=charge, intent=intent, now=now)
     intent_attach(intent, charge=charge, payment=payment)
@@ -202,7 +251,7 @@ def order_confirm_paid(
     events.order_paid(order, actor=actor, now=now, amount=charge.amount)
     return replace(
         parts,
-        payments=[payment],
+        payments=[*parts.payments, payment],
         tickets=tickets,
         coupons={t.pk: [c for c in coupons if c.ticket_id == t.pk] for t in tickets},
     )
@@ -227,6 +276,7 @@ def order_abandon(order: Order) -> bool:
         if not pending.exists():
             return False
         seats_release(order)
+        credits_restore(order)
         # An adult's link to the infant on its lap protects the infant's row: let go of
         # it first, or the order could not be deleted with its passengers.
         Passenger.objects.filter(order=order, infant__isnull=False).update(infant=None)
@@ -234,14 +284,25 @@ def order_abandon(order: Order) -> bool:
     return True
 
 
+def credits_restore(order: Order) -> None:
+    """Inside the abandoning transaction: give back to their credits what the reserved
+    order spent of them, before its payment rows go with it. Each credit gets exactly
+    what it gave, so `remaining` never passes `amount`."""
+    spent = Payment.objects.filter(order=order, method=Payment.Method.CREDIT).values_list(
+        "credit_id", "amount"
+    )
+    for credit_id, amount in spent:
+        AirlineCredit.objects.filter(pk=credit_id).update(remaining=F("remaining") + amount)
+
+
 def _booked_journeys(
-    offer: Mapping[str, Any],
+    offer: PricedOffer,
     item_ids: Sequence[str],
-    selections: Sequence[Mapping[str, Any]] | None,
-    batch,
+    selections: Sequence[ItemSelection] | None,
+    batch: OfferBatch,
 ) -> list[BookedJourney]:
     """The chosen items of the priced offer with their journeys, still operating."""
-    items = {item["offerItemId"]: item for item in offer["items"]}
+    items = {item.offer_item_id: item for item in offer.items}
     if len(set(item_ids)) != len(item_ids):
         raise ApiError(Err.VALIDATION, "An offerItemId is listed twice", path="offerItemIds")
     for item_id in item_ids:
@@ -253,14 +314,14 @@ def _booked_journeys(
             )
     party = {p["paxId"] for p in batch.passengers}
     for selection in selections or ():
-        if selection["offerItemId"] not in item_ids:
+        if selection.offer_item_id not in item_ids:
             raise ApiError(
                 Err.ORDER_NOT_CREATED,
-                f"offerItemSelections names {selection['offerItemId']}, "
+                f"offerItemSelections names {selection.offer_item_id}, "
                 "which is not in offerItemIds",
                 path="offerItemSelections.offerItemId",
             )
-        chosen = set(selection.get("passengerIds") or party)
+        chosen = set(selection.passenger_ids or party)
         if chosen != party:
             # The priced offer was priced for the whole party; a part of it is another
             # price, which only a new price offer can quote.
@@ -274,7 +335,7 @@ def _booked_journeys(
     booked = []
     for item_id in item_ids:
         item = items[item_id]
-        journey = index.journey_of(item["segments"])
+        journey = index.journey_of(item.segments)
         if journey is None:
             raise ApiError(
                 Err.ORDER_NOT_CREATED,
@@ -306,16 +367,16 @@ def _write_order(
     remarks: str,
     sale: Sale,
     total: Decimal,
-    time_limit: datetime | None,
-    card: Card | None,
+    paying: Paying,
 ) -> OrderParts:
     """The booking's one transaction: the order with a freshly drawn record locator, its
     seats, passengers, contact, journeys, items, segments and legs, its services (bundle
-    inclusions, seats and bags bought with it) and its event: ONHOLD with `time_limit`,
-    or, to be paid by `card`, PENDING with the payment intent the charge will be made
-    under (reserve first: seats are taken before any money moves). Returns what it
-    wrote; LocatorTaken when the record locator drawn is another order's (the
-    transaction is then rolled back)."""
+    inclusions, seats and bags bought with it) and its event, then its payment: ONHOLD
+    with a time limit; or what an airline credit covers spent from it; CONFIRMED and
+    ticketed when nothing is left to pay; else, to be paid by card, PENDING with the
+    payment intent the charge will be made under (reserve first: seats and credit are
+    taken before any card is charged). Returns what it wrote; LocatorTaken when the
+    record locator drawn is another order's (the transaction is then rolled back)."""
     order = Order(
         order_id=ids.new_order_id(),
         record_locator=ids.new_record_locator(),
@@ -323,12 +384,12 @@ def _write_order(
         seller=principal.seller,
         agency_code=principal.key.agency_code or "",
         channel=channel,
-        status=OrderStatus.PENDING if card else OrderStatus.ONHOLD,
+        status=OrderStatus.ONHOLD if paying.time_limit else OrderStatus.PENDING,
         created_at=now,
         updated_at=now,
         total=total,
         paid=Decimal(0),
-        payment_time_limit=time_limit,
+        payment_time_limit=paying.time_limit,
         source_offer_id=offer_id,
         remarks=remarks,
         lead_given_name=lead_of(passengers).given_name,
@@ -343,7 +404,7 @@ def _write_order(
             [
                 SeatChange(tuple(leg.id for leg in s.legs), rbd, seats)
                 for b in booked
-                for s, rbd in zip(b.journey.segments, b.item["rbds"], strict=True)
+                for s, rbd in zip(b.journey.segments, b.item.rbds, strict=True)
             ],
             check=as_priced(booked),
         )
@@ -369,20 +430,20 @@ def _write_order(
             order=order,
             journey=journey,
             ref=ids.new_ref("OOI"),
-            bundle=b.item["bundle"],
-            total=Price.from_wire(b.item["totalPrice"]).total,
-            price=stored_json(b.item["totalPrice"]),
-            fare=stored_json(b.item["fare"]),
-            passenger_prices=stored_json(b.item["passengerPrices"]),
+            bundle=b.item.bundle,
+            total=Price.from_wire(b.item.total_price).total,
+            price=stored_json(b.item.total_price),
+            fare=stored_json(b.item.fare),
+            passenger_prices=stored_json(b.item.passenger_prices),
         )
         for journey, b in zip(journeys, booked, strict=True)
     )
     segment_rows, legs = segments_write(
         order,
         [
-            (journey, s, b.item["cabin"], rbd, seats)
+            (journey, s, b.item.cabin, rbd, seats)
             for journey, b in zip(journeys, booked, strict=True)
-            for s, rbd in zip(b.journey.segments, b.item["rbds"], strict=True)
+            for s, rbd in zip(b.journey.segments, b.item.rbds, strict=True)
         ],
     )
     services = (
@@ -417,28 +478,77 @@ def _write_order(
         tickets=[],
         coupons={},
     )
-    if card is not None:
-        parts = replace(
-            parts,
-            intent=intent_open(
-                seller=principal.seller,
-                purpose=PaymentIntent.Purpose.CREATE,
-                amount=total,
-                card=card,
-                now=now,
-                order=order,
-                offer_id=offer_id,
-            ),
-        )
-    events.order_created(order, actor=events.actor_of(principal), now=now)
-    return parts
+    actor = events.actor_of(principal)
+    events.order_created(order, actor=actor, now=now)
+    if paying.time_limit:
+        return parts
+    due = total
+    if paying.credit_code:
+        parts = _pay_by_credit(parts, code=paying.credit_code, actor=actor, now=now)
+        due = total - order.paid
+        if due > 0 and paying.card is None:
+            # Rolls back the whole booking, the credit's UPDATE with it.
+            raise ApiError(
+                Err.PAYMENT_REJECTED,
+                f"The airline credit covers {order.paid} of the {total} USD due; send "
+                "`card` with it to pay the rest",
+                path="payment.card",
+            )
+        if due <= 0:
+            return _confirm_by_credit(parts, actor=actor, now=now)
+    assert paying.card is not None
+    return replace(
+        parts,
+        intent=intent_open(
+            seller=principal.seller,
+            purpose=PaymentIntent.Purpose.CREATE,
+            amount=due,
+            card=paying.card,
+            now=now,
+            order=order,
+            offer_id=offer_id,
+        ),
+    )
+
+
+def _pay_by_credit(parts: OrderParts, *, code: str, actor: str, now: datetime) -> OrderParts:
+    """Inside the booking's transaction: spend what the seller's airline credit `code`
+    holds, up to the order's total, as the order's first payment (ERR-6002 for a code
+    that cannot be used). Its conditional UPDATE (orders/credits.py) is what stops two
+    bookings racing for one credit from spending more than it holds."""
+    order = parts.order
+    credit = credit_redeem(code=code, seller_id=order.seller_id, amount=order.total, now=now)
+    Order.objects.filter(pk=order.pk).update(paid=credit.spent)
+    order.paid = credit.spent
+    return replace(parts, payments=[credit_payment(order, credit, actor=actor, now=now)])
+
+
+def _confirm_by_credit(parts: OrderParts, *, actor: str, now: datetime) -> OrderParts:
+    """Inside the booking's transaction, an order its airline credit paid in full:
+    CONFIRMED, e-tickets and EMDs issued, as a card payment would have left it."""
+    order = parts.order
+    Order.objects.filter(pk=order.pk).update(status=OrderStatus.CONFIRMED)
+    order.status = OrderStatus.CONFIRMED
+    tickets, coupons = tickets_issue(
+        order,
+        now=now,
+        passengers=parts.passengers,
+        segments=[s for j in parts.journeys for s in parts.segments[j.pk]],
+    )
+    emds_number(parts.services)
+    events.order_paid(order, actor=actor, now=now, amount=order.paid)
+    return replace(
+        parts,
+        tickets=tickets,
+        coupons={t.pk: [c for c in coupons if c.ticket_id == t.pk] for t in tickets},
+    )
 
 
 def _first_sale(
     booked: Sequence[BookedJourney],
     passengers: Sequence[PassengerIn],
     *,
-    entries: Sequence[Mapping[str, Any]],
+    picks: Sequence[AncillaryPick],
     offer_id: str,
     seller_id: str,
     now: datetime,
@@ -453,11 +563,11 @@ def _first_sale(
         line
         for ref, b in journey_refs.items()
         for line in inclusion_lines(
-            bundle=bundle_terms(b.item["bundle"]), journey_ref=ref, travellers=travellers.values()
+            bundle=bundle_terms(b.item.bundle), journey_ref=ref, travellers=travellers.values()
         )
     ]
     bought = sale_lines_check(
-        entries=entries,
+        entries=picks,
         context={"offerId": offer_id},
         seller_id=seller_id,
         now=now,
@@ -485,7 +595,7 @@ def _first_sale(
 def _journey_ref(booked: BookedJourney) -> str:
     """The JOU- id of a booked journey: the priced offer's, so that seat and service
     items offered for it name the order's journey."""
-    return booked.item.get("journeyId") or journey_id(booked.journey)
+    return booked.item.journey_id or journey_id(booked.journey)
 
 
 def as_priced(booked: Sequence[BookedJourney]) -> LegCheck:
@@ -495,7 +605,7 @@ def as_priced(booked: Sequence[BookedJourney]) -> LegCheck:
     priced: dict[int, Mapping[str, Any]] = {
         leg_id: leg
         for b in booked
-        for leg_ids, segment in zip(b.item["segments"], b.item["flight"]["segments"], strict=True)
+        for leg_ids, segment in zip(b.item.segments, b.item.flight["segments"], strict=True)
         for leg_id, leg in zip(leg_ids, segment["legs"], strict=True)
     }
 

@@ -80,8 +80,9 @@ from offers.wire import journey_id
 from orders import events, ids
 from orders.checks import check_contact, check_passengers, lead_of
 from orders.create import contact_write, journey_row, passengers_write, segments_write
+from orders.inputs import PassengerData
 from orders.models import Channel, Order, OrderItem, OrderStatus, Payment
-from orders.serializers import ContactIn
+from orders.serializers import ContactIn, contact_data
 from orders.tickets import tickets_issue
 from sellers.models import Seller
 
@@ -328,7 +329,7 @@ def _write(data: Mapping[str, Any], *, seller: Seller, now: datetime) -> Order:
     first_date = first.segment.departs_at.astimezone(first.origin_zone).date()
     passengers = check_passengers(_passengers_in(data["passengers"]), first_travel_date=first_date)
     lead = lead_of(passengers)
-    contact = check_contact(data["contact"], lead=lead)
+    contact = check_contact(contact_data(data["contact"]), lead=lead)
     seats = sum(1 for p in passengers if p.ptc != "INF")  # a lap infant takes no seat
     price = data["totalPrice"]
     total = price["amount"]
@@ -376,27 +377,33 @@ def _write(data: Mapping[str, Any], *, seller: Seller, now: datetime) -> Order:
     return order
 
 
-def _passengers_in(passengers: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def _passengers_in(passengers: Sequence[Mapping[str, Any]]) -> list[PassengerData]:
     """The file's passengers as create order's input (orders.checks): ids ADT-1, INF-1...
     in order, and each infant on the lap of the adult of the same rank."""
     counts: dict[str, int] = {}
-    shaped = []
+    ids_in_order = []
     for p in passengers:
         counts[p["type"]] = counts.get(p["type"], 0) + 1
-        shaped.append(
-            {
-                "passengerId": f"{p['type']}-{counts[p['type']]}",
-                "type": p["type"],
-                "name": {"givenName": p["givenName"], "surname": p["surname"]},
-                **({"dateOfBirth": p["dateOfBirth"]} if p.get("dateOfBirth") else {}),
-            }
-        )
-    adults = [p for p in shaped if p["type"] == "ADT"]
-    infants = [p for p in shaped if p["type"] == "INF"]
+        ids_in_order.append(f"{p['type']}-{counts[p['type']]}")
+    adults = [
+        pax_id for pax_id, p in zip(ids_in_order, passengers, strict=True) if p["type"] == "ADT"
+    ]
+    infants = [
+        pax_id for pax_id, p in zip(ids_in_order, passengers, strict=True) if p["type"] == "INF"
+    ]
     # More infants than adults is left for check_passengers to refuse with its message.
-    for adult, infant in zip(adults, infants, strict=False):
-        adult["infantPassengerId"] = infant["passengerId"]
-    return shaped
+    carried = dict(zip(adults, infants, strict=False))
+    return [
+        PassengerData(
+            passenger_id=pax_id,
+            ptc=p["type"],
+            given_name=p["givenName"],
+            surname=p["surname"],
+            date_of_birth=p.get("dateOfBirth"),
+            infant_passenger_id=carried.get(pax_id, ""),
+        )
+        for pax_id, p in zip(ids_in_order, passengers, strict=True)
+    ]
 
 
 def _resolve_journey(segments: Sequence[Mapping[str, Any]], index: int) -> list[ResolvedSegment]:

@@ -303,6 +303,42 @@ CREATE_EXAMPLES = [
             ],
         },
     ),
+    OpenApiExample(
+        "Airline credit",
+        description="A credit of this seller (an earlier order's `credits[]`) that covers "
+        "the whole amount due: CONFIRMED and ticketed, one payment of method Credit.",
+        request_only=True,
+        value={
+            "offerId": "<priced offerId>",
+            "offerItemIds": ["<priced offerId>.1"],
+            "passengers": _PASSENGERS,
+            "contact": _CONTACT,
+            "payment": {"type": "AirlineCredit", "creditCode": "MXAB23CD45EF"},
+        },
+    ),
+    OpenApiExample(
+        "Airline credit and a card for the rest",
+        description="The credit is spent first; the card is charged what it does not cover, "
+        "in the same request. A declined card spends nothing of the credit and books nothing.",
+        request_only=True,
+        value={
+            "offerId": "<priced offerId>",
+            "offerItemIds": ["<priced offerId>.1"],
+            "passengers": _PASSENGERS,
+            "contact": _CONTACT,
+            "payment": {
+                "type": "AirlineCredit",
+                "creditCode": "MXAB23CD45EF",
+                "card": {
+                    "cardType": "VI",
+                    "cardNumber": "4111111111111111",
+                    "expiryDate": "1230",
+                    "securityCode": "123",
+                    "payer": {"name": {"givenName": "Ada", "surname": "Lovelace"}},
+                },
+            },
+        },
+    ),
 ]
 
 CHANGE_EXAMPLES = [

@@ -12,6 +12,7 @@ a gateway charges a reference at most once, and tells later what it holds for it
 
 import secrets
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -24,6 +25,7 @@ from django.utils.module_loading import import_string
 
 from airline.api import clock
 from airline.api.errors import ApiError, Err
+from orders.inputs import CardPayment
 
 BRANDS = {"VI": "Visa", "CA": "Mastercard", "AX": "American Express", "DS": "Discover"}
 
@@ -175,41 +177,56 @@ def payment_gateway() -> PaymentGateway:
     return import_string(settings.PAYMENT_GATEWAY)()
 
 
-def card_check(payment: dict[str, Any], *, now: datetime) -> Card:
+def card_check(payment: CardPayment | Mapping[str, Any], *, now: datetime) -> Card:
     """A usable card from the request's payment, or the error DESIGN.md §11 names:
     unknown brand ERR-6001; a number failing Luhn or not of its brand, an expired card or
-    a bad security code length ERR-1005 with the field's path."""
-    brand = str(payment.get("cardType", "")).upper()
+    a bad security code length ERR-1005 with the field's path. `path` prefixes the
+    fields' paths (payment.card for the card beside an airline credit)."""
+    if not isinstance(payment, CardPayment):
+        # Change order still passes its validated wire dict (orders/changes.py); read it
+        # as create order's typed input so that both are checked by the same lines.
+        from orders.serializers import card_payment
+
+        payment = card_payment(payment)
+    return _card_of(payment, now=now, path="payment")
+
+
+def credit_card_check(payment: CardPayment, *, now: datetime) -> Card:
+    """card_check for the card that pays the rest of an airline credit (payment.card)."""
+    return _card_of(payment, now=now, path="payment.card")
+
+
+def _card_of(payment: CardPayment, *, now: datetime, path: str) -> Card:
+    brand = payment.card_type.upper()
     if brand not in BRANDS:
         raise ApiError(
             Err.CARD_BRAND,
             f"Card brand {brand or '(none)'} is not accepted; use one of {', '.join(BRANDS)}",
-            path="payment.cardType",
+            path=f"{path}.cardType",
         )
-    number = str(payment.get("cardNumber", "")).replace(" ", "")
+    number = payment.card_number.replace(" ", "")
     if not number.isdigit() or not 12 <= len(number) <= 19 or not _luhn_ok(number):
-        raise ApiError(Err.VALIDATION, "The card number is not valid", path="payment.cardNumber")
+        raise ApiError(Err.VALIDATION, "The card number is not valid", path=f"{path}.cardNumber")
     if _brand_of(number) != brand:
         raise ApiError(
             Err.VALIDATION,
             f"The card number is not a {BRANDS[brand]} number",
-            path="payment.cardNumber",
+            path=f"{path}.cardNumber",
         )
-    expiry = str(payment.get("expiryDate", ""))
+    expiry = payment.expiry_date
     if len(expiry) != 4 or not expiry.isdigit() or not 1 <= int(expiry[:2]) <= 12:
-        raise ApiError(Err.VALIDATION, "expiryDate must be MMYY", path="payment.expiryDate")
+        raise ApiError(Err.VALIDATION, "expiryDate must be MMYY", path=f"{path}.expiryDate")
     # A card is good through the last day of its expiry month.
     if (2000 + int(expiry[2:]), int(expiry[:2])) < (now.year, now.month):
-        raise ApiError(Err.VALIDATION, "The card has expired", path="payment.expiryDate")
-    code = str(payment.get("securityCode", ""))
+        raise ApiError(Err.VALIDATION, "The card has expired", path=f"{path}.expiryDate")
+    code = payment.security_code
     if not code.isdigit() or len(code) != (4 if brand == "AX" else 3):
         raise ApiError(
             Err.VALIDATION,
             f"securityCode must be {4 if brand == 'AX' else 3} digits for {BRANDS[brand]}",
-            path="payment.securityCode",
+            path=f"{path}.securityCode",
         )
-    name = (payment.get("payer") or {}).get("name") or {}
-    holder = " ".join(p for p in (name.get("givenName"), name.get("surname")) if p)
+    holder = " ".join(p for p in (payment.payer_given_name, payment.payer_surname) if p)
     return Card(brand=brand, number=number, expiry=expiry, security_code=code, holder=holder)
 
 

@@ -2,10 +2,28 @@
 rules that span fields or need the offer (party, ages, infants, cards) are in
 orders/checks.py and orders/payments.py."""
 
+from collections.abc import Mapping
+from typing import Any
+
 from rest_framework import serializers
 
 from airline.api.serializers import IsoDateField, StrictSerializer
 from offers.passengers import MAX_LISTED
+from orders.inputs import (
+    AncillaryPick,
+    CardPayment,
+    ContactData,
+    CreateOrderInput,
+    CreditPayment,
+    Hold,
+    ItemSelection,
+    LoyaltyProgram,
+    OtherPayment,
+    PassengerData,
+    PaymentData,
+    PostalAddress,
+    TravelDocument,
+)
 
 COUNTRY = r"^[A-Z]{2}$"
 
@@ -81,20 +99,43 @@ class PayerIn(StrictSerializer):
     postalAddress = PostalAddressIn(required=False)
 
 
+CARD_FIELDS = ("cardType", "cardNumber", "expiryDate", "securityCode")
+
+
+class CardIn(StrictSerializer):
+    """The card fields of a CreditCard payment (SPEC.md §2.5.1), without `type`: the card
+    that pays the rest of an AirlineCredit payment."""
+
+    cardType = serializers.CharField(max_length=4, help_text="VI, CA, AX, DS")
+    cardNumber = serializers.CharField(max_length=23)
+    expiryDate = serializers.CharField(max_length=4, help_text="MMYY")
+    securityCode = serializers.CharField(max_length=4)
+    payer = PayerIn(required=False)
+
+
 class PaymentIn(StrictSerializer):
     # `type` is free text here: a type we do not take is ERR-6000, not a shape error.
-    type = serializers.CharField(max_length=20, help_text="Hold or CreditCard")
+    type = serializers.CharField(max_length=20, help_text="Hold, CreditCard or AirlineCredit")
     cardType = serializers.CharField(max_length=4, required=False, help_text="VI, CA, AX, DS")
     cardNumber = serializers.CharField(max_length=23, required=False)
     expiryDate = serializers.CharField(max_length=4, required=False, help_text="MMYY")
     securityCode = serializers.CharField(max_length=4, required=False)
     payer = PayerIn(required=False)
+    creditCode = serializers.CharField(
+        max_length=16, required=False, help_text="AirlineCredit: the credit's code"
+    )
+    card = CardIn(
+        required=False,
+        help_text="AirlineCredit: the card that pays what the credit does not cover",
+    )
 
     def validate(self, attrs):
         if attrs["type"] == "CreditCard":
-            for name in ("cardType", "cardNumber", "expiryDate", "securityCode"):
+            for name in CARD_FIELDS:
                 if not attrs.get(name):
                     raise serializers.ValidationError({name: ["This field is required."]})
+        if attrs["type"] == "AirlineCredit" and not attrs.get("creditCode"):
+            raise serializers.ValidationError({"creditCode": ["This field is required."]})
         return attrs
 
 
@@ -143,6 +184,130 @@ class CreateOrderIn(StrictSerializer):
         max_length=200,
         help_text="Seats and services sold with the flights, in the same transaction",
     )
+
+    def to_create_input(self) -> CreateOrderInput:
+        """The validated request as create order's typed input (orders/inputs.py)."""
+        data = self.validated_data
+        selections = data.get("offerItemSelections")
+        return CreateOrderInput(
+            offer_id=data["offerId"],
+            item_ids=list(data["offerItemIds"]),
+            selections=None
+            if selections is None
+            else [ItemSelection(s["offerItemId"], _ids(s.get("passengerIds"))) for s in selections],
+            passengers=[passenger_data(p) for p in data["passengers"]],
+            contact=contact_data(data["contact"]),
+            payment=payment_data(data["payment"]),
+            ancillaries=[ancillary_pick(a) for a in data.get("ancillaries") or ()],
+            remarks=data.get("remarks", ""),
+        )
+
+
+def passenger_data(wire: Mapping[str, Any]) -> PassengerData:
+    """A validated BookingPassengerIn as typed input."""
+    loyalty = wire.get("loyaltyProgram")
+    contacts = wire.get("contacts") or {}
+    return PassengerData(
+        passenger_id=wire["passengerId"],
+        ptc=wire["type"],
+        given_name=wire["name"]["givenName"],
+        surname=wire["name"]["surname"],
+        date_of_birth=wire.get("dateOfBirth"),
+        gender=wire.get("gender", ""),
+        nationality=wire.get("nationality", ""),
+        residence_country=wire.get("residenceCountry", ""),
+        loyalty_program=None
+        if loyalty is None
+        else LoyaltyProgram(
+            account_number=loyalty["accountNumber"],
+            program_code=loyalty.get("programCode", ""),
+            tier_level=loyalty.get("tierLevel", ""),
+        ),
+        travel_documents=tuple(
+            TravelDocument(
+                document_type=d["documentType"],
+                document_number=d["documentNumber"],
+                issuing_country=d.get("issuingCountry", ""),
+                nationality=d.get("nationality", ""),
+                expiry_date=d.get("expiryDate"),
+            )
+            for d in wire.get("travelDocuments") or ()
+        ),
+        email=contacts.get("emailAddress", ""),
+        phone=contacts.get("phoneNumber", ""),
+        infant_passenger_id=wire.get("infantPassengerId", ""),
+    )
+
+
+def contact_data(wire: Mapping[str, Any]) -> ContactData:
+    """A validated ContactIn (create order's contact, UpdateContact's) as typed input."""
+    name = wire.get("name") or {}
+    return ContactData(
+        email=wire["emailAddress"],
+        phone=wire.get("phoneNumber", ""),
+        given_name=name.get("givenName", ""),
+        surname=name.get("surname", ""),
+        postal_address=postal_address(wire.get("postalAddress")),
+    )
+
+
+def postal_address(wire: Mapping[str, Any] | None) -> PostalAddress | None:
+    """A validated PostalAddressIn as typed input."""
+    if wire is None:
+        return None
+    return PostalAddress(
+        line1=wire["line1"],
+        city=wire["city"],
+        country_code=wire["countryCode"],
+        line2=wire.get("line2", ""),
+        state_province=wire.get("stateProvince", ""),
+        postal_code=wire.get("postalCode", ""),
+    )
+
+
+def payment_data(wire: Mapping[str, Any]) -> PaymentData:
+    """A validated PaymentIn as typed input; a type we do not take stays one
+    (OtherPayment), for the service to refuse."""
+    if wire["type"] == "Hold":
+        return Hold()
+    if wire["type"] == "CreditCard":
+        return card_payment(wire)
+    if wire["type"] == "AirlineCredit":
+        card = wire.get("card")
+        return CreditPayment(
+            credit_code=wire["creditCode"], card=None if card is None else card_payment(card)
+        )
+    return OtherPayment(wire["type"])
+
+
+def card_payment(wire: Mapping[str, Any]) -> CardPayment:
+    """The card fields of a validated PaymentIn or CardIn as typed input."""
+    payer = wire.get("payer") or {}
+    name = payer.get("name") or {}
+    return CardPayment(
+        card_type=wire.get("cardType", ""),
+        card_number=wire.get("cardNumber", ""),
+        expiry_date=wire.get("expiryDate", ""),
+        security_code=wire.get("securityCode", ""),
+        payer_given_name=name.get("givenName", ""),
+        payer_surname=name.get("surname", ""),
+        payer_address=postal_address(payer.get("postalAddress")),
+    )
+
+
+def ancillary_pick(wire: Mapping[str, Any]) -> AncillaryPick:
+    """A validated BookedAncillaryIn (or an AcceptOffer change) as typed input."""
+    seat = wire.get("seat")
+    return AncillaryPick(
+        offer_id=wire["offerId"],
+        offer_item_id=wire["offerItemId"],
+        passenger_ids=_ids(wire.get("passengerIds")),
+        seat=None if seat is None else (seat["row"], seat["column"]),
+    )
+
+
+def _ids(values: list[str] | None) -> tuple[str, ...] | None:
+    return None if values is None else tuple(values)
 
 
 class OrderListQuery(serializers.Serializer):

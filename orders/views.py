@@ -56,7 +56,7 @@ class OrdersView(APIView):
         """Book a priced offer, on hold or paid by card (SPEC.md §4.7)."""
         body = CreateOrderIn(data=request.data)
         body.is_valid(raise_exception=True)
-        created = order_create(principal=request.user, data=body.validated_data)
+        created = order_create(principal=request.user, **body.to_create_input())
         return ok(presenters.order_view_cached(created.order, parts=created), status=201)
 
     @extend_schema(

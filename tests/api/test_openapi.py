@@ -79,6 +79,8 @@ def test_the_description_generates_without_a_warning(tmp_path):
         "Hold",
         "Card",
         "HoldWithASeatAndABag",
+        "AirlineCredit",
+        "AirlineCreditAndACardForTheRest",
     }
     view = document["components"]["schemas"]["OrderViewData"]["properties"]
     assert view["services"]["items"]["$ref"].endswith("/OrderService")

@@ -1,0 +1,177 @@
+"""Typed input of create order (SPEC.md §2.5.1, §4.7; DESIGN.md §11): the values
+`orders.create.order_create` books from, whatever channel the request came by.
+
+Each channel builds these from its own wire shape: the JSON API in
+`orders.serializers.CreateOrderIn.to_create_input`, NDC/XML from OrderCreateRQ. They
+carry what the client sent, shaped but not yet judged: the rules that span fields or need
+the priced offer (party, ages, infants, cards, credits) are applied by `orders.checks`,
+`orders.payments` and `orders.create`, the same for every channel.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from typing import TypedDict
+
+
+@dataclass(frozen=True)
+class ItemSelection:
+    """An offerItemSelections entry: the passengers an offer item is booked for (None:
+    every passenger it was priced for)."""
+
+    offer_item_id: str
+    passenger_ids: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class PostalAddress:
+    line1: str
+    city: str
+    country_code: str
+    line2: str = ""
+    state_province: str = ""
+    postal_code: str = ""
+
+    def wire(self) -> dict[str, str]:
+        """The address as the order stores and shows it (SPEC.md field names)."""
+        fields = {
+            "line1": self.line1,
+            "line2": self.line2,
+            "city": self.city,
+            "stateProvince": self.state_province,
+            "postalCode": self.postal_code,
+            "countryCode": self.country_code,
+        }
+        return {name: value for name, value in fields.items() if value}
+
+
+@dataclass(frozen=True)
+class LoyaltyProgram:
+    account_number: str
+    program_code: str = ""
+    tier_level: str = ""
+
+    def wire(self) -> dict[str, str]:
+        """The membership as the order stores and shows it."""
+        fields = {
+            "programCode": self.program_code,
+            "accountNumber": self.account_number,
+            "tierLevel": self.tier_level,
+        }
+        return {name: value for name, value in fields.items() if value}
+
+
+@dataclass(frozen=True)
+class TravelDocument:
+    document_type: str  # PT passport, NI national id, DL, VI visa, RP residence permit
+    document_number: str
+    issuing_country: str = ""
+    nationality: str = ""
+    expiry_date: date | None = None
+
+    def wire(self) -> dict[str, str]:
+        """The document as the order stores and shows it (dates as ISO strings)."""
+        fields = {
+            "documentType": self.document_type,
+            "documentNumber": self.document_number,
+            "issuingCountry": self.issuing_country,
+            "nationality": self.nationality,
+            "expiryDate": self.expiry_date.isoformat() if self.expiry_date else "",
+        }
+        return {name: value for name, value in fields.items() if value}
+
+
+@dataclass(frozen=True)
+class PassengerData:
+    """A passenger as the request named them; `passenger_id` is the priced offer's paxId
+    (DESIGN.md §11), `infant_passenger_id` on an adult the infant on their lap."""
+
+    passenger_id: str
+    ptc: str  # ADT, CHD, INF
+    given_name: str
+    surname: str
+    date_of_birth: date | None = None
+    gender: str = ""  # Male or Female
+    nationality: str = ""
+    residence_country: str = ""
+    loyalty_program: LoyaltyProgram | None = None
+    travel_documents: tuple[TravelDocument, ...] = ()
+    email: str = ""  # the passenger's own contact, when given
+    phone: str = ""
+    infant_passenger_id: str = ""
+
+
+@dataclass(frozen=True)
+class ContactData:
+    """The booking contact as sent; an empty name defaults to the lead passenger's."""
+
+    email: str
+    phone: str = ""
+    given_name: str = ""
+    surname: str = ""
+    postal_address: PostalAddress | None = None
+
+
+@dataclass(frozen=True)
+class Hold:
+    """Book now, pay by the payment time limit (DESIGN.md §8)."""
+
+
+@dataclass(frozen=True)
+class CardPayment:
+    """A credit card payment as sent (SPEC.md §2.5.1): checked by
+    `orders.payments.card_check`; the number and security code are never kept."""
+
+    card_type: str
+    card_number: str = field(repr=False)
+    expiry_date: str  # MMYY
+    security_code: str = field(repr=False)
+    payer_given_name: str = ""
+    payer_surname: str = ""
+    payer_address: PostalAddress | None = None
+
+
+@dataclass(frozen=True)
+class CreditPayment:
+    """Airline credit (DESIGN.md §11 "Airline credit"), and the card that pays what the
+    credit does not cover, when it may not."""
+
+    credit_code: str
+    card: CardPayment | None = None
+
+
+@dataclass(frozen=True)
+class OtherPayment:
+    """A payment type we do not take (ERR-6000), kept so that the refusal is the
+    service's, not the channel's."""
+
+    type: str
+
+
+PaymentData = Hold | CardPayment | CreditPayment | OtherPayment
+
+
+@dataclass(frozen=True)
+class AncillaryPick:
+    """A seat or service bought with the booking (DESIGN.md §11 "Ancillaries in the first
+    booking"), or later by AcceptOffer: an item of a seats or services offer, for some
+    passengers (None: every one it was priced for), a seat (row, column) for a seat item."""
+
+    offer_id: str
+    offer_item_id: str
+    passenger_ids: tuple[str, ...] | None = None
+    seat: tuple[int, str] | None = None
+
+
+class CreateOrderInput(TypedDict):
+    """Create order's keyword arguments besides the principal and the channel: what a
+    channel's request maps to (`order_create(principal=..., **input)`)."""
+
+    offer_id: str
+    item_ids: Sequence[str]
+    selections: Sequence[ItemSelection] | None
+    passengers: Sequence[PassengerData]
+    contact: ContactData
+    payment: PaymentData
+    ancillaries: Sequence[AncillaryPick]
+    remarks: str
