@@ -1,9 +1,9 @@
 """Shopping and pricing endpoints: validate, call one service, render."""
 
 from drf_spectacular.utils import extend_schema
-from rest_framework.views import APIView
 
 from airline.api import clock
+from airline.api.endpoints import ServiceView
 from airline.api.openapi import ERROR_RESPONSES
 from airline.api.responses import ok
 from airline.network.itineraries import network_index
@@ -22,12 +22,10 @@ from offers.serializers import AncillaryIn, PriceIn, SearchIn
 from offers.services import Selection, offers_price, offers_search, search_check
 
 
-class _Search(APIView):
+class _Search(ServiceView):
     def _search(self, request):
-        body = SearchIn(data=request.data)
-        body.is_valid(raise_exception=True)
-        query = search_check(data=body.validated_data, now=clock.now())
-        return query, offers_search(principal=request.user, query=query)
+        query = search_check(data=self.body(SearchIn), now=clock.now())
+        return query, offers_search(principal=self.principal, query=query)
 
 
 class OffersView(_Search):
@@ -58,7 +56,7 @@ class OffersByJourneyView(_Search):
         return ok(presenters.by_journey_view(batch, query), status=201)
 
 
-class OfferPriceView(APIView):
+class OfferPriceView(ServiceView):
     @extend_schema(
         operation_id="priceOffers",
         tags=["shopping"],
@@ -68,43 +66,45 @@ class OfferPriceView(APIView):
     )
     def post(self, request, version):
         """Price selected offers together into one quote with a fresh expiry (SPEC.md §4.5)."""
-        body = PriceIn(data=request.data)
-        body.is_valid(raise_exception=True)
-        selections = [
-            Selection(s["offerId"], tuple(s["offerItemIds"]))
-            for s in body.validated_data["selections"]
-        ]
+        body = self.body(PriceIn)
+        selections = [Selection(s["offerId"], tuple(s["offerItemIds"])) for s in body["selections"]]
         batch, journeys = offers_price(
-            principal=request.user,
-            selections=selections,
-            passengers=body.validated_data["passengers"],
+            principal=self.principal, selections=selections, passengers=body["passengers"]
         )
         return ok(presenters.priced_view(batch, journeys, network_index()), status=201)
 
 
-class _OfferAncillaries(APIView):
-    build = None  # seat_maps or service_list
+class AncillariesView(ServiceView):
+    """Seat maps or a service list (`build`) of a trip: a cached offer's (SPEC.md §4.6)
+    or a booking's (§4.11, `orders.views`). Subclasses say how the trip is found."""
 
-    def post(self, request, version, offerId):
-        body = AncillaryIn(data=request.data)
-        body.is_valid(raise_exception=True)
+    build = None  # offers.ancillaries.seat_maps or service_list
+
+    def trip(self, now, **ids):
+        raise NotImplementedError
+
+    def answer(self, **ids):
         now = clock.now()
-        seller_id = str(request.user.seller.pk)
         with ancillary_lookup():
-            trip = offer_trip(
-                offer_id=offerId,
-                item_ids=body.validated_data["offerItemIds"],
-                passengers=body.validated_data.get("passengers"),
-                seller_id=seller_id,
-                now=now,
-            )
             data = type(self).build(
-                trip=trip,
-                seller_id=seller_id,
-                categories=request.user.key.allowed_ancillary_categories,
+                trip=self.trip(now, **ids),
+                seller_id=str(self.principal.seller.pk),
+                categories=self.principal.key.allowed_ancillary_categories,
                 now=now,
             )
         return ok(data)
+
+
+class _OfferAncillaries(AncillariesView):
+    def trip(self, now, *, offerId):
+        body = self.body(AncillaryIn)
+        return offer_trip(
+            offer_id=offerId,
+            item_ids=body["offerItemIds"],
+            passengers=body.get("passengers"),
+            seller_id=str(self.principal.seller.pk),
+            now=now,
+        )
 
 
 class OfferSeatsView(_OfferAncillaries):
@@ -118,7 +118,7 @@ class OfferSeatsView(_OfferAncillaries):
     )
     def post(self, request, version, offerId):
         """Seat maps of a cached offer's flights, priced per passenger (SPEC.md §4.6)."""
-        return super().post(request, version, offerId)
+        return self.answer(offerId=offerId)
 
 
 class OfferServicesView(_OfferAncillaries):
@@ -132,4 +132,4 @@ class OfferServicesView(_OfferAncillaries):
     )
     def post(self, request, version, offerId):
         """Bags, pets and priority for a cached offer, priced per passenger (SPEC.md §4.6)."""
-        return super().post(request, version, offerId)
+        return self.answer(offerId=offerId)

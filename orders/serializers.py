@@ -187,20 +187,24 @@ class CreateOrderIn(StrictSerializer):
 
     def to_create_input(self) -> CreateOrderInput:
         """The validated request as create order's typed input (orders/inputs.py)."""
-        data = self.validated_data
-        selections = data.get("offerItemSelections")
-        return CreateOrderInput(
-            offer_id=data["offerId"],
-            item_ids=list(data["offerItemIds"]),
-            selections=None
-            if selections is None
-            else [ItemSelection(s["offerItemId"], _ids(s.get("passengerIds"))) for s in selections],
-            passengers=[passenger_data(p) for p in data["passengers"]],
-            contact=contact_data(data["contact"]),
-            payment=payment_data(data["payment"]),
-            ancillaries=[ancillary_pick(a) for a in data.get("ancillaries") or ()],
-            remarks=data.get("remarks", ""),
-        )
+        return create_input(self.validated_data)
+
+
+def create_input(data: Mapping[str, Any]) -> CreateOrderInput:
+    """A validated CreateOrderIn body as create order's typed input (orders/inputs.py)."""
+    selections = data.get("offerItemSelections")
+    return CreateOrderInput(
+        offer_id=data["offerId"],
+        item_ids=list(data["offerItemIds"]),
+        selections=None
+        if selections is None
+        else [ItemSelection(s["offerItemId"], _ids(s.get("passengerIds"))) for s in selections],
+        passengers=[passenger_data(p) for p in data["passengers"]],
+        contact=contact_data(data["contact"]),
+        payment=payment_data(data["payment"]),
+        ancillaries=[ancillary_pick(a) for a in data.get("ancillaries") or ()],
+        remarks=data.get("remarks", ""),
+    )
 
 
 def passenger_data(wire: Mapping[str, Any]) -> PassengerData:

@@ -1,14 +1,14 @@
 """Order endpoints: validate, call one service, render (SPEC.md §4.7-4.9)."""
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework.views import APIView
 
-from airline.api import clock
+from airline.api.endpoints import ServiceView
 from airline.api.idempotency import idempotent
 from airline.api.openapi import ERROR_RESPONSES
 from airline.api.responses import ok
-from offers.ancillaries import ancillary_lookup, seat_maps, service_list
+from offers.ancillaries import seat_maps, service_list
 from offers.openapi import SEAT_MAPS_RESPONSE, SERVICES_RESPONSE
+from offers.views import AncillariesView
 from orders import presenters
 from orders.ancillaries import order_trip
 from orders.changes import order_change
@@ -35,11 +35,12 @@ from orders.serializers import (
     OrderRetrieveQuery,
     QuoteIn,
     ReshopIn,
+    create_input,
 )
 from sellers.permissions import CanBook, HasAgencyCode, IsSeller
 
 
-class OrdersView(APIView):
+class OrdersView(ServiceView):
     def get_permissions(self):
         return [CanBook()] if self.request.method == "POST" else [HasAgencyCode()]
 
@@ -54,9 +55,7 @@ class OrdersView(APIView):
     @idempotent
     def post(self, request, version):
         """Book a priced offer, on hold or paid by card (SPEC.md §4.7)."""
-        body = CreateOrderIn(data=request.data)
-        body.is_valid(raise_exception=True)
-        created = order_create(principal=request.user, **body.to_create_input())
+        created = order_create(principal=self.principal, **create_input(self.body(CreateOrderIn)))
         return ok(presenters.order_view_cached(created.order, parts=created), status=201)
 
     @extend_schema(
@@ -67,11 +66,7 @@ class OrdersView(APIView):
     )
     def get(self, request, version):
         """Search the agency's bookings; one summary each, keyset-paginated (SPEC.md §4.8)."""
-        # A plain dict, not the QueryDict: DRF reads an empty value in a QueryDict as the
-        # parameter left out, and `origin=` must be refused like any other bad code.
-        query = OrderListQuery(data=request.query_params.dict())
-        query.is_valid(raise_exception=True)
-        search = check_order_search(query.validated_data, principal=request.user)
+        search = check_order_search(self.query(OrderListQuery), principal=self.principal)
         orders, more = orders_list(search)
         rows = [presenters.summary(o) for o in orders]
         return ok(
@@ -87,7 +82,7 @@ class OrdersView(APIView):
         )
 
 
-class OrderView(APIView):
+class OrderView(ServiceView):
     def get_permissions(self):
         return [CanBook()] if self.request.method == "PATCH" else [IsSeller()]
 
@@ -104,9 +99,7 @@ class OrderView(APIView):
         """Change a booking (SPEC.md §4.10): add seats and services, confirm or cancel a
         hold, cancel journeys, correct passengers and the contact, accept a quoted reshop
         offer. Every change of one request commits together or not at all."""
-        body = ChangeOrderIn(data=request.data)
-        body.is_valid(raise_exception=True)
-        order = order_change(principal=request.user, ref=orderId, data=body.validated_data)
+        order = order_change(principal=self.principal, ref=orderId, data=self.body(ChangeOrderIn))
         return ok(presenters.order_view_cached(order))
 
     @extend_schema(
@@ -122,37 +115,23 @@ class OrderView(APIView):
     )
     def get(self, request, version, orderId):
         """One booking by order id or record locator (SPEC.md §4.9)."""
-        query = OrderRetrieveQuery(data=request.query_params.dict())
-        query.is_valid(raise_exception=True)
+        query = self.query(OrderRetrieveQuery)
         order = order_get(
-            scope=OrderScope.of(request.user),
+            scope=OrderScope.of(self.principal),
             ref=orderId,
-            owner_code=query.validated_data.get("ownerCode"),
+            owner_code=query.get("ownerCode"),
             parts=(),
         )
         return ok(presenters.order_view_cached(order))
 
 
-class _OrderAncillaries(APIView):
-    build = None  # seat_maps or service_list
-
-    def post(self, request, version, orderId):
-        body = OrderAncillaryIn(data=request.data or {})
-        body.is_valid(raise_exception=True)
-        with ancillary_lookup():
-            order = order_get(scope=OrderScope.of(request.user), ref=orderId, parts=())
-            trip = order_trip(
-                order=order,
-                item_refs=body.validated_data.get("orderItemIds"),
-                passengers=body.validated_data.get("passengers"),
-            )
-            data = type(self).build(
-                trip=trip,
-                seller_id=str(request.user.seller.pk),
-                categories=request.user.key.allowed_ancillary_categories,
-                now=clock.now(),
-            )
-        return ok(data)
+class _OrderAncillaries(AncillariesView):
+    def trip(self, now, *, orderId):
+        body = self.body(OrderAncillaryIn, optional=True)
+        order = order_get(scope=OrderScope.of(self.principal), ref=orderId, parts=())
+        return order_trip(
+            order=order, item_refs=body.get("orderItemIds"), passengers=body.get("passengers")
+        )
 
 
 class OrderSeatsView(_OrderAncillaries):
@@ -166,7 +145,7 @@ class OrderSeatsView(_OrderAncillaries):
     )
     def post(self, request, version, orderId):
         """Seat maps of a booking's flights (SPEC.md §4.11); read-only keys may ask."""
-        return super().post(request, version, orderId)
+        return self.answer(orderId=orderId)
 
 
 class OrderServicesView(_OrderAncillaries):
@@ -180,10 +159,10 @@ class OrderServicesView(_OrderAncillaries):
     )
     def post(self, request, version, orderId):
         """Services a booking can add (SPEC.md §4.11); read-only keys may ask."""
-        return super().post(request, version, orderId)
+        return self.answer(orderId=orderId)
 
 
-class OrderReshopView(APIView):
+class OrderReshopView(ServiceView):
     permission_classes = [CanBook]
 
     @extend_schema(
@@ -197,18 +176,17 @@ class OrderReshopView(APIView):
         """What a change or cancellation of the booking would cost: replacement offers,
         the cancellation's penalty and refund or credit, a name change's fee (SPEC.md
         §4.12). Nothing is changed; commit with change order."""
-        body = ReshopIn(data=request.data)
-        body.is_valid(raise_exception=True)
+        body = self.body(ReshopIn)
         data = order_reshop(
-            principal=request.user,
+            principal=self.principal,
             ref=orderId,
-            instruction=body.validated_data["instruction"],
-            passengers=body.validated_data.get("passengers"),
+            instruction=body["instruction"],
+            passengers=body.get("passengers"),
         )
         return ok(data)
 
 
-class OrderQuoteView(APIView):
+class OrderQuoteView(ServiceView):
     permission_classes = [CanBook]
 
     @extend_schema(
@@ -220,13 +198,12 @@ class OrderQuoteView(APIView):
     def post(self, request, version, orderId):
         """Price a reshop offer against what was paid; the quote is stored under a new
         offerId for AcceptReshopOffer (SPEC.md §4.13)."""
-        body = QuoteIn(data=request.data)
-        body.is_valid(raise_exception=True)
+        body = self.body(QuoteIn)
         data = order_quote(
-            principal=request.user,
+            principal=self.principal,
             ref=orderId,
-            offer_id=body.validated_data["offerId"],
-            item_ids=body.validated_data["offerItemIds"],
-            passengers=body.validated_data.get("passengers"),
+            offer_id=body["offerId"],
+            item_ids=body["offerItemIds"],
+            passengers=body.get("passengers"),
         )
         return ok(data)
