@@ -18,21 +18,14 @@ from airline.api.errors import ApiError, Err
 from airline.fares.money import ZERO, money_wire
 from offers.ancillaries import bundle_terms
 from orders import events
-from orders.changes import ACTIONS, TOP_LEVEL_PASSENGERS, Action, Entry, Plan
+from orders.changes import ACTIONS, Action, Plan
 from orders.checks import AGE_LIMITS, _check_name, age_on, check_email, check_phone
+from orders.inputs import PassengerPatch, UpdateContact, UpdatePassenger
 from orders.models import Contact, Coupon, Order, OrderStatus, Passenger
 from orders.reshop import INSTRUCTIONS, ReshopRequest
 from orders.tickets import tickets_issue
 
 LIVE = "CONFIRMED"  # an order item's status while it flies
-
-# Patch member -> Passenger field, for the members stored as they come.
-PLAIN_FIELDS = {
-    "gender": "gender",
-    "nationality": "nationality",
-    "residenceCountry": "residence_country",
-    "loyaltyProgram": "loyalty_program",
-}
 
 
 def name_change_fee(order: Order) -> Decimal:
@@ -65,7 +58,7 @@ def _first_travel_date(order: Order) -> date | None:
 # --- change order: UpdatePassenger and top-level passengers ----------------------------
 
 
-def check_update_passenger(plan: Plan, entries: Sequence[Entry]) -> Any:
+def check_update_passenger(plan: Plan, entries: Sequence[UpdatePassenger]) -> Any:
     """Each entry's patch checked against its passenger; the name-change fee of each
     rename goes into the plan (kept by the airline, due now on a ticketed order)."""
     order = plan.order
@@ -73,9 +66,9 @@ def check_update_passenger(plan: Plan, entries: Sequence[Entry]) -> Any:
     seen: set[int] = set()
     fee = name_change_fee(order)
     for entry in entries:
-        top_level = entry.get("via") == TOP_LEVEL_PASSENGERS
-        base = TOP_LEVEL_PASSENGERS if top_level else "changes"
-        passenger = _passenger(order, entry.get("passengerId"), f"{base}.passengerId")
+        # A top-level `passengers` entry is its own patch: its errors point there.
+        base = "passengers" if entry.top_level else "changes"
+        passenger = _passenger(order, entry.passenger_id, f"{base}.passengerId")
         if passenger.pk in seen:
             raise ApiError(
                 Err.VALIDATION,
@@ -83,8 +76,8 @@ def check_update_passenger(plan: Plan, entries: Sequence[Entry]) -> Any:
                 path=f"{base}.passengerId",
             )
         seen.add(passenger.pk)
-        where = base if top_level else "changes.patch"
-        fields, renamed = _patch_fields(order, passenger, entry.get("patch") or {}, where)
+        where = base if entry.top_level else "changes.patch"
+        fields, renamed = _patch_fields(order, passenger, entry.patch, where)
         if renamed:
             plan.retained += fee
         updates.append((passenger, fields, renamed))
@@ -97,44 +90,41 @@ def check_update_passenger(plan: Plan, entries: Sequence[Entry]) -> Any:
 
 
 def _patch_fields(
-    order: Order, p: Passenger, patch: Mapping[str, Any], where: str
+    order: Order, p: Passenger, patch: PassengerPatch, where: str
 ) -> tuple[dict[str, Any], bool]:
     """The Passenger fields a patch sets, checked; and whether it renames."""
-    if not patch:
+    if patch.is_empty():
         raise ApiError(Err.VALIDATION, "The passenger patch is empty", path=where)
     fields: dict[str, Any] = {}
     renamed = False
-    if "name" in patch:
-        name = patch["name"] or {}
-        if not name:
+    if patch.name is not None:
+        if patch.name.given_name is None and patch.name.surname is None:
             raise ApiError(Err.VALIDATION, "The name patch is empty", path=f"{where}.name")
-        given_name = (name.get("givenName") or p.given_name).strip()
-        surname = (name.get("surname") or p.surname).strip()
+        given_name = (patch.name.given_name or p.given_name).strip()
+        surname = (patch.name.surname or p.surname).strip()
         _check_name(given_name, f"{where}.name.givenName")
         _check_name(surname, f"{where}.name.surname")
         renamed = _is_rename(p, given_name, surname)
         fields.update(given_name=given_name, surname=surname)
-    if "dateOfBirth" in patch:
-        born = patch["dateOfBirth"]
-        _check_age(order, p, born, f"{where}.dateOfBirth")
-        fields["date_of_birth"] = born
-    for member, column in PLAIN_FIELDS.items():
-        if member in patch:
-            fields[column] = patch[member] if patch[member] is not None else ""
-    if "travelDocuments" in patch:
-        fields["travel_documents"] = [
-            {k: (v.isoformat() if isinstance(v, date) else v) for k, v in doc.items()}
-            for doc in patch["travelDocuments"] or []
-        ]
-    if "contacts" in patch:
+    if patch.date_of_birth is not None:
+        _check_age(order, p, patch.date_of_birth, f"{where}.dateOfBirth")
+        fields["date_of_birth"] = patch.date_of_birth
+    for member in ("gender", "nationality", "residence_country"):
+        if getattr(patch, member) is not None:
+            fields[member] = getattr(patch, member)
+    if patch.loyalty_program is not None:
+        fields["loyalty_program"] = patch.loyalty_program.wire()
+    if patch.travel_documents is not None:
+        fields["travel_documents"] = [d.wire() for d in patch.travel_documents]
+    if patch.email is not None or patch.phone is not None:
         contacts = dict(p.contacts or {})
-        for member, check in (("emailAddress", check_email), ("phoneNumber", check_phone)):
-            value = (patch["contacts"] or {}).get(member)
-            if value:
-                contacts[member] = check(value, path=f"{where}.contacts.{member}")
+        if patch.email:
+            contacts["emailAddress"] = check_email(
+                patch.email, path=f"{where}.contacts.emailAddress"
+            )
+        if patch.phone:
+            contacts["phoneNumber"] = check_phone(patch.phone, path=f"{where}.contacts.phoneNumber")
         fields["contacts"] = contacts or None
-    if "loyalty_program" in fields and fields["loyalty_program"] == "":
-        fields["loyalty_program"] = None
     return fields, renamed
 
 
@@ -191,29 +181,26 @@ def passenger_update(
 # --- change order: UpdateContact -------------------------------------------------------
 
 
-def check_update_contact(plan: Plan, entries: Sequence[Entry]) -> Any:
+def check_update_contact(plan: Plan, entries: Sequence[UpdateContact]) -> Any:
     """The new primary contact, checked as create order checks it; its name required
     (DESIGN.md §11 UpdateContact)."""
     if len(entries) != 1:
         raise ApiError(Err.VALIDATION, "Send one UpdateContact per request", path="changes")
-    contact = entries[0].get("contact")
-    if not contact:
-        raise ApiError(Err.VALIDATION, "UpdateContact needs a contact", path="changes.contact")
-    name = contact.get("name") or {}
-    if not name.get("givenName") or not name.get("surname"):
+    contact = entries[0].contact
+    if not contact.given_name or not contact.surname:
         raise ApiError(
             Err.VALIDATION,
             "UpdateContact needs the contact's givenName and surname",
             path="changes.contact.name",
         )
-    _check_name(name["givenName"], "changes.contact.name.givenName")
-    _check_name(name["surname"], "changes.contact.name.surname")
+    _check_name(contact.given_name, "changes.contact.name.givenName")
+    _check_name(contact.surname, "changes.contact.name.surname")
     fields = {
-        "email": check_email(contact["emailAddress"], path="changes.contact.emailAddress"),
-        "phone": check_phone(contact.get("phoneNumber"), path="changes.contact.phoneNumber"),
-        "given_name": name["givenName"].strip(),
-        "surname": name["surname"].strip(),
-        "postal_address": contact.get("postalAddress"),
+        "email": check_email(contact.email, path="changes.contact.emailAddress"),
+        "phone": check_phone(contact.phone, path="changes.contact.phoneNumber"),
+        "given_name": contact.given_name.strip(),
+        "surname": contact.surname.strip(),
+        "postal_address": contact.postal_address.wire() if contact.postal_address else None,
     }
 
     def do_update_contact(plan: Plan, locked: Order) -> None:

@@ -12,7 +12,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
 
 from django.db import IntegrityError
 
@@ -208,7 +207,7 @@ IN_CREATE = RefuseAs(Err.ORDER_NOT_CREATED, "ancillaries")
 
 def sale_lines_check(
     *,
-    entries: Sequence[AncillaryPick | Mapping[str, Any]],
+    picks: Sequence[AncillaryPick],
     context: Mapping[str, str],
     seller_id: str,
     now: datetime,
@@ -221,8 +220,7 @@ def sale_lines_check(
     ERR-3000/3001 for a missing or expired offer, ERR-3002 for an item it lacks,
     `refuse` for anything else."""
     lines = []
-    for entry in entries:
-        pick = entry if isinstance(entry, AncillaryPick) else _pick_of(entry)
+    for pick in picks:
         _, offer = offer_record(offer_id=pick.offer_id, seller_id=seller_id, now=now)
         if not isinstance(offer, AncillaryOffer) or offer.context != dict(context):
             bound_to = " ".join(f"{k} {v}" for k, v in context.items())
@@ -265,14 +263,6 @@ def sale_lines_check(
                 )
             )
     return lines
-
-
-def _pick_of(entry: Mapping[str, Any]) -> AncillaryPick:
-    # Change order's AcceptOffer entries still come as the validated wire dict
-    # (orders/changes.py): read them as create order's typed picks.
-    from orders.serializers import ancillary_pick
-
-    return ancillary_pick(entry)
 
 
 def inclusion_lines(

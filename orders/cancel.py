@@ -33,7 +33,8 @@ from airline.fares.terms import BundleTerms
 from airline.network.inventory import SeatChange, inventory_apply
 from offers.ancillaries import bundle_terms
 from orders import events
-from orders.changes import ACTIONS, Action, Entry, GiveBack, Plan, give_back_split
+from orders.changes import ACTIONS, Action, GiveBack, Plan, give_back_split
+from orders.inputs import CancelJourney
 from orders.models import Coupon, Journey, Order, OrderItem, OrderStatus, Segment, Service
 from orders.refunds import refundable
 from orders.reshop import INSTRUCTIONS, ReshopRequest
@@ -205,7 +206,7 @@ def cancellation_wire(order: Order, cancellation: Cancellation) -> dict[str, Any
 # --- change order: CancelJourney -------------------------------------------------------
 
 
-def check_cancel_journey(plan: Plan, entries: Sequence[Entry]) -> Any:
+def check_cancel_journey(plan: Plan, entries: Sequence[CancelJourney]) -> Any:
     """The journeys named, each once and live on the order (ERR-4006 for a journeyRef
     the order does not have): what cancelling them gives back goes into the plan."""
     order = plan.order
@@ -213,11 +214,7 @@ def check_cancel_journey(plan: Plan, entries: Sequence[Entry]) -> Any:
     live_items = {i.journey_id for i in order.items.all() if i.status == LIVE}
     chosen: list[Journey] = []
     for entry in entries:
-        ref = entry.get("journeyRef")
-        if not ref:
-            raise ApiError(
-                Err.VALIDATION, "CancelJourney needs a journeyRef", path="changes.journeyRef"
-            )
+        ref = entry.journey_ref
         journey = journeys.get(ref)
         if journey is None:
             raise ApiError(

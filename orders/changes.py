@@ -16,7 +16,7 @@ first appears in the request.
 """
 
 import enum
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -43,6 +43,14 @@ from orders.ancillaries import (
 )
 from orders.credits import credit_issue
 from orders.holds import order_cancel_hold
+from orders.inputs import (
+    AcceptOffer,
+    CancelUnpaidOrder,
+    CardPayment,
+    Change,
+    ConfirmHold,
+    PaymentData,
+)
 from orders.intents import card_charged, intent_attach, intent_open
 from orders.models import AirlineCredit, Order, OrderStatus, PaymentIntent, Refund, Service
 from orders.payments import Card, card_check
@@ -51,7 +59,6 @@ from orders.selectors import SLIM_PREFETCH, OrderScope, order_get
 from orders.tickets import payment_record, tickets_issue
 from sellers.authentication import Principal
 
-Entry = Mapping[str, Any]
 Do = Callable[["Plan", Order], None]
 
 
@@ -121,25 +128,32 @@ class Plan:
 
 @dataclass(frozen=True)
 class Action:
-    """One change type: `check(plan, entries)` refuses or returns the `do` to run."""
+    """One change type: `check(plan, changes)` (every change of its type in the request,
+    orders.inputs) refuses or returns the `do` to run."""
 
-    check: Callable[[Plan, Sequence[Entry]], Do]
+    check: Callable[[Plan, Sequence[Any]], Do]
     # Only on an order in one of these states (ConfirmHold narrows it to ONHOLD).
     statuses: frozenset[str] = frozenset({OrderStatus.ONHOLD, OrderStatus.CONFIRMED})
     alone: bool = False  # must be the request's only change, without a payment
 
 
-def order_change(*, principal: Principal, ref: str, data: Mapping[str, Any]) -> Order:
-    """Apply a change-order request to the seller's order; the order row as it stands
-    after (render it with presenters.order_view_cached)."""
+def order_change(
+    *,
+    principal: Principal,
+    ref: str,
+    changes: Sequence[Change],
+    payment: PaymentData | None = None,
+) -> Order:
+    """Apply a change-order request (orders.inputs: its changes in request order, and
+    the payment sent with them) to the seller's order; the order row as it stands after
+    (render it with presenters.order_view_cached)."""
     scope = OrderScope.of(principal)
     order = order_get(scope=scope, ref=ref, parts=SLIM_PREFETCH)
-    changes: Sequence[Entry] = data.get("changes") or []
-    if data.get("passengers"):
-        changes = [*changes, *(_top_level_passenger(p) for p in data["passengers"])]
+    if not changes:
+        raise ApiError(Err.VALIDATION, "Send at least one change", path="changes")
     plan = Plan(principal=principal, order=order, now=clock.now())
-    _plan_steps(plan, changes, payment=data.get("payment"))
-    card = _payment_for(data.get("payment"), due=plan.due(), now=plan.now)
+    _plan_steps(plan, changes, payment=payment)
+    card = _payment_for(payment, due=plan.due(), now=plan.now)
     intent = None
     if card is not None:
         intent = intent_open(
@@ -161,10 +175,10 @@ def order_change(*, principal: Principal, ref: str, data: Mapping[str, Any]) -> 
     return order_get(scope=scope, ref=order.order_id, parts=())
 
 
-def _plan_steps(plan: Plan, changes: Sequence[Entry], *, payment: Mapping | None) -> None:
-    by_type: dict[str, list[Entry]] = {}
+def _plan_steps(plan: Plan, changes: Sequence[Change], *, payment: PaymentData | None) -> None:
+    by_type: dict[str, list[Change]] = {}
     for change in changes:
-        by_type.setdefault(change["type"], []).append(change)
+        by_type.setdefault(change.kind, []).append(change)
     for kind, entries in by_type.items():
         action = ACTIONS.get(kind)
         if action is None:
@@ -173,7 +187,7 @@ def _plan_steps(plan: Plan, changes: Sequence[Entry], *, payment: Mapping | None
                 f"{kind} is not available on this service yet",
                 path="changes.type",
             )
-        if action.alone and (len(changes) > 1 or payment):
+        if action.alone and (len(changes) > 1 or payment is not None):
             raise ApiError(
                 Err.CHANGE_NOT_APPLIED,
                 f"{kind} cannot be combined with other changes or a payment",
@@ -300,7 +314,7 @@ def _check_still_flying(leg_ids: set[int]) -> None:
 # --- CancelUnpaidOrder ---------------------------------------------------------------
 
 
-def check_cancel_unpaid(plan: Plan, entries: Sequence[Entry]) -> Do:
+def check_cancel_unpaid(plan: Plan, entries: Sequence[CancelUnpaidOrder]) -> Do:
     if plan.order.status != OrderStatus.ONHOLD or plan.order.paid:
         raise ApiError(
             Err.CHANGE_NOT_APPLIED, "Only an unpaid hold can be cancelled", path="changes"
@@ -318,7 +332,7 @@ def do_cancel_unpaid(plan: Plan, order: Order) -> None:
 # --- ConfirmHold ---------------------------------------------------------------------
 
 
-def check_confirm_hold(plan: Plan, entries: Sequence[Entry]) -> Do:
+def check_confirm_hold(plan: Plan, entries: Sequence[ConfirmHold]) -> Do:
     plan.confirm = True
     return do_nothing  # the order's status, tickets and event follow the steps (_apply)
 
@@ -330,10 +344,10 @@ def do_nothing(plan: Plan, order: Order) -> None:
 # --- AcceptOffer: seats and services from the order's ancillary offers ---------------
 
 
-def check_accept_offer(plan: Plan, entries: Sequence[Entry]) -> Do:
+def check_accept_offer(plan: Plan, entries: Sequence[AcceptOffer]) -> Do:
     order = plan.order
     lines = sale_lines_check(
-        entries=entries,
+        picks=[entry.pick for entry in entries],
         context={"orderId": order.order_id},
         seller_id=plan.seller_id,
         now=plan.now,
@@ -394,20 +408,6 @@ def _legs_of(order: Order, sale: Sale) -> set[int]:
     }
 
 
-def _top_level_passenger(entry: Entry) -> Entry:
-    """A top-level `passengers` entry (`{passengerId, <fields to change>}`) is an
-    UpdatePassenger whose errors point at `passengers`."""
-    patch = {k: v for k, v in entry.items() if k != "passengerId"}
-    return {
-        "type": "UpdatePassenger",
-        "passengerId": entry.get("passengerId"),
-        "patch": patch,
-        "via": TOP_LEVEL_PASSENGERS,
-    }
-
-
-TOP_LEVEL_PASSENGERS = "passengers"
-
 ACTIONS: dict[str, Action] = {
     "CancelUnpaidOrder": Action(check_cancel_unpaid, statuses=frozenset(OrderStatus), alone=True),
     "ConfirmHold": Action(check_confirm_hold, statuses=frozenset({OrderStatus.ONHOLD})),
@@ -415,25 +415,25 @@ ACTIONS: dict[str, Action] = {
 }
 
 
-def _payment_for(payment: Mapping[str, Any] | None, *, due: Decimal, now) -> Card | None:
+def _payment_for(payment: PaymentData | None, *, due: Decimal, now) -> Card | None:
     """The card paying `due`, or None when nothing is due; ERR-4002 when a payment is
     missing or there is nothing to pay, ERR-6000/6001/1005 for a bad one."""
     if due <= 0:
-        if payment:
+        if payment is not None:
             raise ApiError(
                 Err.CHANGE_NOT_APPLIED, "Nothing is due; send no payment", path="payment"
             )
         return None
-    if not payment:
+    if payment is None:
         raise ApiError(
             Err.CHANGE_NOT_APPLIED,
             f"{due} USD is due; send a card payment with this change",
             path="payment",
         )
-    if payment["type"] != "CreditCard":
+    if not isinstance(payment, CardPayment):
         raise ApiError(
             Err.PAYMENT_METHOD,
-            f"Payment type {payment['type']} is not supported here; use CreditCard",
+            "A change is paid by card (CreditCard); this payment type is not taken here",
             path="payment.type",
         )
     return card_check(payment, now=now)

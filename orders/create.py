@@ -567,7 +567,7 @@ def _first_sale(
         )
     ]
     bought = sale_lines_check(
-        entries=picks,
+        picks=picks,
         context={"offerId": offer_id},
         seller_id=seller_id,
         now=now,

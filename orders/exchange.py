@@ -37,8 +37,9 @@ from offers.passengers import Pax
 from offers.services import bundles_for, journey_options, journey_reprice
 from offers.store import OfferBatch, OfferSource, batch_save, new_batch, offer_load
 from orders import events, ids
-from orders.changes import ACTIONS, Action, Entry, GiveBack, Plan
+from orders.changes import ACTIONS, Action, GiveBack, Plan
 from orders.create import journey_row, segments_write
+from orders.inputs import AcceptReshopOffer
 from orders.models import Coupon, Journey, Order, OrderItem, OrderStatus, Segment, Service
 from orders.presenters import pax_wire
 from orders.reshop import INSTRUCTIONS, ReshopRequest, named_passengers
@@ -439,7 +440,7 @@ def order_quote(
 # --- change order: AcceptReshopOffer ---------------------------------------------------
 
 
-def check_accept_reshop_offer(plan: Plan, entries: Sequence[Entry]) -> Any:
+def check_accept_reshop_offer(plan: Plan, entries: Sequence[AcceptReshopOffer]) -> Any:
     """The quote, for the order as it was quoted: the difference it says, due or given
     back (as the replaced bundle gives back: a refund for a refundable bundle, else
     airline credit); the seats and bags that move; the legs that must still fly."""
@@ -450,7 +451,7 @@ def check_accept_reshop_offer(plan: Plan, entries: Sequence[Entry]) -> Any:
     entry = entries[0]
     order = plan.order
     offer = _quote_of(plan, entry)
-    if sorted(entry.get("offerItemIds") or ()) != sorted(r.offer_item_id for r in offer.items):
+    if sorted(entry.offer_item_ids) != sorted(r.offer_item_id for r in offer.items):
         raise ApiError(
             Err.CHANGE_NOT_APPLIED,
             "offerItemIds must be the quote's items, each once",
@@ -478,10 +479,10 @@ def check_accept_reshop_offer(plan: Plan, entries: Sequence[Entry]) -> Any:
     return do_accept_reshop_offer
 
 
-def _quote_of(plan: Plan, entry: Entry) -> ExchangeOffer:
+def _quote_of(plan: Plan, entry: AcceptReshopOffer) -> ExchangeOffer:
     """The quote the entry names, made for this order as it stands (ERR-4002 otherwise:
     change order's errors are SPEC.md §4.10's)."""
-    offer_id = entry.get("offerId") or ""
+    offer_id = entry.offer_id
     try:
         batch, stored = offer_load(offer_id=offer_id, seller_id=plan.seller_id, now=plan.now)
     except ApiError as error:

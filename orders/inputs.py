@@ -1,5 +1,6 @@
-"""Typed input of create order (SPEC.md §2.5.1, §4.7; DESIGN.md §11): the values
-`orders.create.order_create` books from, whatever channel the request came by.
+"""Typed input of create order (SPEC.md §2.5.1, §4.7; DESIGN.md §11) and change order
+(§4.10): the values `orders.create.order_create` books from and `orders.changes.order_change`
+changes with, whatever channel the request came by.
 
 Each channel builds these from its own wire shape: the JSON API in
 `orders.serializers.CreateOrderIn.to_create_input`, NDC/XML from OrderCreateRQ. They
@@ -11,7 +12,7 @@ the priced offer (party, ages, infants, cards, credits) are applied by `orders.c
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from typing import TypedDict
+from typing import ClassVar, TypedDict
 
 
 @dataclass(frozen=True)
@@ -175,3 +176,97 @@ class CreateOrderInput(TypedDict):
     payment: PaymentData
     ancillaries: Sequence[AncillaryPick]
     remarks: str
+
+
+# --- change order (SPEC.md §4.10; DESIGN.md §11) ---------------------------------------
+
+
+@dataclass(frozen=True)
+class NameData:
+    """A name as a patch sends it: either part may be left as it is (None)."""
+
+    given_name: str | None = None
+    surname: str | None = None
+
+
+@dataclass(frozen=True)
+class PassengerPatch:
+    """What UpdatePassenger changes; a member left None is left as it is. The type of a
+    passenger never changes after booking."""
+
+    name: NameData | None = None
+    date_of_birth: date | None = None
+    gender: str | None = None
+    nationality: str | None = None
+    residence_country: str | None = None
+    loyalty_program: LoyaltyProgram | None = None
+    travel_documents: tuple[TravelDocument, ...] | None = None
+    email: str | None = None  # the passenger's own contact
+    phone: str | None = None
+
+    def is_empty(self) -> bool:
+        return all(getattr(self, f) is None for f in self.__dataclass_fields__)
+
+
+@dataclass(frozen=True)
+class CancelUnpaidOrder:
+    kind: ClassVar[str] = "CancelUnpaidOrder"
+
+
+@dataclass(frozen=True)
+class ConfirmHold:
+    kind: ClassVar[str] = "ConfirmHold"
+
+
+@dataclass(frozen=True)
+class CancelJourney:
+    journey_ref: str
+    kind: ClassVar[str] = "CancelJourney"
+
+
+@dataclass(frozen=True)
+class UpdatePassenger:
+    """`passenger_id` is the PAX- id or the booking's own passengerId. `top_level`: it
+    came as a top-level `passengers` entry, so its errors point there."""
+
+    passenger_id: str
+    patch: PassengerPatch
+    top_level: bool = False
+    kind: ClassVar[str] = "UpdatePassenger"
+
+
+@dataclass(frozen=True)
+class UpdateContact:
+    contact: ContactData  # its name required (DESIGN.md §11 UpdateContact)
+    kind: ClassVar[str] = "UpdateContact"
+
+
+@dataclass(frozen=True)
+class AcceptOffer:
+    pick: AncillaryPick
+    kind: ClassVar[str] = "AcceptOffer"
+
+
+@dataclass(frozen=True)
+class AcceptReshopOffer:
+    offer_id: str
+    offer_item_ids: tuple[str, ...]
+    kind: ClassVar[str] = "AcceptReshopOffer"
+
+
+Change = (
+    CancelUnpaidOrder
+    | ConfirmHold
+    | CancelJourney
+    | UpdatePassenger
+    | UpdateContact
+    | AcceptOffer
+    | AcceptReshopOffer
+)
+
+
+class ChangeOrderInput(TypedDict):
+    """Change order's keyword arguments besides the principal and the order's ref."""
+
+    changes: Sequence[Change]
+    payment: PaymentData | None

@@ -12,11 +12,10 @@ a gateway charges a reference at most once, and tells later what it holds for it
 
 import secrets
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import Protocol
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -177,17 +176,10 @@ def payment_gateway() -> PaymentGateway:
     return import_string(settings.PAYMENT_GATEWAY)()
 
 
-def card_check(payment: CardPayment | Mapping[str, Any], *, now: datetime) -> Card:
+def card_check(payment: CardPayment, *, now: datetime) -> Card:
     """A usable card from the request's payment, or the error DESIGN.md §11 names:
     unknown brand ERR-6001; a number failing Luhn or not of its brand, an expired card or
-    a bad security code length ERR-1005 with the field's path. `path` prefixes the
-    fields' paths (payment.card for the card beside an airline credit)."""
-    if not isinstance(payment, CardPayment):
-        # Change order still passes its validated wire dict (orders/changes.py); read it
-        # as create order's typed input so that both are checked by the same lines.
-        from orders.serializers import card_payment
-
-        payment = card_payment(payment)
+    a bad security code length ERR-1005 with the field's path."""
     return _card_of(payment, now=now, path="payment")
 
 

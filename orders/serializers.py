@@ -10,19 +10,30 @@ from rest_framework import serializers
 from airline.api.serializers import IsoDateField, StrictSerializer
 from offers.passengers import MAX_LISTED
 from orders.inputs import (
+    AcceptOffer,
+    AcceptReshopOffer,
     AncillaryPick,
+    CancelJourney,
+    CancelUnpaidOrder,
     CardPayment,
+    Change,
+    ChangeOrderInput,
+    ConfirmHold,
     ContactData,
     CreateOrderInput,
     CreditPayment,
     Hold,
     ItemSelection,
     LoyaltyProgram,
+    NameData,
     OtherPayment,
     PassengerData,
+    PassengerPatch,
     PaymentData,
     PostalAddress,
     TravelDocument,
+    UpdateContact,
+    UpdatePassenger,
 )
 
 COUNTRY = r"^[A-Z]{2}$"
@@ -220,26 +231,33 @@ def passenger_data(wire: Mapping[str, Any]) -> PassengerData:
         gender=wire.get("gender", ""),
         nationality=wire.get("nationality", ""),
         residence_country=wire.get("residenceCountry", ""),
-        loyalty_program=None
-        if loyalty is None
-        else LoyaltyProgram(
-            account_number=loyalty["accountNumber"],
-            program_code=loyalty.get("programCode", ""),
-            tier_level=loyalty.get("tierLevel", ""),
-        ),
-        travel_documents=tuple(
-            TravelDocument(
-                document_type=d["documentType"],
-                document_number=d["documentNumber"],
-                issuing_country=d.get("issuingCountry", ""),
-                nationality=d.get("nationality", ""),
-                expiry_date=d.get("expiryDate"),
-            )
-            for d in wire.get("travelDocuments") or ()
-        ),
+        loyalty_program=loyalty_program(loyalty),
+        travel_documents=tuple(travel_document(d) for d in wire.get("travelDocuments") or ()),
         email=contacts.get("emailAddress", ""),
         phone=contacts.get("phoneNumber", ""),
         infant_passenger_id=wire.get("infantPassengerId", ""),
+    )
+
+
+def loyalty_program(wire: Mapping[str, Any] | None) -> LoyaltyProgram | None:
+    """A validated LoyaltyProgramIn as typed input."""
+    if wire is None:
+        return None
+    return LoyaltyProgram(
+        account_number=wire["accountNumber"],
+        program_code=wire.get("programCode", ""),
+        tier_level=wire.get("tierLevel", ""),
+    )
+
+
+def travel_document(wire: Mapping[str, Any]) -> TravelDocument:
+    """A validated TravelDocumentIn as typed input."""
+    return TravelDocument(
+        document_type=wire["documentType"],
+        document_number=wire["documentNumber"],
+        issuing_country=wire.get("issuingCountry", ""),
+        nationality=wire.get("nationality", ""),
+        expiry_date=wire.get("expiryDate"),
     )
 
 
@@ -307,6 +325,55 @@ def ancillary_pick(wire: Mapping[str, Any]) -> AncillaryPick:
         offer_item_id=wire["offerItemId"],
         passenger_ids=_ids(wire.get("passengerIds")),
         seat=None if seat is None else (seat["row"], seat["column"]),
+    )
+
+
+def change_input(data: Mapping[str, Any]) -> ChangeOrderInput:
+    """A validated ChangeOrderIn body as change order's typed input: its changes in
+    request order, then its top-level passengers (UpdatePassenger whose errors point at
+    `passengers`)."""
+    changes: list[Change] = [change_of(c) for c in data.get("changes") or ()]
+    changes += [
+        UpdatePassenger(p["passengerId"], passenger_patch(p), top_level=True)
+        for p in data.get("passengers") or ()
+    ]
+    payment = data.get("payment")
+    return ChangeOrderInput(
+        changes=changes, payment=None if payment is None else payment_data(payment)
+    )
+
+
+def change_of(wire: Mapping[str, Any]) -> Change:
+    """A validated ChangeIn (its members checked by CHANGE_NEEDS) as typed input."""
+    kind = wire["type"]
+    if kind == "CancelJourney":
+        return CancelJourney(wire["journeyRef"])
+    if kind == "UpdatePassenger":
+        return UpdatePassenger(wire["passengerId"], passenger_patch(wire["patch"]))
+    if kind == "UpdateContact":
+        return UpdateContact(contact_data(wire["contact"]))
+    if kind == "AcceptOffer":
+        return AcceptOffer(ancillary_pick(wire))
+    if kind == "AcceptReshopOffer":
+        return AcceptReshopOffer(wire["offerId"], tuple(wire["offerItemIds"]))
+    return CancelUnpaidOrder() if kind == "CancelUnpaidOrder" else ConfirmHold()
+
+
+def passenger_patch(wire: Mapping[str, Any]) -> PassengerPatch:
+    """A validated PassengerPatchIn (or top-level passengers entry) as typed input."""
+    name = wire.get("name")
+    documents = wire.get("travelDocuments")
+    contacts = wire.get("contacts") or {}
+    return PassengerPatch(
+        name=None if name is None else NameData(name.get("givenName"), name.get("surname")),
+        date_of_birth=wire.get("dateOfBirth"),
+        gender=wire.get("gender"),
+        nationality=wire.get("nationality"),
+        residence_country=wire.get("residenceCountry"),
+        loyalty_program=loyalty_program(wire.get("loyaltyProgram")),
+        travel_documents=None if documents is None else tuple(map(travel_document, documents)),
+        email=contacts.get("emailAddress"),
+        phone=contacts.get("phoneNumber"),
     )
 
 

@@ -35,6 +35,7 @@ from orders.serializers import (
     OrderRetrieveQuery,
     QuoteIn,
     ReshopIn,
+    change_input,
     create_input,
 )
 from sellers.permissions import CanBook, HasAgencyCode, IsSeller
@@ -99,7 +100,9 @@ class OrderView(ServiceView):
         """Change a booking (SPEC.md §4.10): add seats and services, confirm or cancel a
         hold, cancel journeys, correct passengers and the contact, accept a quoted reshop
         offer. Every change of one request commits together or not at all."""
-        order = order_change(principal=self.principal, ref=orderId, data=self.body(ChangeOrderIn))
+        order = order_change(
+            principal=self.principal, ref=orderId, **change_input(self.body(ChangeOrderIn))
+        )
         return ok(presenters.order_view_cached(order))
 
     @extend_schema(
