@@ -102,6 +102,10 @@ def cancellation_terms(order: Order, journeys: Sequence[Journey], *, now: dateti
     items = {i.journey_id: i for i in order.items.all() if i.status == LIVE}
     live = [j for j in order.journeys.all() if j.pk in items]
     whole = {j.pk for j in journeys} == {j.pk for j in live}
+    if not journeys or not live:
+        raise ApiError(
+            Err.CHANGE_NOT_APPLIED, "The order has no journey left to cancel", path="changes"
+        )
     paid = order.status == OrderStatus.CONFIRMED
     first_departure = min(j.departs_at for j in live)
     full_refund = (

@@ -367,3 +367,13 @@ def test_support_sees_the_refund_credit_and_timeline(api, auth, network, clock, 
     listed = admin_client.get(f"/admin/orders/airlinecredit/?q={code}")
     assert listed.status_code == 200
     assert locator in listed.content.decode()
+
+
+def test_an_order_with_no_live_journey_has_nothing_to_cancel(api, auth, network, clock):
+    from orders.models import OrderItem
+
+    view = booked(api, auth, network + timedelta(days=20), bundle="Nice")
+    # An imported or repaired booking can be left CONFIRMED with every item cancelled.
+    OrderItem.objects.filter(order__order_id=view["order"]["orderId"]).update(status="CANCELLED")
+
+    error_of(reshop(api, auth, view["order"]["orderId"], CANCEL_ORDER), 400, "ERR-4002")
