@@ -41,7 +41,7 @@ from orders.ancillaries import (
     sale_lines_check,
     services_write,
 )
-from orders.credits import credit_issue
+from orders.credits import credit_available, credit_issue, credit_payment, credit_redeem
 from orders.holds import order_cancel_hold
 from orders.inputs import (
     AcceptOffer,
@@ -49,11 +49,12 @@ from orders.inputs import (
     CardPayment,
     Change,
     ConfirmHold,
+    CreditPayment,
     PaymentData,
 )
 from orders.intents import card_charged, intent_attach, intent_open
 from orders.models import AirlineCredit, Order, OrderStatus, PaymentIntent, Refund, Service
-from orders.payments import Card, card_check
+from orders.payments import Card, card_check, credit_card_check
 from orders.refunds import refundable, refunds_owe, refunds_send
 from orders.selectors import SLIM_PREFETCH, OrderScope, order_get
 from orders.tickets import payment_record, tickets_issue
@@ -89,6 +90,9 @@ class Plan:
     refund_owed: Decimal = ZERO
     credit_owed: Decimal = ZERO
     confirm: bool = False  # ConfirmHold: the order becomes CONFIRMED and ticketed
+    # Airline credit paying (part of) what is due, spent in the change's transaction.
+    credit_code: str = ""
+    credit_due: Decimal = ZERO
     cancelled: bool = False  # the change leaves no journey: the order becomes CANCELLED
     leg_ids: set[int] = field(default_factory=set)  # legs that must still fly (re-checked)
     refunds: list[Refund] = field(default_factory=list)  # owed in the transaction
@@ -153,13 +157,15 @@ def order_change(
         raise ApiError(Err.VALIDATION, "Send at least one change", path="changes")
     plan = Plan(principal=principal, order=order, now=clock.now())
     _plan_steps(plan, changes, payment=payment)
-    card = _payment_for(payment, due=plan.due(), now=plan.now)
+    card, plan.credit_code, plan.credit_due = _payment_for(
+        payment, due=plan.due(), seller_id=principal.seller.pk, now=plan.now
+    )
     intent = None
     if card is not None:
         intent = intent_open(
             seller=principal.seller,
             purpose=PaymentIntent.Purpose.CHANGE,
-            amount=plan.due(),
+            amount=plan.due() - plan.credit_due,
             card=card,
             now=plan.now,
             order=order,
@@ -224,8 +230,10 @@ def _apply(plan: Plan, *, charge, intent: PaymentIntent | None) -> None:
     if plan.voided:
         update["voided"] = F("voided") + plan.voided
     _settle_back(plan, locked, update)
-    if charge is not None:
-        update["paid"] = F("paid") + charge.amount
+    credit = _spend_credit(plan) if plan.credit_code else None
+    collected = (credit.spent if credit else ZERO) + (charge.amount if charge else ZERO)
+    if collected:
+        update["paid"] = F("paid") + collected
     if plan.confirm:
         update["status"] = OrderStatus.CONFIRMED
     if plan.cancelled:
@@ -233,6 +241,8 @@ def _apply(plan: Plan, *, charge, intent: PaymentIntent | None) -> None:
         update["payment_time_limit"] = None
     Order.objects.filter(pk=order.pk).update(**update)
     locked.refresh_from_db()
+    if credit is not None:
+        credit_payment(locked, credit, actor=plan.actor, now=plan.now)
     if charge is not None:
         payment = payment_record(locked, charge=charge, intent=intent, now=plan.now)
         intent_attach(intent, charge=charge, payment=payment)
@@ -415,25 +425,57 @@ ACTIONS: dict[str, Action] = {
 }
 
 
-def _payment_for(payment: PaymentData | None, *, due: Decimal, now) -> Card | None:
-    """The card paying `due`, or None when nothing is due; ERR-4002 when a payment is
-    missing or there is nothing to pay, ERR-6000/6001/1005 for a bad one."""
+def _payment_for(
+    payment: PaymentData | None, *, due: Decimal, seller_id, now
+) -> tuple[Card | None, str, Decimal]:
+    """How `due` is paid: the card charged (None when nothing goes to a card), the
+    airline credit code and what of `due` it pays (DESIGN.md §11 "Airline credit": the
+    credit first, a card for the rest). ERR-4002 when a payment is missing or nothing is
+    due; ERR-6000/6001/1005 for a bad payment; ERR-6002 for a credit that cannot pay, or
+    does not cover `due` with no card beside it."""
     if due <= 0:
         if payment is not None:
             raise ApiError(
                 Err.CHANGE_NOT_APPLIED, "Nothing is due; send no payment", path="payment"
             )
-        return None
+        return None, "", ZERO
     if payment is None:
         raise ApiError(
             Err.CHANGE_NOT_APPLIED,
-            f"{due} USD is due; send a card payment with this change",
+            f"{due} USD is due; send a card payment or airline credit with this change",
             path="payment",
         )
-    if not isinstance(payment, CardPayment):
+    if isinstance(payment, CardPayment):
+        return card_check(payment, now=now), "", ZERO
+    if isinstance(payment, CreditPayment):
+        covers = min(credit_available(code=payment.credit_code, seller_id=seller_id, now=now), due)
+        if covers < due and payment.card is None:
+            raise ApiError(
+                Err.PAYMENT_REJECTED,
+                f"The airline credit covers {covers} of the {due} USD due; send a card for "
+                "the rest",
+                path="payment.card",
+            )
+        card = credit_card_check(payment.card, now=now) if covers < due else None
+        return card, payment.credit_code, covers
+    raise ApiError(
+        Err.PAYMENT_METHOD,
+        "A change is paid by card (CreditCard) or airline credit (AirlineCredit)",
+        path="payment.type",
+    )
+
+
+def _spend_credit(plan: Plan):
+    """Inside the change's transaction: spend exactly what the credit was counted on for
+    (a credit spent meanwhile by another order fails the change, and the card charged
+    for the rest is refunded: orders.intents.card_charged)."""
+    credit = credit_redeem(
+        code=plan.credit_code, seller_id=plan.order.seller_id, amount=plan.credit_due, now=plan.now
+    )
+    if credit.spent != plan.credit_due:
         raise ApiError(
-            Err.PAYMENT_METHOD,
-            "A change is paid by card (CreditCard); this payment type is not taken here",
-            path="payment.type",
+            Err.PAYMENT_REJECTED,
+            "The airline credit was spent meanwhile",
+            path="payment.creditCode",
         )
-    return card_check(payment, now=now)
+    return credit

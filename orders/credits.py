@@ -39,6 +39,22 @@ def credit_issue(order: Order, amount: Decimal, *, actor: str, now: datetime) ->
     return credit
 
 
+def credit_available(*, code: str, seller_id, now: datetime) -> Decimal:
+    """What the seller's credit `code` holds now, read without a lock (the paying
+    transaction's credit_redeem decides); ERR-6002 for a code that cannot be used, worded
+    as credit_redeem words it."""
+    credit = AirlineCredit.objects.filter(
+        code=code.strip().upper(), seller_id=seller_id, expires_at__gt=now, remaining__gt=0
+    ).first()
+    if credit is None:
+        raise ApiError(
+            Err.PAYMENT_REJECTED,
+            "The airline credit cannot be used: unknown, spent or expired",
+            path="payment.creditCode",
+        )
+    return credit.remaining
+
+
 def credit_redeem(
     *, code: str, seller_id: int, amount: Decimal, now: datetime, path: str = "payment.creditCode"
 ) -> AirlineCredit:

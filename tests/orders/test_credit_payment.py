@@ -253,3 +253,73 @@ def test_bookings_racing_for_one_credit_never_spend_more_than_it_holds(
     booked = Order.objects.exclude(pk=given.source_order_id)
     assert booked.count() == 2
     assert all(o.status == OrderStatus.CONFIRMED and o.paid == one for o in booked)
+
+
+def confirm_hold(api, auth, order_id, payment):
+    return api.patch(
+        f"/json/v1/orders/{order_id}",
+        {"changes": [{"type": "ConfirmHold"}], "payment": payment},
+        format="json",
+        **auth,
+    )
+
+
+def held(api, auth, priced):
+    response = book(api, auth, booking_body(priced))
+    assert response.status_code == 201, response.content
+    return response.json()["data"]["order"]["orderId"]
+
+
+def test_a_hold_is_confirmed_with_airline_credit(api, auth, priced, default_seller, clock):
+    given = issue(default_seller, "9000.00")
+    order_id = held(api, auth, priced)
+    total = total_of(priced)
+
+    response = confirm_hold(api, auth, order_id, credit(given.code))
+
+    assert response.status_code == 200, response.content
+    assert response.json()["data"]["order"]["statusCode"] == "CONFIRMED"
+    order = Order.objects.get(order_id=order_id)
+    assert order.paid == total
+    [payment] = order.payments.all()
+    assert (payment.method, payment.amount, payment.credit_id) == ("Credit", total, given.pk)
+    assert AirlineCredit.objects.get(pk=given.pk).remaining == Decimal("9000.00") - total
+    assert Ticket.objects.filter(order=order).exists()
+    assert not GatewayEntry.objects.exists()
+
+
+def test_a_hold_is_confirmed_with_credit_and_a_card_for_the_rest(
+    api, auth, priced, default_seller, clock
+):
+    given = issue(default_seller, "100.00")
+    order_id = held(api, auth, priced)
+    total = total_of(priced)
+
+    error_of(confirm_hold(api, auth, order_id, credit(given.code)), 400, "ERR-6002", "payment.card")
+    assert_untouched(given.code, "100.00")
+
+    response = confirm_hold(api, auth, order_id, credit(given.code, cardNumber="4111111111111111"))
+
+    assert response.status_code == 200, response.content
+    order = Order.objects.get(order_id=order_id)
+    assert order.status == "CONFIRMED"
+    assert sorted(order.payments.values_list("method", "amount")) == [
+        ("Credit", Decimal("100.00")),
+        ("CreditCard", total - Decimal("100.00")),
+    ]
+    assert GatewayEntry.objects.get(kind="CHARGE").amount == total - Decimal("100.00")
+    assert AirlineCredit.objects.get(pk=given.pk).remaining == 0
+
+
+def test_another_sellers_credit_does_not_confirm_a_hold(api, auth, priced, other_seller, clock):
+    given = issue(other_seller, "9000.00")
+    order_id = held(api, auth, priced)
+
+    error_of(
+        confirm_hold(api, auth, order_id, credit(given.code)),
+        400,
+        "ERR-6002",
+        "payment.creditCode",
+    )
+    assert Order.objects.get(order_id=order_id).status == "ONHOLD"
+    assert_untouched(given.code, "9000.00")
