@@ -45,6 +45,7 @@ def _paths(request: str, core: str) -> dict[str, str]:
     return {
         "offerId": f"{core}/OfferRequest/Offer/OfferID",
         "offerItemIds": f"{core}/OfferRequest/Offer/OfferItem/OfferItemID",
+        "orderId": f"{core}/OrderRequest/Order/OrderID",
         "orderItemIds": f"{core}/OrderRequest/Order/OrderItem/OrderItemID",
         "passengers": f"{request}/Pax",
         "passengers.type": f"{request}/Pax/PTC",

@@ -5,8 +5,9 @@ Both carry an `ALaCarteOffer` whose `OfferID` is the JSON `data.offerId` and who
 `OfferItem`s are the JSON `offerItemId`s: one per item, with the passengers it may be
 bought for (`Eligibility/PaxRefID`), where it applies (`OfferFlightAssociations`: the
 segment of a seat or a per-segment service, the journey of a per-journey service), the
-service it sells (`Service/ServiceDefinitionRefID` into `DataLists/ServiceDefinitionList`)
-and its price for one passenger (`UnitPrice`: BaseAmount, TaxSummary, TotalAmount, with
+service it sells (`Service/ServiceDefinitionRefID` into `DataLists/ServiceDefinitionList`:
+`SVC-<product code>` with its name, type, SSR code and fee code as RFISC) and its price
+for one passenger (`UnitPrice`: BaseAmount, TaxSummary, TotalAmount, with
 CurCode). Every passenger of an item pays the same (the services price per product,
 bundle and passenger type, and an item is one product in one bundle for the passengers
 who may have it), so an item's first passengerPricing row is its unit price.
@@ -37,14 +38,14 @@ Json = dict[str, Any]
 # F free, O occupied (another passenger holds it), Z blocked by the airline, R restricted
 # (another cabin than the one booked, or not for anyone of this party, e.g. an exit row).
 SEAT_STATUS = {"Open": "F", "Reserved": "O", "Blocked": "Z", "Restricted": "R"}
-# JSON seat properties -> PADIS 9825 seat characteristics; others are passed as they are.
+# JSON seat properties -> PADIS 9825 seat characteristics (W window, A aisle, 9 centre,
+# E exit row, L leg space); others (PREMIUM) are passed as they are.
 SEAT_CHARACTERISTICS = {
     "WINDOW": "W",
     "AISLE": "A",
     "MIDDLE": "9",
     "EXIT": "E",
     "LEGROOM": "L",
-    "PREMIUM": "1A",
 }
 _DESIGNATOR = re.compile(r"^(\d+)([A-Z]+)$")
 
@@ -56,7 +57,7 @@ def seat_availability_rs(
     root = xml.message_root("IATA_SeatAvailabilityRS")
     response = xml.msg_sub(root, "Response")
     items: dict[str, Json] = {}
-    definitions: dict[str, tuple[str, str, list[str]]] = {}
+    definitions: dict[str, Json] = {}
     for seat_map in data["legSeatMaps"]:
         for unit in _units(seat_map):
             product = ancillaries.seat_product(unit["group"])
@@ -64,7 +65,9 @@ def seat_availability_rs(
             name = product.name if product is not None else f"Seat ({unit['group']})"
             for row in unit.get("passengerPricing", []):
                 definition = f"SVC-{code}"
-                definitions.setdefault(definition, (code, name, ["Seat"]))
+                definitions.setdefault(
+                    definition, {"code": code, "name": name, "descriptions": ["Seat"]}
+                )
                 item = items.setdefault(
                     row["offerItemId"],
                     {
@@ -90,13 +93,19 @@ def service_list_rs(
     root = xml.message_root("IATA_ServiceListRS")
     response = xml.msg_sub(root, "Response")
     items: dict[str, Json] = {}
-    definitions: dict[str, tuple[str, str, list[str]]] = {}
+    definitions: dict[str, Json] = {}
     for service in data["services"]:
         definition = f"SVC-{service['serviceCode']}"
-        descriptions = [service["type"], f"Fee code {service['feeCode']}"]
+        descriptions = [service["type"]]
         if service.get("requires"):
             descriptions.append(f"Requires {service['requires']}")
-        definitions[definition] = (service["serviceCode"], service["name"], descriptions)
+        definitions[definition] = {
+            "code": service["serviceCode"],
+            "name": service["name"],
+            "descriptions": descriptions,
+            "ssr": service["ssrCode"],
+            "rfisc": service["feeCode"],
+        }
         for availability in service["segmentAvailability"]:
             for row in availability["passengerPricing"]:
                 item = items.setdefault(
@@ -105,14 +114,12 @@ def service_list_rs(
                         "definition": definition,
                         "segment": availability.get("segmentRefId"),
                         "journey": availability.get("journeyRefId"),
-                        "ssr": service["ssrCode"],
                         "rows": {},
                     },
                 )
                 item["rows"][row["paxRefId"]] = row
-    ssr_codes = {items[i]["definition"]: items[i].get("ssr") for i in items}
     _a_la_carte(response, data["offerId"], items)
-    _data_lists(response, travellers, definitions, ssr_codes)
+    _data_lists(response, travellers, definitions)
     payload_attributes(root, request_id)
     return xml.serialize(root)
 
@@ -159,9 +166,10 @@ def _unit_price(element: etree._Element, row: Json) -> None:
 def _data_lists(
     response: etree._Element,
     travellers: list[tuple[str, str]],
-    definitions: dict[str, tuple[str, str, list[str]]],
-    ssr_codes: dict[str, str | None] | None = None,
+    definitions: dict[str, Json],
 ) -> None:
+    """PaxList (the party the answer is for) and ServiceDefinitionList (each product
+    offered: code, name, type, SSR code, fee code as RFISC)."""
     lists = sub(response, "DataLists")
     if travellers:
         pax_list = sub(lists, "PaxList")
@@ -172,17 +180,18 @@ def _data_lists(
     if definitions:
         owner = settings.AIRLINE_DESIGNATOR
         definition_list = sub(lists, "ServiceDefinitionList")
-        for definition_id, (code, name, descriptions) in definitions.items():
+        for definition_id, definition in definitions.items():
             element = sub(definition_list, "ServiceDefinition")
-            ssr = (ssr_codes or {}).get(definition_id)
-            if ssr:
+            if definition.get("ssr"):
                 instructions = sub(element, "BookingInstructions")
-                sub(sub(instructions, "SpecialService"), "SpecialServiceCode", ssr)
-            for description in descriptions:
+                sub(sub(instructions, "SpecialService"), "SpecialServiceCode", definition["ssr"])
+            for description in definition["descriptions"]:
                 sub(sub(element, "Desc"), "DescText", description)
-            sub(element, "Name", name)
+            sub(element, "Name", definition["name"])
             sub(element, "OwnerCode", owner)
-            sub(element, "ServiceCode", code)
+            if definition.get("rfisc"):
+                sub(element, "RFISC", definition["rfisc"])
+            sub(element, "ServiceCode", definition["code"])
             sub(element, "ServiceDefinitionID", definition_id)
     if len(lists) == 0:
         response.remove(lists)

@@ -231,6 +231,7 @@ class TestOfferSeatsAndServices:
             assert (
                 definition.findtext(".//c:SpecialServiceCode", namespaces=NS) == service["ssrCode"]
             )
+            assert definition.findtext("c:RFISC", namespaces=NS) == service["feeCode"]
 
     def test_an_unknown_offer_is_err_3000(self, api, auth, network):
         body = offer_request("SeatAvailabilityRQ", "nope.1", ["nope.1.1"])
@@ -250,6 +251,17 @@ class TestOfferSeatsAndServices:
         )
 
         assert fields["TagText"].endswith("/Offer/OfferItem/OfferItemID")
+
+    def test_one_offer_per_request(self, api, auth, network, clock):
+        offer_id, item_ids = priced_in_xml(api, auth, network)
+        document = etree.fromstring(offer_request("SeatAvailabilityRQ", offer_id, item_ids))
+        offer = document.find(".//c:OfferRequest/c:Offer", NS)
+        offer.addnext(deepcopy(offer))
+
+        response = post(api, "SeatAvailability", etree.tostring(valid(document)), auth)
+
+        fields = error_of(response, 422, "ERR-1005", "IATA_SeatAvailabilityRS")
+        assert fields["TagText"].endswith("/OfferRequest/Offer[2]")
 
     def test_another_sellers_offer_is_err_3000(
         self, api, auth, partner_key, other_seller, network, clock
@@ -373,4 +385,18 @@ class TestOrderSeatsAndServices:
             api, "SeatAvailability", order_request("SeatAvailabilityRQ", "ORD-NOPE"), auth
         )
 
-        error_of(response, 404, "ERR-4000", "IATA_SeatAvailabilityRS")
+        fields = error_of(response, 404, "ERR-4000", "IATA_SeatAvailabilityRS")
+        assert fields["TagText"].endswith("/OrderRequest/Order/OrderID")
+
+    def test_an_order_item_not_on_the_order_is_err_1005(self, api, auth, hold):
+        document = etree.fromstring(order_request("ServiceListRQ", hold["order"]["orderId"]))
+        order = document.find(".//c:Order", NS)
+        item = etree.Element(f"{{{CNS}}}OrderItem")
+        etree.SubElement(item, f"{{{CNS}}}OrderItemID").text = "OOI-NOPE"
+        etree.SubElement(item, f"{{{CNS}}}OwnerCode").text = "MX"
+        order.insert(1, item)
+
+        response = post(api, "ServiceList", etree.tostring(valid(document)), auth)
+
+        fields = error_of(response, 422, "ERR-1005", "IATA_ServiceListRS")
+        assert fields["TagText"].endswith("/OrderRequest/Order/OrderItem/OrderItemID")
