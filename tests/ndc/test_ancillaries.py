@@ -400,3 +400,32 @@ class TestOrderSeatsAndServices:
 
         fields = error_of(response, 422, "ERR-1005", "IATA_ServiceListRS")
         assert fields["TagText"].endswith("/OrderRequest/Order/OrderItem/OrderItemID")
+
+
+def test_a_read_only_key_may_ask_an_orders_seats(api, hold, read_only_key):
+    read_only = bearer(token_for(api, read_only_key.raw))
+    body = order_request("SeatAvailabilityRQ", hold["order"]["orderId"])
+
+    document = xml_of(post(api, "SeatAvailability", body, read_only), 200)
+
+    assert document.findall("m:Response/c:SeatMap", NS)
+
+
+def test_seats_of_flights_alone_are_err_1005(api, auth, network):
+    document = example("SeatAvailabilityRQ")
+    core = document.find(".//c:SeatAvailibilityCoreRequest", NS)
+    core.remove(core[0])
+    segment = etree.SubElement(
+        etree.SubElement(core, f"{{{CNS}}}PaxSegmentRequest"), f"{{{CNS}}}PaxSegment"
+    )
+    choice = etree.SubElement(segment, f"{{{CNS}}}CabinTypeAssociationChoice")
+    etree.SubElement(
+        etree.SubElement(choice, f"{{{CNS}}}SegmentCabinType"), f"{{{CNS}}}CabinTypeCode"
+    ).text = "Y"
+    etree.SubElement(segment, f"{{{CNS}}}DatedMarketingSegmentRefId").text = "MKT-1"
+    etree.SubElement(segment, f"{{{CNS}}}PaxSegmentID").text = "SEG-1"
+
+    response = post(api, "SeatAvailability", etree.tostring(valid(document)), auth)
+
+    fields = error_of(response, 422, "ERR-1005", "IATA_SeatAvailabilityRS")
+    assert fields["TagText"].endswith("/SeatAvailibilityCoreRequest/PaxSegmentRequest")
