@@ -4,7 +4,7 @@
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ndc import mapping, shopping
+from ndc import ancillaries, mapping, shopping
 
 
 @dataclass(frozen=True)
@@ -31,5 +31,17 @@ ENDPOINTS: dict[str, Endpoint] = {
         "IATA_OfferPriceRS",
         shopping.offer_price,
         mapping.OFFER_PRICE_PATHS,
+    ),
+    "SeatAvailability": Endpoint(
+        "IATA_SeatAvailabilityRQ",
+        "IATA_SeatAvailabilityRS",
+        ancillaries.seat_availability,
+        ancillaries.SEAT_AVAILABILITY_PATHS,
+    ),
+    "ServiceList": Endpoint(
+        "IATA_ServiceListRQ",
+        "IATA_ServiceListRS",
+        ancillaries.service_list,
+        ancillaries.SERVICE_LIST_PATHS,
     ),
 }
