@@ -4,19 +4,25 @@
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rest_framework.permissions import BasePermission
+
 from ndc import ancillaries, mapping, shopping
+from sellers.permissions import IsSeller
 
 
 @dataclass(frozen=True)
 class Endpoint:
     """One NDC message pair: the request root its body must be, the response root it
     answers (errors included), the function that serves it, and where its request's
-    fields sit (JSON field path -> XPath, for errors the services raise)."""
+    fields sit (JSON field path -> XPath, for errors the services raise); `permission` is
+    what the caller's key must allow, as for the JSON endpoint of the same service
+    (SPEC.md §5: CanBook for what books or changes, HasAgencyCode for OrderList)."""
 
     request_root: str
     response_root: str
     handle: Callable[..., bytes]  # (*, principal, document, request_id) -> the RS
     paths: dict[str, str]
+    permission: type[BasePermission] = IsSeller
 
 
 ENDPOINTS: dict[str, Endpoint] = {

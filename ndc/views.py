@@ -30,6 +30,9 @@ class NdcView(APIView):
             )
         super().initial(request, *args, **kwargs)
 
+    def get_permissions(self):
+        return [self.endpoint.permission()] if self.endpoint is not None else []
+
     # NDC is described in README.md ("NDC/XML") and by IATA's schemas, not in the JSON
     # API's OpenAPI document.
     @extend_schema(exclude=True)
