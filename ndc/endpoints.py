@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from rest_framework.permissions import BasePermission
 
-from ndc import ancillaries, mapping, shopping
-from sellers.permissions import IsSeller
+from ndc import ancillaries, mapping, order_list, shopping
+from sellers.permissions import HasAgencyCode, IsSeller
 
 
 @dataclass(frozen=True)
@@ -49,5 +49,12 @@ ENDPOINTS: dict[str, Endpoint] = {
         "IATA_ServiceListRS",
         ancillaries.service_list,
         ancillaries.SERVICE_LIST_PATHS,
+    ),
+    "OrderList": Endpoint(
+        "IATA_OrderListRQ",
+        "IATA_OrderListRS",
+        order_list.order_list,
+        order_list.ORDER_LIST_PATHS,
+        permission=HasAgencyCode,
     ),
 }

@@ -16,7 +16,7 @@ from airline.network.services import station_zone
 from offers.store import STORE_ERRORS
 from offers.wire import iso_duration, local_time
 from orders.models import Journey, Order, OrderStatus, Passenger, Payment, Segment, Service
-from orders.selectors import LegPart, OrderParts, OrderRow, order_parts
+from orders.selectors import LegPart, OrderParts, OrderRow, OrderSearch, order_parts
 
 VIEW_CACHE_SECONDS = 24 * 3600
 # Line statuses of the view: order items' and services' alike (SPEC.md §3).
@@ -180,6 +180,21 @@ def summary(row: OrderRow) -> dict[str, Any]:
     if given or surname:
         wire["passengerName"] = {"givenName": given, "surname": surname}
     return wire
+
+
+def order_list_page(search: OrderSearch, rows: Sequence[OrderRow], more: bool) -> dict[str, Any]:
+    """OrderList's `data` (SPEC.md §4.8): the page's summaries and the cursor for the next
+    page (the last order's id; the one asked for when the page is empty). JSON and NDC
+    answer the same page."""
+    return {
+        "orders": [summary(row) for row in rows],
+        "page": {
+            "pageSize": search.page_size,
+            "count": len(rows),
+            "lastIndex": rows[-1].pk if rows else search.last_index,
+            "hasMore": more,
+        },
+    }
 
 
 def _zone(code: str) -> ZoneInfo:

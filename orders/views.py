@@ -69,18 +69,7 @@ class OrdersView(ServiceView):
         """Search the agency's bookings; one summary each, keyset-paginated (SPEC.md §4.8)."""
         search = check_order_search(self.query(OrderListQuery), principal=self.principal)
         orders, more = orders_list(search)
-        rows = [presenters.summary(o) for o in orders]
-        return ok(
-            {
-                "orders": rows,
-                "page": {
-                    "pageSize": search.page_size,
-                    "count": len(rows),
-                    "lastIndex": orders[-1].pk if orders else search.last_index,
-                    "hasMore": more,
-                },
-            }
-        )
+        return ok(presenters.order_list_page(search, orders, more))
 
 
 class OrderView(ServiceView):
