@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from rest_framework.permissions import BasePermission
 
-from ndc import ancillaries, mapping, shopping
-from sellers.permissions import IsSeller
+from ndc import ancillaries, mapping, reshop, shopping
+from sellers.permissions import CanBook, IsSeller
 
 
 @dataclass(frozen=True)
@@ -49,5 +49,20 @@ ENDPOINTS: dict[str, Endpoint] = {
         "IATA_ServiceListRS",
         ancillaries.service_list,
         ancillaries.SERVICE_LIST_PATHS,
+    ),
+    "OrderReshop": Endpoint(
+        "IATA_OrderReshopRQ",
+        "IATA_OrderReshopRS",
+        reshop.order_reshop_rs,
+        reshop.ORDER_RESHOP_PATHS,
+        CanBook,
+    ),
+    # 21.3 has no OrderQuoteRS: OrderQuoteRQ is answered with an OrderReshopRS.
+    "OrderQuote": Endpoint(
+        "IATA_OrderQuoteRQ",
+        "IATA_OrderReshopRS",
+        reshop.order_quote_rs,
+        reshop.ORDER_QUOTE_PATHS,
+        CanBook,
     ),
 }
