@@ -401,6 +401,13 @@ def test_quote_errors_name_their_element(api, auth, order, clock):
     error = error_of(post(api, "OrderQuote", stranger, auth), 422, "ERR-1005", RS)
     assert error["TagText"] == "/IATA_OrderQuoteRQ/Payload/PaxList/PaxID"
 
+    # Without a PaxList the PaxRefIDs name the passengers, and the error points there.
+    no_list = etree.fromstring(stranger)
+    for pax in no_list.findall("m:Payload/c:PaxList", NS):
+        pax.getparent().remove(pax)
+    error = error_of(post(api, "OrderQuote", etree.tostring(no_list), auth), 422, "ERR-1005", RS)
+    assert error["TagText"] == f"{_SELECTED}/SelectedOfferItem/PaxRefID"
+
     clock.advance(hours=1)  # past the offer's 30 minutes (DESIGN.md §7)
     error = error_of(
         post(api, "OrderQuote", quote_xml(order_id, offer_id, [item_id], pax_ids), auth),
@@ -435,3 +442,55 @@ def test_reshop_errors_name_their_element(api, auth, order):
     stranger = reshop_name_xml(order_id, "PAX-NOBODY", "Augusta", "King")
     error = error_of(post(api, "OrderReshop", stranger, auth), 422, "ERR-1005", RS)
     assert error["TagText"].endswith("/UpdatePaxName/PaxRefID")
+
+
+def test_delete_order_items_quotes_the_items_named_as_json_does(api, auth, network, clock):
+    view = booked(api, auth, network + timedelta(days=20), bundle="Nice")
+    clock.advance(hours=25)
+    order_id = view["order"]["orderId"]
+    item_id = view["order"]["items"][0]["itemId"]
+    document = example("OrderReshopRQ")
+    document.find(".//c:OrderRefID", NS).text = order_id
+    document.find(".//c:DeleteOrderItem/c:OrderItemRefID", NS).text = item_id
+    add = document.find(".//c:AddOfferItems", NS)
+    add.getparent().remove(add)
+
+    answer = xml_of(post(api, "OrderReshop", etree.tostring(valid(document)), auth), 200, RS)
+    cancellation = reshop(
+        api, auth, order_id, {"type": "DeleteOrderItems", "orderItemRefIds": [item_id]}
+    ).json()["data"]["cancellation"]
+
+    [offer] = offers_of(answer)
+    deleted = offer.find("c:DeleteOrderItem", NS)
+    assert texts(deleted, "c:ExistingOrderItem/c:OrderItemRefID") == [item_id]
+    price = deleted.find("c:PriceDifferential/c:DiffPrice/c:Price", NS)
+    assert money(price.find("c:DueByAirlineAmount", NS)) == Decimal(
+        str(cancellation["creditAmount"]["amount"])
+    )
+
+
+def test_choices_without_a_json_twin_are_err_1005(api, auth, order):
+    view, _ = order
+    order_id = view["order"]["orderId"]
+    document = example("OrderReshopRQ-name")
+    document.find(".//c:OrderRefID", NS).text = order_id
+    choice = document.find(".//c:ReshopOrderChoice", NS)
+    choice.remove(choice[0])
+    sharing = etree.SubElement(
+        etree.SubElement(choice, f"{{{CNS}}}UpdatePax"), f"{{{CNS}}}PaxSharingPref"
+    )
+    etree.SubElement(sharing, f"{{{CNS}}}PaxRefID").text = view["pax"][0]["paxId"]
+
+    error = error_of(
+        post(api, "OrderReshop", etree.tostring(valid(document)), auth), 422, "ERR-1005", RS
+    )
+    assert error["TagText"].endswith("/ReshopOrderChoice/UpdatePax")
+
+    quote_request = etree.fromstring(quote_xml(order_id, "OFFER", ["OFFER.1"], ["PAX-1"]))
+    repriced = etree.Element(f"{{{CNS}}}RepricedOrder")
+    etree.SubElement(repriced, f"{{{CNS}}}OrderID").text = order_id
+    etree.SubElement(repriced, f"{{{CNS}}}OwnerCode").text = "MX"
+    quote_request.find("m:Payload/c:SelectedOffers", NS).addprevious(repriced)
+    body = etree.tostring(valid(quote_request))
+    error = error_of(post(api, "OrderQuote", body, auth), 422, "ERR-1005", RS)
+    assert error["TagText"] == "/IATA_OrderQuoteRQ/Payload/RepricedOrder"
