@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from rest_framework.permissions import BasePermission
 
-from ndc import ancillaries, mapping, order_list, shopping
-from sellers.permissions import HasAgencyCode, IsSeller
+from ndc import ancillaries, mapping, order_list, reshop, shopping
+from sellers.permissions import CanBook, HasAgencyCode, IsSeller
 
 
 @dataclass(frozen=True)
@@ -56,5 +56,20 @@ ENDPOINTS: dict[str, Endpoint] = {
         order_list.order_list,
         order_list.ORDER_LIST_PATHS,
         permission=HasAgencyCode,
+    ),
+    "OrderReshop": Endpoint(
+        "IATA_OrderReshopRQ",
+        "IATA_OrderReshopRS",
+        reshop.order_reshop_rs,
+        reshop.ORDER_RESHOP_PATHS,
+        permission=CanBook,
+    ),
+    # 21.3 has no OrderQuoteRS: OrderQuoteRQ is answered with an OrderReshopRS.
+    "OrderQuote": Endpoint(
+        "IATA_OrderQuoteRQ",
+        "IATA_OrderReshopRS",
+        reshop.order_quote_rs,
+        reshop.ORDER_QUOTE_PATHS,
+        permission=CanBook,
     ),
 }
