@@ -11,6 +11,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from tests.orders import conftest as booking
+
+# The booking tests' network, bearer headers and priced offer serve these tests too.
+network = booking.network
+auth = booking.auth
+travel_day = booking.travel_day
+priced = booking.priced
+
 
 @dataclass
 class Received:
