@@ -341,7 +341,10 @@ SPECTACULAR_SETTINGS = {
         "Shop, price, book and service the airline's flights over JSON. Every `/json/...` "
         "response is wrapped as `{data, error}`. Authenticate with `POST /auth/token` "
         "(header `x-api-key`), then send `Authorization: Bearer <token>`. Versions v0, v1 "
-        "and v2 are identical."
+        "and v2 are identical. Order events are pushed to the seller's registered webhooks "
+        "(`/webhooks`): JSON `{id, type, createdAt, apiVersion, sequence, data}` signed with "
+        '`Webhook-Signature: v1=<hex HMAC-SHA256(secret, Webhook-Timestamp + "." + '
+        "body)>`, retried for 72 h, each order's events in sequence."
     ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,

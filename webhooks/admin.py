@@ -84,6 +84,9 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
     inlines = [DeliveryInline]
     actions = ["resend_failed", "disable", "enable"]
 
+    def get_inlines(self, request, obj=None):
+        return self.inlines if obj else []  # a new endpoint has no deliveries
+
     def get_fields(self, request, obj=None):
         if obj is None:
             return ["seller", "url", "events"]
