@@ -223,3 +223,10 @@ def test_the_worker_runs_the_delivery_job(api, auth, priced, receiver):
     call_command("run_worker", "--once")
 
     assert len(receiver.delivered()) == 1
+
+
+def test_every_order_event_kind_has_a_public_type():
+    from orders.models import OrderEvent
+    from webhooks.outbox import EVENT_TYPES
+
+    assert set(OrderEvent.Kind.values) == set(EVENT_TYPES)
