@@ -69,6 +69,7 @@ INSTALLED_APPS = [
     "offers",
     "orders",
     "ndc",
+    "webhooks",
     "axes",
 ]
 
@@ -271,6 +272,23 @@ IDEMPOTENCY_TTL_HOURS = 24  # DESIGN.md §4
 # worker; the key can then be used again.
 IDEMPOTENCY_LEASE_SECONDS = env_int("IDEMPOTENCY_LEASE_SECONDS", 120)
 
+# --- Webhooks (DESIGN.md §10, webhooks/) -----------------------------------------------
+# http://127.0.0.1 and other loopback URLs admitted, for tests and development only.
+WEBHOOK_ALLOW_LOOPBACK = env_bool("WEBHOOK_ALLOW_LOOPBACK", False)
+if WEBHOOK_ALLOW_LOOPBACK and AIRLINE_ENV == "production":
+    raise ImproperlyConfigured("WEBHOOK_ALLOW_LOOPBACK must never be set in production")
+WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 5)  # per attempt
+# A claimed delivery whose worker has not reported back after this long is sent again:
+# longer than a timeout plus recording it.
+WEBHOOK_LEASE_SECONDS = env_int("WEBHOOK_LEASE_SECONDS", 60)
+WEBHOOK_RETRY_HOURS = env_int("WEBHOOK_RETRY_HOURS", 72)  # then FAILED; endpoint disabled
+WEBHOOK_BACKOFF_SECONDS = env_int("WEBHOOK_BACKOFF_SECONDS", 10)  # doubled per attempt
+WEBHOOK_THREADS = env_int("WEBHOOK_THREADS", 8)  # endpoints sent to at once per worker
+WEBHOOK_BATCH_SIZE = env_int("WEBHOOK_BATCH_SIZE", 100)  # deliveries claimed per round
+WEBHOOK_PER_ENDPOINT = env_int("WEBHOOK_PER_ENDPOINT", 4)  # of them, per endpoint
+WEBHOOK_API_VERSION = "v1"  # the payload's apiVersion: versions are identical (§4)
+WORKER_WEBHOOK_SECONDS = env_int("WORKER_WEBHOOK_SECONDS", 1)
+
 # --- API ------------------------------------------------------------------------------
 API_VERSIONS = ("v0", "v1", "v2")  # identical; DESIGN.md §4
 DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024  # 1 MiB, SPEC.md §8
@@ -323,7 +341,10 @@ SPECTACULAR_SETTINGS = {
         "Shop, price, book and service the airline's flights over JSON. Every `/json/...` "
         "response is wrapped as `{data, error}`. Authenticate with `POST /auth/token` "
         "(header `x-api-key`), then send `Authorization: Bearer <token>`. Versions v0, v1 "
-        "and v2 are identical."
+        "and v2 are identical. Order events are pushed to the seller's registered webhooks "
+        "(`/webhooks`): JSON `{id, type, createdAt, apiVersion, sequence, data}` signed with "
+        '`Webhook-Signature: v1=<hex HMAC-SHA256(secret, Webhook-Timestamp + "." + '
+        "body)>`, retried for 72 h, each order's events in sequence."
     ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,

@@ -12,6 +12,7 @@ from ndc.views import NdcView
 from offers import urls as offers_urls
 from orders import urls as orders_urls
 from sellers import urls as sellers_urls
+from webhooks import urls as webhooks_urls
 
 register_converter(VersionConverter, "version")
 
@@ -30,6 +31,7 @@ json_urlpatterns = [
     *sellers_urls.json_urlpatterns,
     *offers_urls.urlpatterns,
     *orders_urls.urlpatterns,
+    *webhooks_urls.urlpatterns,
     *docs_urlpatterns,
 ]
 

@@ -40,6 +40,7 @@ def jobs() -> list[Job]:
     from orders.holds import holds_expire
     from orders.reconcile import payments_reconcile
     from orders.refunds import refunds_retry
+    from webhooks.delivery import webhooks_deliver
 
     return [
         # A lapsed hold's seats are back on sale within one sweep, whether or not
@@ -56,6 +57,8 @@ def jobs() -> list[Job]:
             settings.WORKER_RECONCILE_SECONDS,
             lambda: {"refunds_sent": refunds_retry()},
         ),
+        # The webhook outbox: due deliveries claimed, sent and recorded (webhooks.delivery).
+        Job("deliver_webhooks", settings.WORKER_WEBHOOK_SECONDS, webhooks_deliver),
         Job(
             "purge_idempotency_keys",
             3600,

@@ -1,7 +1,8 @@
 """An order's history (STYLE.md, after Saleor's order/events.py): one kind per state
 change (OrderEvent.Kind) and one function per kind, called by every write in the same
 transaction as the change. Each says who acted (`actor`: seller and key prefix, a
-command, the reconciler), when, and the money it moved. Webhooks will hang off `_record`.
+command, the reconciler), when, and the money it moved. `_record` also writes the
+webhook outbox rows of the event (webhooks.outbox), in that same transaction.
 """
 
 from collections.abc import Sequence
@@ -11,6 +12,7 @@ from typing import Any
 
 from orders.models import AirlineCredit, Order, OrderEvent, Service
 from sellers.authentication import Principal
+from webhooks.outbox import order_event_recorded
 
 OrderEventKind = OrderEvent.Kind
 
@@ -182,3 +184,4 @@ def contact_updated(order: Order, *, actor: str, now: datetime) -> None:
 
 def _record(order: Order, kind: str, *, actor: str, now: datetime, **detail: Any) -> None:
     OrderEvent.objects.create(order=order, at=now, actor=actor[:80], kind=kind, detail=detail)
+    order_event_recorded(order, kind, now=now)

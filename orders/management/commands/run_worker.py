@@ -9,7 +9,10 @@ from airline.worker import StopSignal, jobs, run_forever, run_once
 
 
 class Command(BaseCommand):
-    help = "Run the background jobs (hold expiry, payment reconciliation...) until stopped."
+    help = (
+        "Run the background jobs (hold expiry, payment reconciliation, webhook delivery...) "
+        "until stopped."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--once", action="store_true", help="Run every job once, then exit")

@@ -1,0 +1,146 @@
+"""POST/GET/DELETE /json/{v}/webhooks and ping: the acting seller's endpoints, full keys
+only, safe URLs only, the secret shown once (DESIGN.md §10)."""
+
+import pytest
+
+from tests.conftest import bearer, token_for
+from tests.orders.conftest import error_of
+from tests.webhooks.conftest import register
+from webhooks import addresses
+from webhooks.models import WebhookDelivery, WebhookEndpoint
+
+PUBLIC = "93.184.216.34"
+
+
+@pytest.fixture
+def auth(api, partner_key):
+    return bearer(token_for(api, partner_key.raw))
+
+
+@pytest.fixture
+def resolves_to(monkeypatch):
+    """Make every host name resolve to the given addresses (no DNS in tests)."""
+
+    def set_addresses(*ips):
+        monkeypatch.setattr(addresses, "resolve", lambda host, port: list(ips))
+
+    return set_addresses
+
+
+def test_it_registers_an_endpoint_and_shows_the_secret_once(api, auth, resolves_to, clock):
+    resolves_to(PUBLIC)
+    response = register(api, auth, "https://hooks.example.com/airline", events=["order.created"])
+
+    assert response.status_code == 201, response.content
+    created = response.json()["data"]
+    assert created["webhookId"].startswith("whk_")
+    assert created["secret"].startswith("whsec_")
+    assert created["events"] == ["order.created"]
+    assert created["active"] is True
+    stored = WebhookEndpoint.objects.get(webhook_id=created["webhookId"])
+    assert stored.secret == created["secret"]
+    assert stored.seller.code == "ACME1"
+
+    listed = api.get("/json/v1/webhooks", **auth).json()["data"]["webhooks"]
+    assert [w["webhookId"] for w in listed] == [created["webhookId"]]
+    assert "secret" not in listed[0]
+
+
+def test_it_takes_loopback_http_only_when_the_setting_allows_it(api, auth, settings):
+    settings.WEBHOOK_ALLOW_LOOPBACK = False
+    error_of(register(api, auth, "http://127.0.0.1:8123/hooks"), 422, "ERR-1005", path="url")
+
+    settings.WEBHOOK_ALLOW_LOOPBACK = True
+    assert register(api, auth, "http://127.0.0.1:8123/hooks").status_code == 201
+
+
+def test_it_refuses_plain_http_to_a_public_host(api, auth, settings, resolves_to):
+    settings.WEBHOOK_ALLOW_LOOPBACK = True  # loopback only, never plain http elsewhere
+    resolves_to(PUBLIC)
+    error_of(register(api, auth, "http://hooks.example.com/"), 422, "ERR-1005", path="url")
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://127.0.0.1/hooks",
+        "https://[::1]/hooks",
+        "https://10.0.0.5/hooks",
+        "https://192.168.1.20/hooks",
+        "https://172.16.0.1/hooks",
+        "https://169.254.169.254/latest/meta-data",  # the cloud metadata service
+        "https://[fd00:ec2::254]/",  # its IPv6 twin
+        "https://[::ffff:10.0.0.5]/",
+        "https://100.64.0.1/",  # carrier-grade NAT, not public
+        "https://0.0.0.0/",
+        "ftp://hooks.example.com/",
+        "https://user:pw@hooks.example.com/",
+        "not a url",
+    ],
+)
+def test_it_refuses_urls_that_could_reach_our_own_network(api, auth, url, resolves_to):
+    if "example.com" in url:
+        resolves_to(PUBLIC)
+    error_of(register(api, auth, url), 422, "ERR-1005", path="url")
+    assert not WebhookEndpoint.objects.exists()
+
+
+def test_it_refuses_a_name_that_resolves_to_a_private_address(api, auth, resolves_to):
+    # One private address among public ones is enough to refuse: the client could be
+    # handed any of them.
+    resolves_to(PUBLIC, "10.1.2.3")
+    error_of(register(api, auth, "https://hooks.example.com/"), 422, "ERR-1005", path="url")
+
+
+def test_it_refuses_unknown_event_types_and_fields(api, auth, resolves_to):
+    resolves_to(PUBLIC)
+    url = "https://hooks.example.com/"
+    error_of(register(api, auth, url, events=["order.exploded"]), 422, "ERR-1005")
+    error_of(register(api, auth, url, secret="mine"), 422, "ERR-1005")
+
+
+def test_a_read_only_key_may_not_register_list_or_delete(api, read_only_key, resolves_to):
+    resolves_to(PUBLIC)
+    auth = bearer(token_for(api, read_only_key.raw))
+    error_of(register(api, auth, "https://hooks.example.com/"), 403, "ERR-8001")
+    error_of(api.get("/json/v1/webhooks", **auth), 403, "ERR-8001")
+    error_of(api.delete("/json/v1/webhooks/whk_x", **auth), 403, "ERR-8001")
+
+
+def test_it_refuses_another_sellers_webhook(api, auth, seller_key, resolves_to, clock):
+    resolves_to(PUBLIC)
+    mine = register(api, auth, "https://hooks.example.com/").json()["data"]["webhookId"]
+    other = bearer(token_for(api, seller_key.raw))  # acts as ACME2
+
+    assert api.get("/json/v1/webhooks", **other).json()["data"]["webhooks"] == []
+    error_of(api.delete(f"/json/v1/webhooks/{mine}", **other), 404, "ERR-1000")
+    error_of(api.post(f"/json/v1/webhooks/{mine}/ping", **other), 404, "ERR-1000")
+    assert WebhookEndpoint.objects.filter(webhook_id=mine, active=True).exists()
+    assert not WebhookDelivery.objects.exists()
+
+
+def test_it_deletes_an_endpoint(api, auth, resolves_to, clock):
+    resolves_to(PUBLIC)
+    webhook_id = register(api, auth, "https://hooks.example.com/").json()["data"]["webhookId"]
+
+    response = api.delete(f"/json/v1/webhooks/{webhook_id}", **auth)
+
+    assert response.status_code == 200, response.content
+    assert not WebhookEndpoint.objects.exists()
+    error_of(api.delete(f"/json/v1/webhooks/{webhook_id}", **auth), 404, "ERR-1000")
+
+
+def test_a_ping_is_delivered_signed(api, auth, receiver, loopback_allowed, clock):
+    from tests.webhooks.conftest import verifies
+    from webhooks.delivery import webhooks_deliver
+
+    created = register(api, auth, receiver.url).json()["data"]
+    ping = api.post(f"/json/v1/webhooks/{created['webhookId']}/ping", **auth)
+    assert ping.status_code == 200, ping.content
+
+    assert webhooks_deliver() == {"delivered": 1, "retrying": 0, "failed": 0}
+
+    [got] = receiver.received
+    assert got.json["type"] == "ping"
+    assert got.json["id"] == ping.json()["data"]["eventId"] == got.headers["Webhook-Id"]
+    assert verifies(created["secret"], got)

@@ -1,0 +1,163 @@
+"""Webhooks in the back office (DESIGN.md §10): endpoints (the secret shown once, when
+created), each one's deliveries (status, attempts, last response code and time), and
+the actions resend failed deliveries, disable and enable an endpoint, all through the
+services the API uses (STYLE.md 11)."""
+
+from django import forms
+from django.contrib import admin, messages
+
+from airline.api import clock
+from webhooks.addresses import RefusedUrl, url_check
+from webhooks.models import WebhookDelivery, WebhookEndpoint
+from webhooks.outbox import PUBLIC_TYPES
+from webhooks.services import (
+    deliveries_resend,
+    endpoint_disable,
+    endpoint_enable,
+    endpoint_register,
+)
+
+
+class WebhookEndpointForm(forms.ModelForm):
+    events = forms.MultipleChoiceField(
+        choices=[(t, t) for t in PUBLIC_TYPES],
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="None ticked: every event type.",
+    )
+
+    class Meta:
+        model = WebhookEndpoint
+        fields = ["seller", "url", "events"]
+
+    def clean_url(self) -> str:
+        url = self.cleaned_data["url"]
+        try:
+            url_check(url)
+        except RefusedUrl as exc:
+            raise forms.ValidationError(f"The webhook URL {exc}") from None
+        return url
+
+
+class DeliveryInline(admin.TabularInline):
+    model = WebhookDelivery
+    fk_name = "endpoint"
+    extra = 0
+    can_delete = False
+    fields = [
+        "event",
+        "status",
+        "attempts",
+        "last_status_code",
+        "last_attempt_at",
+        "last_error",
+        "next_attempt_at",
+        "delivered_at",
+    ]
+    readonly_fields = fields
+    ordering = ["-id"]
+    show_change_link = True
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("event")
+
+
+@admin.register(WebhookEndpoint)
+class WebhookEndpointAdmin(admin.ModelAdmin):
+    form = WebhookEndpointForm
+    list_display = ["webhook_id", "seller", "url", "active", "failing_since", "created_at"]
+    list_filter = ["active"]
+    search_fields = ["webhook_id", "url", "seller__code"]
+    list_select_related = ["seller"]
+    # The secret is never a field: it is shown once, in the message after creation.
+    readonly_fields = [
+        "webhook_id",
+        "active",
+        "created_at",
+        "failing_since",
+        "disabled_at",
+        "disabled_reason",
+    ]
+    inlines = [DeliveryInline]
+    actions = ["resend_failed", "disable", "enable"]
+
+    def get_inlines(self, request, obj=None):
+        return self.inlines if obj else []  # a new endpoint has no deliveries
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ["seller", "url", "events"]
+        return ["seller", "url", "events", *self.readonly_fields]
+
+    def get_readonly_fields(self, request, obj=None):
+        # Where an endpoint sends is fixed at creation: register a new one instead.
+        return [*self.readonly_fields, "seller", "url", "events"] if obj else []
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            return
+        registered = endpoint_register(
+            seller=form.cleaned_data["seller"],
+            url=form.cleaned_data["url"],
+            events=form.cleaned_data["events"],
+            now=clock.now(),
+        )
+        obj.pk, obj.webhook_id = registered.endpoint.pk, registered.endpoint.webhook_id
+        self.message_user(
+            request,
+            "Webhook endpoint created. Copy its signing secret now, it will not be shown "
+            f"again: {registered.secret}",
+            messages.WARNING,
+        )
+
+    @admin.action(description="Resend the failed deliveries of the selected endpoints")
+    def resend_failed(self, request, queryset):
+        count = deliveries_resend(
+            deliveries=WebhookDelivery.objects.filter(endpoint__in=queryset), now=clock.now()
+        )
+        self.message_user(request, f"{count} failed deliver(ies) queued again.")
+
+    @admin.action(description="Disable the selected endpoints")
+    def disable(self, request, queryset):
+        for endpoint in queryset.select_related("seller__partner"):
+            endpoint_disable(endpoint=endpoint, now=clock.now(), reason=f"by {request.user}")
+        self.message_user(request, "Endpoint(s) disabled.")
+
+    @admin.action(description="Enable the selected endpoints")
+    def enable(self, request, queryset):
+        for endpoint in queryset:
+            endpoint_enable(endpoint=endpoint)
+        self.message_user(request, "Endpoint(s) enabled.")
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(admin.ModelAdmin):
+    list_display = [
+        "id",
+        "event",
+        "endpoint",
+        "status",
+        "attempts",
+        "last_status_code",
+        "last_attempt_at",
+        "next_attempt_at",
+    ]
+    list_filter = ["status"]
+    search_fields = ["event__event_id", "endpoint__webhook_id", "order__record_locator"]
+    list_select_related = ["event", "endpoint"]
+    raw_id_fields = ["event", "endpoint", "order"]
+    actions = ["resend"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    @admin.action(description="Resend the selected failed deliveries")
+    def resend(self, request, queryset):
+        count = deliveries_resend(deliveries=queryset, now=clock.now())
+        self.message_user(request, f"{count} failed deliver(ies) queued again.")

@@ -1,0 +1,292 @@
+"""Delivering the outbox (DESIGN.md §10): at least once, signed, retried, per order in
+sequence, by any number of workers at once.
+
+A round (`webhooks_deliver`):
+1. claims due deliveries in a short transaction: `SELECT ... FOR UPDATE SKIP LOCKED`, so
+   two workers never take the same row, then marks them IN_FLIGHT with a lease. A worker
+   killed mid-send leaves its rows IN_FLIGHT; when the lease runs out they are due again
+   (that is the "at least once").
+2. sends them outside any transaction, a few endpoints at a time on a thread pool, so
+   one slow endpoint does not hold back the others;
+3. records each result as it arrives: 2xx delivered; anything else is tried again after
+   an exponential backoff with jitter, until WEBHOOK_RETRY_HOURS after the event, when
+   the delivery is FAILED (and the endpoint, failing that long, disabled).
+
+Only the earliest unfinished delivery of an order to an endpoint is ever due, so a later
+event waits until the earlier one is delivered or given up.
+"""
+
+import hashlib
+import hmac
+import logging
+import random
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Protocol
+from urllib.parse import urlsplit, urlunsplit
+
+import orjson
+import requests
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Exists, F, OuterRef, Q
+
+from airline.api import clock
+from webhooks.addresses import RefusedUrl, Target, url_check
+from webhooks.models import WebhookDelivery, WebhookEndpoint
+from webhooks.outbox import event_data_render
+
+logger = logging.getLogger("airline.webhooks")
+Status = WebhookDelivery.Status
+UNFINISHED = (Status.PENDING, Status.IN_FLIGHT)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one attempt got: the HTTP status, or None and why there was none."""
+
+    status: int | None
+    error: str = ""
+
+    @property
+    def delivered(self) -> bool:
+        return self.status is not None and 200 <= self.status < 300
+
+
+class Sender(Protocol):
+    """Sends one signed body to an endpoint's URL (tests may pass their own)."""
+
+    def __call__(self, url: str, body: bytes, headers: dict[str, str]) -> Outcome: ...
+
+
+def signature(secret: str, timestamp: str, body: bytes) -> str:
+    """`v1=` + hex HMAC-SHA256(secret, timestamp + "." + body): what Webhook-Signature
+    carries and what a receiver recomputes."""
+    mac = hmac.new(secret.encode(), timestamp.encode() + b"." + body, hashlib.sha256)
+    return "v1=" + mac.hexdigest()
+
+
+def http_send(url: str, body: bytes, headers: dict[str, str]) -> Outcome:
+    """POST over requests to the checked address, never following a redirect (it could
+    lead anywhere). The host is resolved and checked again now (DNS rebinding)."""
+    try:
+        target = url_check(url)
+    except RefusedUrl as exc:
+        return Outcome(None, f"refused: {exc}")
+    session = requests.Session()
+    session.mount(f"{target.scheme}://", _PinnedAdapter(target))
+    try:
+        response = session.post(
+            _address_url(target),
+            data=body,
+            headers={**headers, "Host": _host_header(target)},
+            timeout=settings.WEBHOOK_TIMEOUT_SECONDS,
+            allow_redirects=False,
+        )
+    except requests.RequestException as exc:
+        return Outcome(None, type(exc).__name__)
+    finally:
+        session.close()
+    response.close()
+    return Outcome(response.status_code)
+
+
+class _PinnedAdapter(requests.adapters.HTTPAdapter):
+    """Connects to the checked address while TLS still verifies the host name."""
+
+    def __init__(self, target: Target) -> None:
+        self._target = target
+        super().__init__(max_retries=0)
+
+    def init_poolmanager(self, *args, **kwargs) -> None:
+        if self._target.scheme == "https":
+            kwargs["server_hostname"] = self._target.host
+            kwargs["assert_hostname"] = self._target.host
+        super().init_poolmanager(*args, **kwargs)
+
+
+def _address_url(target: Target) -> str:
+    parts = urlsplit(target.url)
+    host = f"[{target.address}]" if ":" in target.address else target.address
+    return urlunsplit(parts._replace(netloc=f"{host}:{target.port}"))
+
+
+def _host_header(target: Target) -> str:
+    default = 443 if target.scheme == "https" else 80
+    return target.host if target.port == default else f"{target.host}:{target.port}"
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """A delivery taken by this worker: `attempt` fences its result (a worker whose lease
+    ran out and whose row someone else took records nothing)."""
+
+    pk: int
+    attempt: int
+    endpoint_id: int
+    url: str
+    secret: str
+    body: bytes
+    event_id: str
+
+
+def webhooks_deliver(
+    *, now: datetime | None = None, sender: Sender | None = None, limit: int | None = None
+) -> dict[str, int]:
+    """One round: claim the due deliveries, send them concurrently, record each result."""
+    now = now or clock.now()
+    claimed = deliveries_claim(now=now, limit=limit or settings.WEBHOOK_BATCH_SIZE)
+    if not claimed:
+        return {}
+    send = sender or http_send
+    done = {"delivered": 0, "retrying": 0, "failed": 0}
+    with ThreadPoolExecutor(max_workers=settings.WEBHOOK_THREADS) as pool:
+        futures = {pool.submit(_attempt, send, c): c for c in claimed}
+        for future in as_completed(futures):
+            result = delivery_record(futures[future], future.result(), now=clock.now())
+            done[result] += 1
+    return done
+
+
+def _attempt(send: Sender, c: Claimed) -> Outcome:
+    # Runs on a pool thread: no database here, only the network.
+    timestamp = str(int(clock.now().timestamp()))
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": "airline-webhooks/1",
+        "Webhook-Id": c.event_id,
+        "Webhook-Timestamp": timestamp,
+        "Webhook-Signature": signature(c.secret, timestamp, c.body),
+    }
+    try:
+        return send(c.url, c.body, headers)
+    except Exception as exc:  # a sender's bug must not lose the claim's record
+        logger.exception("webhook send failed")
+        return Outcome(None, type(exc).__name__)
+
+
+def _due(now: datetime) -> Q:
+    return Q(status__in=UNFINISHED, next_attempt_at__lte=now, endpoint__active=True)
+
+
+def deliveries_claim(*, now: datetime, limit: int) -> list[Claimed]:
+    """Take up to `limit` due deliveries for this worker (at most WEBHOOK_PER_ENDPOINT per
+    endpoint, so one endpoint's backlog cannot fill the pool): IN_FLIGHT until now +
+    WEBHOOK_LEASE_SECONDS."""
+    earlier_unfinished = WebhookDelivery.objects.filter(
+        endpoint_id=OuterRef("endpoint_id"),
+        order_id=OuterRef("order_id"),
+        sequence__lt=OuterRef("sequence"),
+        status__in=UNFINISHED,
+    )
+    lease_until = now + timedelta(seconds=settings.WEBHOOK_LEASE_SECONDS)
+    with transaction.atomic():
+        # SKIP LOCKED: rows another worker is claiming right now are left to it. Its
+        # WHERE is checked again on the locked row, so a row claimed and committed
+        # meanwhile (IN_FLIGHT, lease in the future) is not taken twice.
+        rows = list(
+            WebhookDelivery.objects.select_for_update(skip_locked=True, of=("self",))
+            .filter(_due(now))
+            .filter(Q(order__isnull=True) | ~Exists(earlier_unfinished))
+            .order_by("next_attempt_at", "id")
+            .values("pk", "attempts", "endpoint_id")[: limit * 2]
+        )
+        per_endpoint: dict[int, int] = {}
+        taken = []
+        for row in rows:
+            count = per_endpoint.get(row["endpoint_id"], 0)
+            if count < settings.WEBHOOK_PER_ENDPOINT and len(taken) < limit:
+                per_endpoint[row["endpoint_id"]] = count + 1
+                taken.append(row["pk"])
+        WebhookDelivery.objects.filter(pk__in=taken).update(
+            status=Status.IN_FLIGHT,
+            attempts=F("attempts") + 1,
+            lease_until=lease_until,
+            next_attempt_at=lease_until,  # due again if this worker never reports back
+            last_attempt_at=now,
+        )
+    claims = (
+        WebhookDelivery.objects.filter(pk__in=taken)
+        .select_related("endpoint", "event")
+        .order_by("next_attempt_at", "id")
+    )
+    return [_claimed(d) for d in claims]
+
+
+def _claimed(d: WebhookDelivery) -> Claimed:
+    event = d.event
+    data = event.data or event_data_render(event.pk)
+    body = orjson.dumps(
+        {
+            "id": event.event_id,
+            "type": event.type,
+            "createdAt": clock.format_utc(event.created_at),
+            "apiVersion": settings.WEBHOOK_API_VERSION,
+            "sequence": event.sequence,
+            "data": orjson.Fragment(data),
+        }
+    )
+    return Claimed(
+        pk=d.pk,
+        attempt=d.attempts,
+        endpoint_id=d.endpoint_id,
+        url=d.endpoint.url,
+        secret=d.endpoint.secret,
+        body=body,
+        event_id=event.event_id,
+    )
+
+
+def delivery_record(claim: Claimed, outcome: Outcome, *, now: datetime) -> str:
+    """Write one attempt's result: delivered, retrying (backoff) or failed (72 h gone).
+    Says which."""
+    mine = WebhookDelivery.objects.filter(
+        pk=claim.pk, status=Status.IN_FLIGHT, attempts=claim.attempt
+    )
+    common = {
+        "lease_until": None,
+        "last_status_code": outcome.status,
+        "last_error": outcome.error[:200],
+    }
+    if outcome.delivered:
+        mine.update(status=Status.DELIVERED, delivered_at=now, **common)
+        WebhookEndpoint.objects.filter(pk=claim.endpoint_id).exclude(failing_since=None).update(
+            failing_since=None
+        )
+        return "delivered"
+    give_up_at = WebhookDelivery.objects.values_list("give_up_at", flat=True).get(pk=claim.pk)
+    retry_at = now + backoff(claim.attempt)
+    if retry_at >= give_up_at:
+        mine.update(status=Status.FAILED, next_attempt_at=now, **common)
+        result = "failed"
+    else:
+        mine.update(status=Status.PENDING, next_attempt_at=retry_at, **common)
+        result = "retrying"
+    _endpoint_failed(claim.endpoint_id, now=now)
+    return result
+
+
+def backoff(attempt: int, *, rand: Callable[[], float] = random.random) -> timedelta:
+    """The wait after the `attempt`-th failure: WEBHOOK_BACKOFF_SECONDS doubled each time,
+    at most an hour, less up to a quarter at random so that many deliveries failing
+    together do not all come back at one instant."""
+    base = settings.WEBHOOK_BACKOFF_SECONDS * 2 ** min(attempt - 1, 20)
+    seconds = min(base, 3600)
+    return timedelta(seconds=seconds * (1 - 0.25 * rand()))
+
+
+def _endpoint_failed(endpoint_id: int, *, now: datetime) -> None:
+    WebhookEndpoint.objects.filter(pk=endpoint_id, failing_since=None).update(failing_since=now)
+    limit = now - timedelta(hours=settings.WEBHOOK_RETRY_HOURS)
+    from webhooks.services import endpoint_disable
+
+    for endpoint in WebhookEndpoint.objects.filter(
+        pk=endpoint_id, active=True, failing_since__lte=limit
+    ).select_related("seller__partner"):
+        endpoint_disable(
+            endpoint=endpoint,
+            now=now,
+            reason=f"failing since {clock.format_utc(endpoint.failing_since)}",
+        )

@@ -1,0 +1,129 @@
+"""The outbox (DESIGN.md §10): every order event becomes, in the same transaction as the
+change, one WebhookEvent and one WebhookDelivery per active endpoint of the order's
+seller that wants its type. Committed with the change or rolled back with it: no event
+is lost when the process dies right after commit, none is sent for a change that never
+happened. The worker (webhooks.delivery) sends them.
+"""
+
+import secrets
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+
+import orjson
+from django.conf import settings
+from django.db import connection, transaction
+
+from orders.models import Order, OrderEvent
+from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent, WebhookSequence
+
+Kind = OrderEvent.Kind
+
+# Our event kinds (orders.models.OrderEvent.Kind) as the public types sellers subscribe
+# to (README "## Webhooks"). Several kinds share a type: a seller cares that the
+# booking changed, the order view in `data` says how.
+EVENT_TYPES: dict[str, str] = {
+    Kind.CREATED: "order.created",
+    Kind.IMPORTED: "order.created",
+    Kind.PAID: "order.paid",
+    Kind.CREDIT_REDEEMED: "order.paid",
+    Kind.HOLD_CONFIRMED: "order.confirmed",
+    Kind.HOLD_CANCELLED: "order.cancelled",
+    Kind.ORDER_CANCELLED: "order.cancelled",
+    Kind.HOLD_EXPIRED: "order.hold_expired",
+    Kind.SERVICES_ADDED: "order.changed",
+    Kind.ITINERARY_EXCHANGED: "order.changed",
+    Kind.JOURNEY_CANCELLED: "order.changed",
+    Kind.PASSENGER_UPDATED: "order.changed",
+    Kind.CONTACT_UPDATED: "order.changed",
+    Kind.PAYMENT_REFUNDED: "order.refunded",
+    Kind.CREDIT_ISSUED: "order.refunded",
+}
+PING = "ping"
+PUBLIC_TYPES: tuple[str, ...] = tuple(dict.fromkeys(EVENT_TYPES.values()))
+
+
+def new_event_id() -> str:
+    return "evt_" + secrets.token_hex(12)
+
+
+def order_event_recorded(order: Order, kind: str, *, now: datetime) -> None:
+    """The outbox rows of one order event (orders.events._record calls this inside the
+    change's transaction). Nothing is written when no endpoint wants the event."""
+    event_type = EVENT_TYPES[kind]
+    endpoints = [
+        e
+        for e in WebhookEndpoint.objects.filter(seller_id=order.seller_id, active=True)
+        if e.wants(event_type)
+    ]
+    if not endpoints:
+        return
+    event = WebhookEvent.objects.create(
+        event_id=new_event_id(),
+        seller_id=order.seller_id,
+        order=order,
+        type=event_type,
+        sequence=_next_sequence(order),
+        created_at=now,
+    )
+    _deliveries_create(event, endpoints, now=now)
+    # The order view as it stands once the whole change has committed; a process that
+    # dies before this runs leaves `data` empty, and the first delivery renders it.
+    transaction.on_commit(lambda: event_data_render(event.pk), robust=True)
+
+
+def ping_record(endpoint: WebhookEndpoint, *, now: datetime) -> WebhookEvent:
+    """A `ping` event for one endpoint: no order, no sequence."""
+    event = WebhookEvent.objects.create(
+        event_id=new_event_id(),
+        seller_id=endpoint.seller_id,
+        type=PING,
+        created_at=now,
+        data=orjson.dumps({"webhookId": endpoint.webhook_id}).decode(),
+    )
+    _deliveries_create(event, [endpoint], now=now)
+    return event
+
+
+def _deliveries_create(
+    event: WebhookEvent, endpoints: Iterable[WebhookEndpoint], *, now: datetime
+) -> None:
+    WebhookDelivery.objects.bulk_create(
+        WebhookDelivery(
+            event=event,
+            endpoint=e,
+            order_id=event.order_id,
+            sequence=event.sequence,
+            created_at=now,
+            next_attempt_at=now,
+            give_up_at=now + timedelta(hours=settings.WEBHOOK_RETRY_HOURS),
+        )
+        for e in endpoints
+    )
+
+
+def _next_sequence(order: Order) -> int:
+    # One upsert: the counter row stays locked until this transaction ends, so a second
+    # transaction writing an event of the same order waits and takes the next number.
+    table = WebhookSequence._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (order_id, last) VALUES (%s, 1) "  # noqa: S608
+            f"ON CONFLICT (order_id) DO UPDATE SET last = {table}.last + 1 RETURNING last",
+            [order.pk],
+        )
+        return cursor.fetchone()[0]
+
+
+def event_data_render(event_pk: int) -> str:
+    """The event's order view as JSON text, rendered and kept on first need."""
+    from airline.api.responses import dumps
+    from orders.presenters import order_view
+    from orders.selectors import order_parts
+
+    event = WebhookEvent.objects.select_related("order").get(pk=event_pk)
+    if event.data:
+        return event.data
+    data = dumps(order_view(order_parts(event.order))).decode()
+    # Only the first rendering is kept: every attempt sends the same body.
+    WebhookEvent.objects.filter(pk=event_pk, data="").update(data=data)
+    return WebhookEvent.objects.values_list("data", flat=True).get(pk=event_pk)

@@ -1,0 +1,113 @@
+"""Webhook endpoint use cases: register, delete, ping, disable, resend (the API and the
+admin call these)."""
+
+import logging
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import QuerySet
+
+from airline.api.errors import ApiError, Err
+from sellers.models import Seller
+from webhooks.addresses import RefusedUrl, url_check
+from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
+from webhooks.outbox import PUBLIC_TYPES, ping_record
+from webhooks.selectors import endpoint_get
+
+logger = logging.getLogger("airline.webhooks")
+
+
+@dataclass(frozen=True)
+class Registered:
+    """A new endpoint and its signing secret, which is shown this once."""
+
+    endpoint: WebhookEndpoint
+    secret: str
+
+
+def check_webhook_url(url: str) -> None:
+    """ERR-1005 at `url` for a URL we will not send to (webhooks.addresses)."""
+    try:
+        url_check(url)
+    except RefusedUrl as exc:
+        raise ApiError(Err.VALIDATION, f"The webhook URL {exc}", path="url") from None
+
+
+def check_event_types(events: Sequence[str]) -> None:
+    unknown = sorted(set(events) - set(PUBLIC_TYPES))
+    if unknown:
+        raise ApiError(Err.VALIDATION, f"Unknown event types: {', '.join(unknown)}", path="events")
+
+
+def endpoint_register(
+    *, seller: Seller, url: str, events: Sequence[str], now: datetime
+) -> Registered:
+    """A new active endpoint for the seller, with a fresh secret."""
+    check_webhook_url(url)
+    check_event_types(events)
+    secret = "whsec_" + secrets.token_urlsafe(32)
+    endpoint = WebhookEndpoint.objects.create(
+        webhook_id="whk_" + secrets.token_hex(12),
+        seller=seller,
+        url=url,
+        events=list(dict.fromkeys(events)),
+        secret=secret,
+        created_at=now,
+    )
+    return Registered(endpoint=endpoint, secret=secret)
+
+
+def endpoint_delete(*, seller: Seller, webhook_id: str) -> None:
+    """Remove the seller's endpoint and its undelivered events."""
+    endpoint_get(seller=seller, webhook_id=webhook_id).delete()
+
+
+def endpoint_ping(*, seller: Seller, webhook_id: str, now: datetime) -> WebhookEvent:
+    """Queue a `ping` event to the seller's endpoint (sent like any other event)."""
+    endpoint = endpoint_get(seller=seller, webhook_id=webhook_id)
+    with transaction.atomic():
+        return ping_record(endpoint, now=now)
+
+
+def endpoint_disable(*, endpoint: WebhookEndpoint, now: datetime, reason: str) -> None:
+    """Stop sending to an endpoint; its seller is named in the log so that someone tells
+    them. Pending deliveries wait, and resume if it is enabled again."""
+    updated = WebhookEndpoint.objects.filter(pk=endpoint.pk, active=True).update(
+        active=False, disabled_at=now, disabled_reason=reason[:200]
+    )
+    if updated:
+        seller = endpoint.seller
+        logger.warning(
+            "webhook endpoint disabled",
+            extra={
+                "fields": {
+                    "webhookId": endpoint.webhook_id,
+                    "url": endpoint.url,
+                    "seller": seller.code,
+                    "partner": f"{seller.partner.code} ({seller.partner.name})",
+                    "reason": reason,
+                }
+            },
+        )
+
+
+def endpoint_enable(*, endpoint: WebhookEndpoint) -> None:
+    """Send to a disabled endpoint again, its failure clock reset."""
+    WebhookEndpoint.objects.filter(pk=endpoint.pk).update(
+        active=True, disabled_at=None, disabled_reason="", failing_since=None
+    )
+
+
+def deliveries_resend(*, deliveries: QuerySet[WebhookDelivery], now: datetime) -> int:
+    """Failed deliveries due again now, with a new 72-hour window counted from now."""
+    failed = deliveries.filter(status=WebhookDelivery.Status.FAILED)
+    return WebhookDelivery.objects.filter(pk__in=failed.values("pk")).update(
+        status=WebhookDelivery.Status.PENDING,
+        next_attempt_at=now,
+        give_up_at=now + timedelta(hours=settings.WEBHOOK_RETRY_HOURS),
+        attempts=0,
+    )
