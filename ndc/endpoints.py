@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from rest_framework.permissions import BasePermission
 
-from ndc import ancillaries, mapping, shopping
-from sellers.permissions import IsSeller
+from ndc import ancillaries, mapping, order_mapping, orders, shopping
+from sellers.permissions import CanBook, IsSeller
 
 
 @dataclass(frozen=True)
@@ -49,5 +49,18 @@ ENDPOINTS: dict[str, Endpoint] = {
         "IATA_ServiceListRS",
         ancillaries.service_list,
         ancillaries.SERVICE_LIST_PATHS,
+    ),
+    "OrderCreate": Endpoint(
+        "IATA_OrderCreateRQ",
+        "IATA_OrderViewRS",
+        orders.order_create,
+        order_mapping.ORDER_CREATE_PATHS,
+        permission=CanBook,
+    ),
+    "OrderRetrieve": Endpoint(
+        "IATA_OrderRetrieveRQ",
+        "IATA_OrderViewRS",
+        orders.order_retrieve,
+        order_mapping.ORDER_RETRIEVE_PATHS,
     ),
 }
