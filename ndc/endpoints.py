@@ -63,4 +63,11 @@ ENDPOINTS: dict[str, Endpoint] = {
         orders.order_retrieve,
         order_mapping.ORDER_RETRIEVE_PATHS,
     ),
+    "OrderChange": Endpoint(
+        "IATA_OrderChangeRQ",
+        "IATA_OrderViewRS",
+        orders.order_change,
+        order_mapping.ORDER_CHANGE_PATHS,
+        permission=CanBook,
+    ),
 }

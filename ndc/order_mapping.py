@@ -30,6 +30,7 @@ OrderCreateRQ (DESIGN.md §9):
 """
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import date
 
 from lxml import etree
@@ -37,18 +38,27 @@ from lxml import etree
 from airline.api.errors import ApiError, Err
 from ndc.xml import MSG, c, element_path, text
 from orders.inputs import (
+    AcceptOffer,
+    AcceptReshopOffer,
     AncillaryPick,
+    CancelUnpaidOrder,
     CardPayment,
+    Change,
+    ConfirmHold,
     ContactData,
     CreateOrderInput,
     Hold,
     ItemSelection,
     LoyaltyProgram,
+    NameData,
     OtherPayment,
     PassengerData,
+    PassengerPatch,
     PaymentData,
     PostalAddress,
     TravelDocument,
+    UpdateContact,
+    UpdatePassenger,
 )
 
 PTCS = ("ADT", "CHD", "INF")
@@ -447,3 +457,177 @@ def _country(element: etree._Element, name: str) -> str:
     if len(value) != 2 or not value.isalpha() or not value.isupper():
         raise refuse(element.find(c(name)), "a two-letter ISO 3166-1 country code")
     return value
+
+
+# --- OrderChangeRQ ----------------------------------------------------------------------
+
+_CHANGE = "/IATA_OrderChangeRQ/Request"
+_CHOICE = f"{_CHANGE}/ChangeOrderChoice"
+_QUOTED = f"{_CHOICE}/AcceptSelectedQuotedOfferList/SelectedPricedOffer"
+_NEW_PAX = f"{_CHANGE}/DataLists/PaxList/Pax"
+_CHANGE_CONTACT = f"{_CHANGE}/DataLists/ContactInfoList/ContactInfo"
+_CHANGE_CARD = f"{_CHANGE}/PaymentFunctions/PaymentProcessingDetails/PaymentMethod/PaymentCard"
+ORDER_CHANGE_PATHS = {
+    "orderId": f"{_CHANGE}/Order/OrderID",
+    "changes": _CHOICE,
+    "changes.type": _CHOICE,
+    "changes.offerId": f"{_QUOTED}/OfferRefID",
+    "changes.offerItemId": f"{_QUOTED}/SelectedOfferItem/OfferItemRefID",
+    "changes.offerItemIds": f"{_QUOTED}/SelectedOfferItem/OfferItemRefID",
+    "changes.passengerIds": f"{_QUOTED}/SelectedOfferItem/PaxRefID",
+    "changes.seat": f"{_QUOTED}/SelectedOfferItem/SelectedSeat",
+    "changes.journeyRef": f"{_CHOICE}/CancelUnpaidOrder/SelectedOrderItem/OrderItemRefID",
+    "changes.passengerId": f"{_CHOICE}/UpdatePax/Current/PaxRefID",
+    "changes.patch": _NEW_PAX,
+    "changes.patch.name": f"{_NEW_PAX}/Individual",
+    "changes.patch.name.givenName": f"{_NEW_PAX}/Individual/GivenName",
+    "changes.patch.name.surname": f"{_NEW_PAX}/Individual/Surname",
+    "changes.patch.dateOfBirth": f"{_NEW_PAX}/Individual/Birthdate",
+    "changes.patch.contacts.emailAddress": f"{_CHANGE_CONTACT}/EmailAddress/EmailAddressText",
+    "changes.patch.contacts.phoneNumber": f"{_CHANGE_CONTACT}/Phone/PhoneNumber",
+    "changes.contact": _CHANGE_CONTACT,
+    "changes.contact.name": f"{_CHANGE_CONTACT}/Individual",
+    "changes.contact.emailAddress": f"{_CHANGE_CONTACT}/EmailAddress/EmailAddressText",
+    "changes.contact.phoneNumber": f"{_CHANGE_CONTACT}/Phone/PhoneNumber",
+    "payment": f"{_CHANGE}/PaymentFunctions",
+    "payment.type": f"{_CHANGE}/PaymentFunctions/PaymentProcessingDetails/PaymentMethod",
+    "payment.cardType": f"{_CHANGE_CARD}/CardBrandCode",
+    "payment.cardNumber": f"{_CHANGE_CARD}/CardNumber",
+    "payment.expiryDate": f"{_CHANGE_CARD}/ExpirationDate",
+    "payment.securityCode": f"{_CHANGE_CARD}/CardSecurityCode",
+}
+
+
+@dataclass(frozen=True)
+class ChangeRequest:
+    """An OrderChangeRQ read: the order it names, its changes (CancelJourney entries
+    still naming order items or journeys, `journey_of` resolves them against the order)
+    and its payment."""
+
+    order_ref: str
+    changes: list[Change]
+    payment: PaymentData | None
+    cancelled_items: list[str]
+
+
+def change_request(document: etree._Element) -> ChangeRequest:
+    """IATA_OrderChangeRQ -> change order's input (as PATCH /json/{v}/orders/{orderId}).
+
+    - `ChangeOrderChoice/AcceptSelectedQuotedOfferList`: items with SelectedSeat or
+      SelectedALaCarteOfferItem are AcceptOffer (a SeatAvailability or ServiceList
+      ALaCarteOffer item), the others of one SelectedPricedOffer one AcceptReshopOffer
+      (the offer OrderQuote stored).
+    - `ChangeOrderChoice/CancelUnpaidOrder`: alone, CancelUnpaidOrder (the hold);
+      with `SelectedOrderItem/OrderItemRefID`s, CancelJourney of each flight order
+      item's journey (a journey id is taken as it is) — how a paid order is cancelled
+      after OrderReshop quoted it (21.3 has no other cancel in OrderChange).
+    - `ChangeOrderChoice/UpdatePax`: UpdatePassenger of `Current/PaxRefID` with what the
+      DataLists Pax named by `New/PaxRefID` carries (its name, birth date, gender,
+      nationality, residence, documents, loyalty account, own ContactInfo).
+    - a `DataLists/ContactInfo` no Pax names: UpdateContact (the booking contact).
+    - `PaymentFunctions`: the payment; with `OrderAssociation` (the payment is for the
+      order), or as the request's only content, it also confirms the hold (ConfirmHold).
+    """
+    request = request_of(document)
+    order_ref = text(request, "Order", "OrderID")
+    lists = request.find(c("DataLists"))
+    contacts = _contacts(lists)
+    changes: list[Change] = []
+    cancelled_items: list[str] = []
+    choice = request.find(c("ChangeOrderChoice"))
+    used_contacts: set[str] = set()
+    if choice is not None:
+        chosen = choice[0]
+        kind = etree.QName(chosen).localname
+        if kind == "AcceptSelectedQuotedOfferList":
+            changes += _accepted_offers(chosen)
+        elif kind == "CancelUnpaidOrder":
+            items = [
+                (ref.text or "").strip()
+                for ref in chosen.iterfind(f"{c('SelectedOrderItem')}/{c('OrderItemRefID')}")
+            ]
+            if items:
+                cancelled_items = items
+            else:
+                changes.append(CancelUnpaidOrder())
+        elif kind == "UpdatePax":
+            update, used = _update_pax(chosen, lists, contacts)
+            changes.append(update)
+            used_contacts |= used
+        else:
+            raise refuse(
+                chosen,
+                "not offered; use AcceptSelectedQuotedOfferList (seats, services, a "
+                "quoted reshop offer), CancelUnpaidOrder or UpdatePax",
+            )
+    for contact_id, contact in contacts.items():
+        if contact_id not in used_contacts:
+            changes.append(UpdateContact(contact_data(contact)))
+    functions = request.findall(c("PaymentFunctions"))
+    payment = None
+    if functions:
+        payment = payment_data(functions)
+        paying_order = functions[0].find(c("OrderAssociation")) is not None
+        if paying_order or not (changes or cancelled_items):
+            changes.append(ConfirmHold())
+    if not (changes or cancelled_items):
+        raise refuse(request, "name a change: ChangeOrderChoice, a ContactInfo or PaymentFunctions")
+    return ChangeRequest(order_ref, changes, payment, cancelled_items)
+
+
+def _accepted_offers(quoted: etree._Element) -> list[Change]:
+    changes: list[Change] = []
+    for offer in quoted.findall(c("SelectedPricedOffer")):
+        offer_id = text(offer, "OfferRefID")
+        reshop_items = []
+        for item in offer.findall(c("SelectedOfferItem")):
+            pick = ancillary_pick(offer_id, item)
+            if pick is None:
+                reshop_items.append(text(item, "OfferItemRefID"))
+            else:
+                changes.append(AcceptOffer(pick))
+        if reshop_items:
+            changes.append(AcceptReshopOffer(offer_id, tuple(reshop_items)))
+    return changes
+
+
+def _update_pax(
+    update: etree._Element, lists: etree._Element | None, contacts: dict[str, etree._Element]
+) -> tuple[UpdatePassenger, set[str]]:
+    current = text(update, "Current", "PaxRefID")
+    new_ref = text(update, "New", "PaxRefID")
+    if current is None or new_ref is None:
+        raise refuse(update, "Current and New (a DataLists Pax with the new details) are required")
+    paxes = (
+        {text(p, "PaxID"): p for p in lists.iterfind(f"{c('PaxList')}/{c('Pax')}")}
+        if (lists is not None)
+        else {}
+    )
+    pax = paxes.get(new_ref)
+    if pax is None:
+        raise refuse(update.find(c("New")), f"{new_ref!r} is no PaxID of DataLists/PaxList")
+    individual = pax.find(c("Individual"))
+    name = None
+    if individual is not None:
+        given = _texts(individual, "GivenName")
+        name = NameData(" ".join(given) if given else None, text(individual, "Surname"))
+    birth = (_date(individual, "Birthdate") if individual is not None else None) or _date(
+        pax, "Birthdate"
+    )
+    contact_ref = text(pax, "ContactInfoRefID")
+    own = contacts.get(contact_ref) if contact_ref else None
+    if contact_ref and own is None:
+        raise refuse(pax.find(c("ContactInfoRefID")), f"{contact_ref!r} is no ContactInfoID")
+    documents = pax.findall(c("IdentityDoc"))
+    patch = PassengerPatch(
+        name=name,
+        date_of_birth=birth,
+        gender=(_gender(individual) or None) if individual is not None else None,
+        nationality=_country(pax, "CitizenshipCountryCode") or None,
+        residence_country=_country(pax, "ResidenceCountryCode") or None,
+        loyalty_program=loyalty_program(pax.find(c("LoyaltyProgramAccount"))),
+        travel_documents=tuple(map(travel_document, documents)) if documents else None,
+        email=(_email(own) or None) if own is not None else None,
+        phone=(_phone(own) or None) if own is not None else None,
+    )
+    return UpdatePassenger(current, patch), {contact_ref} if contact_ref else set()

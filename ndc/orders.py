@@ -15,6 +15,7 @@ from ndc.order_presenters import order_view_rs
 from orders import presenters
 from orders.changes import order_change as change_order
 from orders.create import order_create as create_order
+from orders.inputs import CancelJourney
 from orders.models import Channel
 from orders.selectors import OrderScope, order_get
 from sellers.authentication import Principal
@@ -50,9 +51,31 @@ def order_change(
     *, principal: Principal, document: etree._Element, request_id: str | None
 ) -> bytes:
     """IATA_OrderChangeRQ -> IATA_OrderViewRS (as PATCH /json/{v}/orders/{orderId})."""
-    ref, change = order_mapping.change_input(document)
-    order = change_order(principal=principal, ref=ref, **change)
+    asked = order_mapping.change_request(document)
+    changes = list(asked.changes)
+    if asked.cancelled_items:
+        journey_of = _journeys_of_items(principal, asked.order_ref)
+        changes += [CancelJourney(journey_of.get(ref, ref)) for ref in asked.cancelled_items]
+    order = change_order(
+        principal=principal, ref=asked.order_ref, changes=changes, payment=asked.payment
+    )
     return order_view_rs(_plain(presenters.order_view_cached(order)), request_id=request_id)
+
+
+def _journeys_of_items(principal: Principal, ref: str) -> dict[str, str]:
+    """Flight order item id -> the journey it flies, from the JSON view of the order: an
+    NDC client names order items (OrderItemRefID) where JSON's CancelJourney names the
+    journey."""
+    order = order_get(scope=OrderScope.of(principal), ref=ref, parts=())
+    view = _plain(presenters.order_view_cached(order))
+    journey_of_segment = {
+        s["segmentId"]: j["journeyId"] for j in view["journeys"] for s in j["segments"]
+    }
+    return {
+        item["itemId"]: journey_of_segment[item["segmentRefIds"][0]]
+        for item in view["order"]["items"]
+        if item["segmentRefIds"]
+    }
 
 
 def _plain(view: orjson.Fragment) -> dict[str, Any]:

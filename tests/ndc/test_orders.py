@@ -320,3 +320,235 @@ class TestOrderRetrieve:
         response = post(api, "OrderRetrieve", retrieve_request(order_id_of(paid)), read_only)
 
         assert order_id_of(xml_of(response, 200, VIEW)) == order_id_of(paid)
+
+
+# --- OrderChange --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def hold(api, auth, priced):
+    """An order created in XML on hold: its OrderViewRS."""
+    response = post(api, "OrderCreate", body(create_request(priced, pay=False)), auth)
+    return xml_of(response, 200, VIEW)
+
+
+def change_request(order_id: str, *, pay: bool = False) -> etree._Element:
+    """The example OrderChangeRQ for `order_id`, without its payment unless `pay`."""
+    document = example("OrderChangeRQ")
+    for ref in document.iterfind(".//c:OrderID", NS):
+        ref.text = order_id
+    document.find(".//c:OrderRefID", NS).text = order_id
+    if not pay:
+        request = document.find("m:Request", NS)
+        request.remove(request.find("c:PaymentFunctions", NS))
+    return document
+
+
+def choose(document: etree._Element, name: str) -> etree._Element:
+    """A ChangeOrderChoice/`name` element, first in the Request."""
+    choice = etree.Element(cns("ChangeOrderChoice"))
+    document.find("m:Request", NS).insert(0, choice)
+    return etree.SubElement(choice, cns(name))
+
+
+def data_lists(document: etree._Element) -> etree._Element:
+    """The Request's DataLists, after ChangeOrderChoice and before Order."""
+    request = document.find("m:Request", NS)
+    lists = etree.Element(cns("DataLists"))
+    request.find("c:Order", NS).addprevious(lists)
+    return lists
+
+
+def change(api, auth, document: etree._Element, status: int = 200) -> etree._Element:
+    return xml_of(post(api, "OrderChange", body(document), auth), status, VIEW)
+
+
+def sub(parent: etree._Element, name: str, value: str | None = None) -> etree._Element:
+    element = etree.SubElement(parent, cns(name))
+    if value is not None:
+        element.text = value
+    return element
+
+
+class TestOrderChange:
+    def test_a_hold_is_confirmed_with_a_card(self, api, auth, hold):
+        order_id = order_id_of(hold)
+
+        document = change(api, auth, change_request(order_id, pay=True))
+
+        view = json_view(api, auth, order_id)
+        assert view["order"]["statusCode"] == OrderStatus.CONFIRMED
+        assert view["tickets"]
+        assert_same_order(document, view)
+        assert not document.findall(".//c:PaymentTimeLimitDateTime", NS)
+
+    def test_a_seat_from_seat_availability_is_bought(self, api, auth, hold):
+        from tests.ndc.test_ancillaries import a_la_carte, order_request, xml_seats
+
+        order_id = order_id_of(hold)
+        seats = xml_of(
+            post(api, "SeatAvailability", order_request("SeatAvailabilityRQ", order_id), auth), 200
+        )
+        offer_id, items = a_la_carte(seats)
+        ada = json_view(api, auth, order_id)["pax"][0]["paxId"]
+        (segment, designator), (_, refs) = next(
+            (key, value)
+            for key, value in xml_seats(seats).items()
+            if value[0] == "F" and any(ada in items[i]["pax"] for i in value[1])
+        )
+        [item_id] = [i for i in refs if ada in items[i]["pax"]]
+        document = change_request(order_id)
+        offer = sub(choose(document, "AcceptSelectedQuotedOfferList"), "SelectedPricedOffer")
+        sub(offer, "OfferRefID", offer_id)
+        sub(offer, "OwnerCode", "MX")
+        item = sub(offer, "SelectedOfferItem")
+        sub(item, "OfferItemRefID", item_id)
+        sub(item, "PaxRefID", ada)
+        seat = sub(item, "SelectedSeat")
+        sub(seat, "ColumnID", designator[-1])
+        sub(seat, "SeatRowNumber", designator[:-1])
+
+        answer = change(api, auth, document)
+
+        view = json_view(api, auth, order_id)
+        [bought] = [s for s in view["services"] if s.get("attributes", {}).get("seat")]
+        assert bought["attributes"]["seat"] == designator
+        assert bought["segmentRefId"] == segment
+        assert_same_order(answer, view)
+        [on_leg] = answer.findall(".//c:OrderServiceAssociation/c:SeatOnLeg", NS)
+        assert on_leg.findtext("c:Seat/c:RowNumber", namespaces=NS) == designator[:-1]
+        assert on_leg.findtext(".//c:PaxSegmentRefID", namespaces=NS) == segment
+        # On hold the seat commits unpaid: the balance grew (SPEC.md §3).
+        assert view["order"]["statusCode"] == OrderStatus.ONHOLD
+
+    def test_a_paid_order_is_cancelled_journey_by_journey(self, api, auth, paid):
+        order_id = order_id_of(paid)
+        items = [i["itemId"] for i in json_view(api, auth, order_id)["order"]["items"]]
+        document = change_request(order_id)
+        cancel = choose(document, "CancelUnpaidOrder")
+        sub(cancel, "OrderRefID", order_id)
+        sub(cancel, "OwnerCode", "MX")
+        selected = sub(cancel, "SelectedOrderItem")
+        for item_id in items:  # the No Flex bundle cancels whole reservations only
+            sub(selected, "OrderItemRefID", item_id)
+
+        answer = change(api, auth, document)
+
+        view = json_view(api, auth, order_id)
+        assert view["order"]["statusCode"] == OrderStatus.CANCELLED
+        assert {i["statusCode"] for i in view["order"]["items"]} == {"CANCELLED"}
+        assert_same_order(answer, view)
+        assert set(texts(answer, ".//c:TicketDocInfo//c:CouponStatusCode")) == {
+            t["statusCode"] for t in view["tickets"]
+        }
+
+    def test_one_journey_of_a_no_flex_order_is_err_4002(self, api, auth, paid):
+        order_id = order_id_of(paid)
+        outbound = json_view(api, auth, order_id)["order"]["items"][0]["itemId"]
+        document = change_request(order_id)
+        cancel = choose(document, "CancelUnpaidOrder")
+        sub(cancel, "OrderRefID", order_id)
+        sub(cancel, "OwnerCode", "MX")
+        sub(sub(cancel, "SelectedOrderItem"), "OrderItemRefID", outbound)
+
+        fields = error_of(post(api, "OrderChange", body(document), auth), 400, "ERR-4002", VIEW)
+
+        assert fields["TagText"].endswith("/SelectedOrderItem/OrderItemRefID")
+
+    def test_a_passenger_and_the_contact_are_updated(self, api, auth, paid):
+        order_id = order_id_of(paid)
+        view = json_view(api, auth, order_id)
+        child = view["pax"][2]["paxId"]
+        document = change_request(order_id)
+        update = choose(document, "UpdatePax")
+        sub(sub(update, "Current"), "PaxRefID", child)
+        sub(sub(update, "New"), "PaxRefID", child)
+        lists = data_lists(document)
+        contact = sub(sub(lists, "ContactInfoList"), "ContactInfo")
+        sub(contact, "ContactInfoID", "CTC-NEW")
+        sub(sub(contact, "EmailAddress"), "EmailAddressText", "charles@example.com")
+        person = sub(contact, "Individual")
+        sub(person, "GivenName", "Charles")
+        sub(person, "Surname", "Babbage")
+        pax = sub(sub(lists, "PaxList"), "Pax")
+        sub(pax, "CitizenshipCountryCode", "GB")
+        sub(sub(pax, "Individual"), "Surname", "King")  # the same name: no rename fee
+        pax.find("c:Individual", NS).insert(0, etree.Element(cns("GenderCode")))
+        pax.find("c:Individual/c:GenderCode", NS).text = "F"
+        sub(pax, "PaxID", child)
+
+        answer = change(api, auth, document)
+
+        after = json_view(api, auth, order_id)
+        [updated] = [p for p in after["pax"] if p["paxId"] == child]
+        assert updated["nationality"] == "GB"
+        assert updated["gender"] == "Female"
+        assert after["contacts"][0]["emailAddress"] == "charles@example.com"
+        assert after["contacts"][0]["name"] == {"givenName": "Charles", "surname": "Babbage"}
+        assert_same_order(answer, after)
+        [xml_pax] = [
+            p
+            for p in answer.iterfind(".//c:PaxList/c:Pax", NS)
+            if p.findtext("c:PaxID", namespaces=NS) == child
+        ]
+        assert xml_pax.findtext("c:CitizenshipCountryCode", namespaces=NS) == "GB"
+
+    def test_a_hold_is_cancelled(self, api, auth, hold):
+        order_id = order_id_of(hold)
+        document = change_request(order_id)
+        cancel = choose(document, "CancelUnpaidOrder")
+        sub(cancel, "OrderRefID", order_id)
+        sub(cancel, "OwnerCode", "MX")
+
+        answer = change(api, auth, document)
+
+        view = json_view(api, auth, order_id)
+        assert view["order"]["statusCode"] == OrderStatus.CANCELLED
+        assert_same_order(answer, view)
+
+    def test_a_paid_order_is_not_an_unpaid_one_err_4002(self, api, auth, paid):
+        order_id = order_id_of(paid)
+        document = change_request(order_id)
+        cancel = choose(document, "CancelUnpaidOrder")
+        sub(cancel, "OrderRefID", order_id)
+        sub(cancel, "OwnerCode", "MX")
+
+        fields = error_of(post(api, "OrderChange", body(document), auth), 400, "ERR-4002", VIEW)
+
+        assert fields["TagText"] == "/IATA_OrderChangeRQ/Request/ChangeOrderChoice"
+
+    def test_a_journey_not_on_the_order_is_err_4006(self, api, auth, paid):
+        order_id = order_id_of(paid)
+        document = change_request(order_id)
+        cancel = choose(document, "CancelUnpaidOrder")
+        sub(cancel, "OrderRefID", order_id)
+        sub(cancel, "OwnerCode", "MX")
+        sub(sub(cancel, "SelectedOrderItem"), "OrderItemRefID", "OOI-NOPE")
+
+        fields = error_of(post(api, "OrderChange", body(document), auth), 400, "ERR-4006", VIEW)
+
+        assert fields["TagText"].endswith("/SelectedOrderItem/OrderItemRefID")
+
+    def test_a_bad_card_is_err_1005_at_its_element(self, api, auth, hold):
+        document = change_request(order_id_of(hold), pay=True)
+        document.find(".//c:ExpirationDate", NS).text = "0120"
+
+        fields = error_of(post(api, "OrderChange", body(document), auth), 422, "ERR-1005", VIEW)
+
+        assert fields["TagText"].endswith("/PaymentCard/ExpirationDate")
+        assert Order.objects.get().status == OrderStatus.ONHOLD
+
+    def test_a_read_only_key_is_err_8001(self, api, hold, read_only_key):
+        read_only = bearer(token_for(api, read_only_key.raw))
+        document = change_request(order_id_of(hold), pay=True)
+
+        error_of(post(api, "OrderChange", body(document), read_only), 403, "ERR-8001", VIEW)
+
+    def test_another_sellers_order_is_err_4000(self, api, hold, partner_key, other_seller):
+        other = bearer(token_for(api, partner_key.raw, other_seller.pk))
+        document = change_request(order_id_of(hold), pay=True)
+
+        fields = error_of(post(api, "OrderChange", body(document), other), 404, "ERR-4000", VIEW)
+
+        assert fields["TagText"] == "/IATA_OrderChangeRQ/Request/Order/OrderID"
+        assert Order.objects.get().status == OrderStatus.ONHOLD
