@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from rest_framework.permissions import BasePermission
 
-from ndc import ancillaries, mapping, order_list, reshop, shopping
+from ndc import ancillaries, mapping, order_list, order_mapping, orders, reshop, shopping
 from sellers.permissions import CanBook, HasAgencyCode, IsSeller
 
 
@@ -70,6 +70,26 @@ ENDPOINTS: dict[str, Endpoint] = {
         "IATA_OrderReshopRS",
         reshop.order_quote_rs,
         reshop.ORDER_QUOTE_PATHS,
+        permission=CanBook,
+    ),
+    "OrderCreate": Endpoint(
+        "IATA_OrderCreateRQ",
+        "IATA_OrderViewRS",
+        orders.order_create,
+        order_mapping.ORDER_CREATE_PATHS,
+        permission=CanBook,
+    ),
+    "OrderRetrieve": Endpoint(
+        "IATA_OrderRetrieveRQ",
+        "IATA_OrderViewRS",
+        orders.order_retrieve,
+        order_mapping.ORDER_RETRIEVE_PATHS,
+    ),
+    "OrderChange": Endpoint(
+        "IATA_OrderChangeRQ",
+        "IATA_OrderViewRS",
+        orders.order_change,
+        order_mapping.ORDER_CHANGE_PATHS,
         permission=CanBook,
     ),
 }

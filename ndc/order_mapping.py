@@ -1,0 +1,633 @@
+"""OrderCreateRQ, OrderRetrieveRQ and OrderChangeRQ -> the typed inputs of create order
+and change order (orders/inputs.py), the same values the JSON API builds from its bodies
+(orders.serializers.create_input / change_input), so both channels meet the same checks
+in orders.checks, orders.payments, orders.create and orders.changes. This module only
+reads the 21.3 document: what a value must be beyond its shape is the services' call.
+
+The JSON serializers' shape rules that IATA's schema does not already enforce (a PTC of
+ADT/CHD/INF, M/F gender, a two-letter country, the travel document types, the card
+fields present) are applied here, as ERR-1005 naming the element's XPath. Errors the
+services raise name JSON fields; the *_PATHS tables give their elements.
+
+OrderCreateRQ (DESIGN.md §9):
+- `CreateOrder/AcceptSelectedQuotedOfferList/SelectedPricedOffer`: the first is the
+  priced offer (OfferRefID -> offerId; each SelectedOfferItem -> an offer item and the
+  passengers it is booked for, PaxRefID). Items that select a seat or an a-la-carte
+  quantity (SelectedSeat, SelectedALaCarteOfferItem), of any SelectedPricedOffer, are
+  seats and services bought with the booking (`ancillaries`), from the priced offer's
+  SeatAvailability or ServiceList ALaCarteOffer.
+- `DataLists/PaxList/Pax` -> passengers: PaxID (the priced offer's paxId), PTC,
+  Individual (GivenName, Surname, Birthdate, GenderCode), Birthdate,
+  CitizenshipCountryCode, ResidenceCountryCode, IdentityDoc, LoyaltyProgramAccount; an
+  infant's PaxRefID names the adult whose lap it rides on (JSON: the adult's
+  infantPassengerId).
+- `DataLists/ContactInfoList`: the first ContactInfo is the booking contact; a
+  ContactInfo a Pax names in ContactInfoRefID, other than that one, is the passenger's
+  own contact.
+- `PaymentFunctions/PaymentProcessingDetails/PaymentMethod/PaymentCard` -> a card
+  payment; no PaymentFunctions -> a hold (payment time limit in the answer); any other
+  PaymentMethod is a payment type we do not take (ERR-6000, from the service).
+"""
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date
+
+from lxml import etree
+
+from airline.api.errors import ApiError, Err
+from ndc.xml import MSG, c, element_path, text
+from orders.inputs import (
+    AcceptOffer,
+    AcceptReshopOffer,
+    AncillaryPick,
+    CancelUnpaidOrder,
+    CardPayment,
+    Change,
+    ConfirmHold,
+    ContactData,
+    CreateOrderInput,
+    Hold,
+    ItemSelection,
+    LoyaltyProgram,
+    NameData,
+    OtherPayment,
+    PassengerData,
+    PassengerPatch,
+    PaymentData,
+    PostalAddress,
+    TravelDocument,
+    UpdateContact,
+    UpdatePassenger,
+)
+
+PTCS = ("ADT", "CHD", "INF")
+GENDERS = {"M": "Male", "F": "Female"}
+DOCUMENT_TYPES = ("PT", "NI", "DL", "VI", "RP")
+
+_CREATE = "/IATA_OrderCreateRQ/Request"
+_OFFER = f"{_CREATE}/CreateOrder/AcceptSelectedQuotedOfferList/SelectedPricedOffer"
+_PAX = f"{_CREATE}/DataLists/PaxList/Pax"
+_CONTACT = f"{_CREATE}/DataLists/ContactInfoList/ContactInfo"
+_CARD = f"{_CREATE}/PaymentFunctions/PaymentProcessingDetails/PaymentMethod/PaymentCard"
+ORDER_CREATE_PATHS = {
+    "offerId": f"{_OFFER}/OfferRefID",
+    "offerItemIds": f"{_OFFER}/SelectedOfferItem/OfferItemRefID",
+    "offerItemSelections.offerItemId": f"{_OFFER}/SelectedOfferItem/OfferItemRefID",
+    "offerItemSelections.passengerIds": f"{_OFFER}/SelectedOfferItem/PaxRefID",
+    "ancillaries": f"{_OFFER}/SelectedOfferItem",
+    "ancillaries.offerId": f"{_OFFER}/OfferRefID",
+    "ancillaries.offerItemId": f"{_OFFER}/SelectedOfferItem/OfferItemRefID",
+    "ancillaries.passengerIds": f"{_OFFER}/SelectedOfferItem/PaxRefID",
+    "ancillaries.seat": f"{_OFFER}/SelectedOfferItem/SelectedSeat",
+    "passengers": _PAX,
+    "passengers.passengerId": f"{_PAX}/PaxID",
+    "passengers.paxId": f"{_PAX}/PaxID",
+    "passengers.type": f"{_PAX}/PTC",
+    "passengers.name": f"{_PAX}/Individual",
+    "passengers.name.givenName": f"{_PAX}/Individual/GivenName",
+    "passengers.name.surname": f"{_PAX}/Individual/Surname",
+    "passengers.dateOfBirth": f"{_PAX}/Individual/Birthdate",
+    "passengers.infantPassengerId": f"{_PAX}/PaxRefID",
+    "passengers.contacts.emailAddress": f"{_CONTACT}/EmailAddress/EmailAddressText",
+    "passengers.contacts.phoneNumber": f"{_CONTACT}/Phone/PhoneNumber",
+    "contact": _CONTACT,
+    "contact.emailAddress": f"{_CONTACT}/EmailAddress/EmailAddressText",
+    "contact.phoneNumber": f"{_CONTACT}/Phone/PhoneNumber",
+    "contact.name.givenName": f"{_CONTACT}/Individual/GivenName",
+    "contact.name.surname": f"{_CONTACT}/Individual/Surname",
+    "payment": f"{_CREATE}/PaymentFunctions",
+    "payment.type": f"{_CREATE}/PaymentFunctions/PaymentProcessingDetails/PaymentMethod",
+    "payment.cardType": f"{_CARD}/CardBrandCode",
+    "payment.cardNumber": f"{_CARD}/CardNumber",
+    "payment.expiryDate": f"{_CARD}/ExpirationDate",
+    "payment.securityCode": f"{_CARD}/CardSecurityCode",
+}
+
+# OrderRetrieve's one service error (ERR-4000) names the element that named the order
+# (ndc.orders.order_retrieve).
+ORDER_RETRIEVE_PATHS: dict[str, str] = {}
+
+
+def refuse(element: etree._Element, message: str) -> ApiError:
+    """ERR-1005 naming `element` by its XPath."""
+    where = element_path(element)
+    return ApiError(Err.VALIDATION, f"{where}: {message}", path=where)
+
+
+def request_of(document: etree._Element) -> etree._Element:
+    return document.find(f"{{{MSG}}}Request")
+
+
+# --- OrderCreateRQ ----------------------------------------------------------------------
+
+
+def create_input(document: etree._Element) -> CreateOrderInput:
+    """IATA_OrderCreateRQ -> create order's typed input (as POST /json/{v}/orders)."""
+    request = request_of(document)
+    create = request.find(c("CreateOrder"))
+    quoted = create.find(c("AcceptSelectedQuotedOfferList"))
+    if quoted is None:
+        raise refuse(
+            create[0],
+            "only AcceptSelectedQuotedOfferList is supported: book the OfferPriceRS "
+            "PricedOffer (and the ALaCarteOffer items of its seats and services)",
+        )
+    offers = quoted.findall(c("SelectedPricedOffer"))
+    flight_offer = offers[0]
+    item_ids: list[str] = []
+    selections: list[ItemSelection] = []
+    ancillaries: list[AncillaryPick] = []
+    for offer in offers:
+        offer_id = text(offer, "OfferRefID")
+        for item in offer.findall(c("SelectedOfferItem")):
+            pick = ancillary_pick(offer_id, item)
+            if pick is not None:
+                ancillaries.append(pick)
+            elif offer is flight_offer:
+                item_ids.append(text(item, "OfferItemRefID"))
+                selections.append(
+                    ItemSelection(text(item, "OfferItemRefID"), tuple(_texts(item, "PaxRefID")))
+                )
+            else:
+                raise refuse(
+                    item,
+                    "the flights are those of the first SelectedPricedOffer (the priced "
+                    "offer); a later one selects seats (SelectedSeat) or services "
+                    "(SelectedALaCarteOfferItem)",
+                )
+    if not item_ids:
+        raise refuse(flight_offer, "select the priced offer's flight items")
+    lists = request.find(c("DataLists"))
+    contacts = _contacts(lists)
+    if not contacts:
+        where = lists if lists is not None else request
+        raise refuse(where, "a ContactInfoList with the booking contact is required")
+    booking_contact_id = next(iter(contacts))
+    pax_list = lists.find(c("PaxList"))
+    if pax_list is None:
+        raise refuse(lists, "a PaxList naming every passenger is required")
+    paxes = pax_list.findall(c("Pax"))
+    carriers = _infant_carriers(paxes)
+    passengers = [
+        passenger_data(
+            pax,
+            own_contact=contacts.get(text(pax, "ContactInfoRefID") or "")
+            if text(pax, "ContactInfoRefID") != booking_contact_id
+            else None,
+            infant_id=carriers.get(text(pax, "PaxID"), ""),
+        )
+        for pax in paxes
+    ]
+    for pax in paxes:
+        ref = text(pax, "ContactInfoRefID")
+        if ref and ref not in contacts:
+            raise refuse(pax.find(c("ContactInfoRefID")), f"{ref!r} is no ContactInfoID")
+    return CreateOrderInput(
+        offer_id=text(flight_offer, "OfferRefID"),
+        item_ids=item_ids,
+        selections=selections,
+        passengers=passengers,
+        contact=contact_data(contacts[booking_contact_id]),
+        payment=payment_data(request.findall(c("PaymentFunctions"))),
+        ancillaries=ancillaries,
+        remarks="",
+    )
+
+
+def ancillary_pick(offer_id: str, item: etree._Element) -> AncillaryPick | None:
+    """A SelectedOfferItem that picks a seat or an a-la-carte service (the AcceptOffer
+    entry of JSON), or None for a flight or reshop item."""
+    seat = item.find(c("SelectedSeat"))
+    a_la_carte = item.find(c("SelectedALaCarteOfferItem"))
+    if seat is None and a_la_carte is None:
+        return None
+    if a_la_carte is not None:
+        quantity = text(a_la_carte, "Qty")
+        if quantity not in ("1", "1.0"):
+            raise refuse(
+                a_la_carte.find(c("Qty")),
+                "one of each item per passenger: select another item for another bag",
+            )
+    picked_seat = None
+    if seat is not None:
+        row = text(seat, "SeatRowNumber")
+        column = text(seat, "ColumnID") or ""
+        if not row.isdigit() or not 1 <= int(row) <= 99:
+            raise refuse(seat.find(c("SeatRowNumber")), "a row number from 1 to 99")
+        if len(column) != 1 or not column.isalpha():
+            raise refuse(seat.find(c("ColumnID")), "a seat column letter")
+        picked_seat = (int(row), column.upper())
+    return AncillaryPick(
+        offer_id=offer_id,
+        offer_item_id=text(item, "OfferItemRefID"),
+        passenger_ids=tuple(_texts(item, "PaxRefID")),
+        seat=picked_seat,
+    )
+
+
+def _contacts(lists: etree._Element | None) -> dict[str, etree._Element]:
+    """ContactInfo by ContactInfoID, in document order."""
+    if lists is None:
+        return {}
+    return {
+        text(contact, "ContactInfoID"): contact
+        for contact in lists.iterfind(f"{c('ContactInfoList')}/{c('ContactInfo')}")
+    }
+
+
+def _infant_carriers(paxes: Iterable[etree._Element]) -> dict[str, str]:
+    """Adult PaxID -> the infant whose PaxRefID names them."""
+    carriers: dict[str, str] = {}
+    for pax in paxes:
+        adult = text(pax, "PaxRefID")
+        if adult and text(pax, "PTC") == "INF":
+            if adult in carriers:
+                raise refuse(pax.find(c("PaxRefID")), f"{adult} already carries an infant")
+            carriers[adult] = text(pax, "PaxID")
+    return carriers
+
+
+def passenger_data(
+    pax: etree._Element, *, own_contact: etree._Element | None, infant_id: str
+) -> PassengerData:
+    """One Pax as create order's passenger."""
+    ptc = text(pax, "PTC")
+    if ptc not in PTCS:
+        where = pax.find(c("PTC"))
+        raise refuse(where if where is not None else pax, f"PTC is one of {', '.join(PTCS)}")
+    individual = pax.find(c("Individual"))
+    if individual is None:
+        raise refuse(pax, "Individual (GivenName, Surname) is required")
+    given_names = _texts(individual, "GivenName")
+    if not given_names:
+        raise refuse(individual, "GivenName is required")
+    email, phone = ("", "")
+    if own_contact is not None:
+        email, phone = _email(own_contact), _phone(own_contact)
+    return PassengerData(
+        passenger_id=text(pax, "PaxID"),
+        ptc=ptc,
+        given_name=" ".join(given_names),
+        surname=text(individual, "Surname"),
+        date_of_birth=_date(individual, "Birthdate") or _date(pax, "Birthdate"),
+        gender=_gender(individual),
+        nationality=_country(pax, "CitizenshipCountryCode"),
+        residence_country=_country(pax, "ResidenceCountryCode"),
+        loyalty_program=loyalty_program(pax.find(c("LoyaltyProgramAccount"))),
+        travel_documents=tuple(travel_document(d) for d in pax.findall(c("IdentityDoc"))),
+        email=email,
+        phone=phone,
+        infant_passenger_id=infant_id,
+    )
+
+
+def loyalty_program(account: etree._Element | None) -> LoyaltyProgram | None:
+    if account is None:
+        return None
+    number = text(account, "AccountNumber")
+    if not number:
+        raise refuse(account, "AccountNumber is required")
+    return LoyaltyProgram(
+        account_number=number,
+        program_code=text(account, "LoyaltyProgram", "ProgramCode") or "",
+        tier_level=text(account, "TierCode") or "",
+    )
+
+
+def travel_document(doc: etree._Element) -> TravelDocument:
+    kind = text(doc, "IdentityDocTypeCode")
+    if kind not in DOCUMENT_TYPES:
+        raise refuse(
+            doc.find(c("IdentityDocTypeCode")),
+            f"IdentityDocTypeCode is one of {', '.join(DOCUMENT_TYPES)}",
+        )
+    return TravelDocument(
+        document_type=kind,
+        document_number=text(doc, "IdentityDocID"),
+        issuing_country=_country(doc, "IssuingCountryCode"),
+        nationality=_country(doc, "CitizenshipCountryCode"),
+        expiry_date=_date(doc, "ExpiryDate"),
+    )
+
+
+def contact_data(contact: etree._Element) -> ContactData:
+    """A ContactInfo as the booking contact (create order's, UpdateContact's)."""
+    email = _email(contact)
+    if not email:
+        raise refuse(contact, "EmailAddress/EmailAddressText is required")
+    individual = contact.find(c("Individual"))
+    address = contact.find(c("PostalAddress"))
+    return ContactData(
+        email=email,
+        phone=_phone(contact),
+        given_name=" ".join(_texts(individual, "GivenName")) if individual is not None else "",
+        surname=text(individual, "Surname") or "",
+        postal_address=None if address is None else postal_address(address),
+    )
+
+
+def postal_address(address: etree._Element) -> PostalAddress:
+    lines = _texts(address, "StreetText")
+    city = text(address, "CityName")
+    if not lines or not city:
+        raise refuse(address, "StreetText and CityName are required")
+    country = _country(address, "CountryCode")
+    if not country:
+        raise refuse(address, "CountryCode is required")
+    return PostalAddress(
+        line1=lines[0],
+        line2=lines[1] if len(lines) > 1 else "",
+        city=city,
+        country_code=country,
+        state_province=text(address, "CountrySubDivisionName") or "",
+        postal_code=text(address, "PostalCode") or "",
+    )
+
+
+def payment_data(functions: list[etree._Element]) -> PaymentData:
+    """PaymentFunctions as create order's payment: none is a hold (SPEC.md §3)."""
+    if not functions:
+        return Hold()
+    if len(functions) > 1:
+        raise refuse(functions[1], "one payment per request")
+    details = functions[0].find(c("PaymentProcessingDetails"))
+    if details is None:
+        raise refuse(functions[0], "PaymentProcessingDetails with the PaymentMethod is required")
+    return payment_method(details)
+
+
+def payment_method(details: etree._Element) -> PaymentData:
+    """PaymentProcessingDetails/PaymentMethod: a PaymentCard is a CreditCard payment;
+    another method stays what it is, for the service to refuse (ERR-6000)."""
+    [method] = details.findall(c("PaymentMethod"))
+    chosen = method[0]
+    kind = etree.QName(chosen).localname
+    if kind != "PaymentCard":
+        return OtherPayment(kind)
+    # Missing card fields stay empty: orders.payments names each (ERR-1005/6001).
+    payer = details.find(c("Payer"))
+    given, surname = "", ""
+    if payer is not None:
+        name = payer.find(f"{c('PayerName')}/{c('IndividualName')}")
+        if name is not None:
+            given, surname = " ".join(_texts(name, "GivenName")), text(name, "Surname") or ""
+    address = chosen.find(c("CardholderAddress"))
+    if address is None and payer is not None:
+        address = payer.find(f"{c('PaymentAddress')}/{c('PostalAddress')}")
+    return CardPayment(
+        card_type=text(chosen, "CardBrandCode") or "",
+        card_number=text(chosen, "CardNumber") or "",
+        expiry_date=text(chosen, "ExpirationDate") or "",
+        security_code=text(chosen, "CardSecurityCode") or "",
+        payer_given_name=given,
+        payer_surname=surname,
+        payer_address=None if address is None else postal_address(address),
+    )
+
+
+# --- OrderRetrieveRQ --------------------------------------------------------------------
+
+
+def retrieve_ref(document: etree._Element) -> tuple[str, str | None, str]:
+    """The order OrderRetrieveRQ names (order id or record locator), its owner code and
+    the XPath of the element that named it: `OrderFilterCriteria` (OrderID, which may be
+    either, as in GET /orders/{orderId}) or `BookingRefFilterCriteria` (BookingID, the
+    record locator)."""
+    criteria = request_of(document).find(c("OrderValidationFilterCriteria"))
+    order = criteria.find(c("OrderFilterCriteria"))
+    if order is not None:
+        named = order.find(c("OrderID"))
+        return text(order, "OrderID"), text(order, "OwnerCode"), element_path(named)
+    booking = criteria.find(c("BookingRefFilterCriteria"))
+    if booking is not None:
+        named = booking.find(c("BookingID"))
+        owner = text(booking, "Carrier", "AirlineDesigCode")
+        return text(booking, "BookingID"), owner, element_path(named)
+    raise refuse(
+        criteria,
+        "name the order: OrderFilterCriteria (OrderID) or BookingRefFilterCriteria "
+        "(BookingID, the record locator)",
+    )
+
+
+# --- Small readers ----------------------------------------------------------------------
+
+
+def _texts(element: etree._Element | None, name: str) -> list[str]:
+    if element is None:
+        return []
+    return [(e.text or "").strip() for e in element.findall(c(name))]
+
+
+def _email(contact: etree._Element) -> str:
+    return text(contact, "EmailAddress", "EmailAddressText") or ""
+
+
+def _phone(contact: etree._Element) -> str:
+    """The first Phone as one string: +CountryDialingCode AreaCodeNumber PhoneNumber (a
+    number without a dialing code is read as North American by orders.checks)."""
+    phone = contact.find(c("Phone"))
+    if phone is None:
+        return ""
+    country = text(phone, "CountryDialingCode")
+    parts = [f"+{country.lstrip('+')}" if country else None]
+    parts += [text(phone, "AreaCodeNumber"), text(phone, "PhoneNumber")]
+    return " ".join(p for p in parts if p)
+
+
+def _date(element: etree._Element | None, name: str) -> date | None:
+    value = text(element, name)
+    return None if value is None else date.fromisoformat(value[:10])
+
+
+def _gender(individual: etree._Element) -> str:
+    code = text(individual, "GenderCode")
+    if code is None:
+        return ""
+    if code not in GENDERS:
+        raise refuse(individual.find(c("GenderCode")), "GenderCode M or F")
+    return GENDERS[code]
+
+
+def _country(element: etree._Element, name: str) -> str:
+    value = text(element, name)
+    if value is None:
+        return ""
+    if len(value) != 2 or not value.isalpha() or not value.isupper():
+        raise refuse(element.find(c(name)), "a two-letter ISO 3166-1 country code")
+    return value
+
+
+# --- OrderChangeRQ ----------------------------------------------------------------------
+
+_CHANGE = "/IATA_OrderChangeRQ/Request"
+_CHOICE = f"{_CHANGE}/ChangeOrderChoice"
+_QUOTED = f"{_CHOICE}/AcceptSelectedQuotedOfferList/SelectedPricedOffer"
+_NEW_PAX = f"{_CHANGE}/DataLists/PaxList/Pax"
+_CHANGE_CONTACT = f"{_CHANGE}/DataLists/ContactInfoList/ContactInfo"
+_CHANGE_CARD = f"{_CHANGE}/PaymentFunctions/PaymentProcessingDetails/PaymentMethod/PaymentCard"
+ORDER_CHANGE_PATHS = {
+    "orderId": f"{_CHANGE}/Order/OrderID",
+    "changes": _CHOICE,
+    "changes.type": _CHOICE,
+    "changes.offerId": f"{_QUOTED}/OfferRefID",
+    "changes.offerItemId": f"{_QUOTED}/SelectedOfferItem/OfferItemRefID",
+    "changes.offerItemIds": f"{_QUOTED}/SelectedOfferItem/OfferItemRefID",
+    "changes.passengerIds": f"{_QUOTED}/SelectedOfferItem/PaxRefID",
+    "changes.seat": f"{_QUOTED}/SelectedOfferItem/SelectedSeat",
+    "changes.journeyRef": f"{_CHOICE}/CancelUnpaidOrder/SelectedOrderItem/OrderItemRefID",
+    "changes.passengerId": f"{_CHOICE}/UpdatePax/Current/PaxRefID",
+    "changes.patch": _NEW_PAX,
+    "changes.patch.name": f"{_NEW_PAX}/Individual",
+    "changes.patch.name.givenName": f"{_NEW_PAX}/Individual/GivenName",
+    "changes.patch.name.surname": f"{_NEW_PAX}/Individual/Surname",
+    "changes.patch.dateOfBirth": f"{_NEW_PAX}/Individual/Birthdate",
+    "changes.patch.contacts.emailAddress": f"{_CHANGE_CONTACT}/EmailAddress/EmailAddressText",
+    "changes.patch.contacts.phoneNumber": f"{_CHANGE_CONTACT}/Phone/PhoneNumber",
+    "changes.contact": _CHANGE_CONTACT,
+    "changes.contact.name": f"{_CHANGE_CONTACT}/Individual",
+    "changes.contact.emailAddress": f"{_CHANGE_CONTACT}/EmailAddress/EmailAddressText",
+    "changes.contact.phoneNumber": f"{_CHANGE_CONTACT}/Phone/PhoneNumber",
+    "payment": f"{_CHANGE}/PaymentFunctions",
+    "payment.type": f"{_CHANGE}/PaymentFunctions/PaymentProcessingDetails/PaymentMethod",
+    "payment.cardType": f"{_CHANGE_CARD}/CardBrandCode",
+    "payment.cardNumber": f"{_CHANGE_CARD}/CardNumber",
+    "payment.expiryDate": f"{_CHANGE_CARD}/ExpirationDate",
+    "payment.securityCode": f"{_CHANGE_CARD}/CardSecurityCode",
+}
+
+
+@dataclass(frozen=True)
+class ChangeRequest:
+    """An OrderChangeRQ read: the order it names, its changes (CancelJourney entries
+    still naming order items or journeys, `journey_of` resolves them against the order)
+    and its payment."""
+
+    order_ref: str
+    changes: list[Change]
+    payment: PaymentData | None
+    cancelled_items: list[str]
+
+
+def change_request(document: etree._Element) -> ChangeRequest:
+    """IATA_OrderChangeRQ -> change order's input (as PATCH /json/{v}/orders/{orderId}).
+
+    - `ChangeOrderChoice/AcceptSelectedQuotedOfferList`: items with SelectedSeat or
+      SelectedALaCarteOfferItem are AcceptOffer (a SeatAvailability or ServiceList
+      ALaCarteOffer item), the others of one SelectedPricedOffer one AcceptReshopOffer
+      (the offer OrderQuote stored).
+    - `ChangeOrderChoice/CancelUnpaidOrder`: alone, CancelUnpaidOrder (the hold);
+      with `SelectedOrderItem/OrderItemRefID`s, CancelJourney of each flight order
+      item's journey (a journey id is taken as it is) — how a paid order is cancelled
+      after OrderReshop quoted it (21.3 has no other cancel in OrderChange).
+    - `ChangeOrderChoice/UpdatePax`: UpdatePassenger of `Current/PaxRefID` with what the
+      DataLists Pax named by `New/PaxRefID` carries (its name, birth date, gender,
+      nationality, residence, documents, loyalty account, own ContactInfo).
+    - a `DataLists/ContactInfo` no Pax names: UpdateContact (the booking contact).
+    - `PaymentFunctions`: the payment; with `OrderAssociation` (the payment is for the
+      order), or as the request's only content, it also confirms the hold (ConfirmHold).
+    """
+    request = request_of(document)
+    order_ref = text(request, "Order", "OrderID")
+    lists = request.find(c("DataLists"))
+    contacts = _contacts(lists)
+    changes: list[Change] = []
+    cancelled_items: list[str] = []
+    choice = request.find(c("ChangeOrderChoice"))
+    used_contacts: set[str] = set()
+    if choice is not None:
+        chosen = choice[0]
+        kind = etree.QName(chosen).localname
+        if kind == "AcceptSelectedQuotedOfferList":
+            changes += _accepted_offers(chosen)
+        elif kind == "CancelUnpaidOrder":
+            items = [
+                (ref.text or "").strip()
+                for ref in chosen.iterfind(f"{c('SelectedOrderItem')}/{c('OrderItemRefID')}")
+            ]
+            if items:
+                cancelled_items = items
+            else:
+                changes.append(CancelUnpaidOrder())
+        elif kind == "UpdatePax":
+            update, used = _update_pax(chosen, lists, contacts)
+            changes.append(update)
+            used_contacts |= used
+        else:
+            raise refuse(
+                chosen,
+                "not offered; use AcceptSelectedQuotedOfferList (seats, services, a "
+                "quoted reshop offer), CancelUnpaidOrder or UpdatePax",
+            )
+    for contact_id, contact in contacts.items():
+        if contact_id not in used_contacts:
+            changes.append(UpdateContact(contact_data(contact)))
+    functions = request.findall(c("PaymentFunctions"))
+    payment = None
+    if functions:
+        payment = payment_data(functions)
+        paying_order = functions[0].find(c("OrderAssociation")) is not None
+        if paying_order or not (changes or cancelled_items):
+            changes.append(ConfirmHold())
+    if not (changes or cancelled_items):
+        raise refuse(request, "name a change: ChangeOrderChoice, a ContactInfo or PaymentFunctions")
+    return ChangeRequest(order_ref, changes, payment, cancelled_items)
+
+
+def _accepted_offers(quoted: etree._Element) -> list[Change]:
+    changes: list[Change] = []
+    for offer in quoted.findall(c("SelectedPricedOffer")):
+        offer_id = text(offer, "OfferRefID")
+        reshop_items = []
+        for item in offer.findall(c("SelectedOfferItem")):
+            pick = ancillary_pick(offer_id, item)
+            if pick is None:
+                reshop_items.append(text(item, "OfferItemRefID"))
+            else:
+                changes.append(AcceptOffer(pick))
+        if reshop_items:
+            changes.append(AcceptReshopOffer(offer_id, tuple(reshop_items)))
+    return changes
+
+
+def _update_pax(
+    update: etree._Element, lists: etree._Element | None, contacts: dict[str, etree._Element]
+) -> tuple[UpdatePassenger, set[str]]:
+    current = text(update, "Current", "PaxRefID")
+    new_ref = text(update, "New", "PaxRefID")
+    if current is None or new_ref is None:
+        raise refuse(update, "Current and New (a DataLists Pax with the new details) are required")
+    paxes = (
+        {text(p, "PaxID"): p for p in lists.iterfind(f"{c('PaxList')}/{c('Pax')}")}
+        if (lists is not None)
+        else {}
+    )
+    pax = paxes.get(new_ref)
+    if pax is None:
+        raise refuse(update.find(c("New")), f"{new_ref!r} is no PaxID of DataLists/PaxList")
+    individual = pax.find(c("Individual"))
+    name = None
+    if individual is not None:
+        given = _texts(individual, "GivenName")
+        name = NameData(" ".join(given) if given else None, text(individual, "Surname"))
+    birth = (_date(individual, "Birthdate") if individual is not None else None) or _date(
+        pax, "Birthdate"
+    )
+    contact_ref = text(pax, "ContactInfoRefID")
+    own = contacts.get(contact_ref) if contact_ref else None
+    if contact_ref and own is None:
+        raise refuse(pax.find(c("ContactInfoRefID")), f"{contact_ref!r} is no ContactInfoID")
+    documents = pax.findall(c("IdentityDoc"))
+    patch = PassengerPatch(
+        name=name,
+        date_of_birth=birth,
+        gender=(_gender(individual) or None) if individual is not None else None,
+        nationality=_country(pax, "CitizenshipCountryCode") or None,
+        residence_country=_country(pax, "ResidenceCountryCode") or None,
+        loyalty_program=loyalty_program(pax.find(c("LoyaltyProgramAccount"))),
+        travel_documents=tuple(map(travel_document, documents)) if documents else None,
+        email=(_email(own) or None) if own is not None else None,
+        phone=(_phone(own) or None) if own is not None else None,
+    )
+    return UpdatePassenger(current, patch), {contact_ref} if contact_ref else set()
