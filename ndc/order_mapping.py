@@ -477,6 +477,7 @@ ORDER_CHANGE_PATHS = {
     "changes.passengerIds": f"{_QUOTED}/SelectedOfferItem/PaxRefID",
     "changes.seat": f"{_QUOTED}/SelectedOfferItem/SelectedSeat",
     "changes.journeyRef": f"{_CHOICE}/CancelUnpaidOrder/SelectedOrderItem/OrderItemRefID",
+    "cancelledOfferId": f"{_CHOICE}/AcceptCancelledOffer/OfferID",
     "changes.passengerId": f"{_CHOICE}/UpdatePax/Current/PaxRefID",
     "changes.patch": _NEW_PAX,
     "changes.patch.name": f"{_NEW_PAX}/Individual",
@@ -508,6 +509,7 @@ class ChangeRequest:
     changes: list[Change]
     payment: PaymentData | None
     cancelled_items: list[str]
+    cancel_every_journey: bool = False  # AcceptCancelledOffer: every journey still flying
 
 
 def change_request(document: etree._Element) -> ChangeRequest:
@@ -520,7 +522,11 @@ def change_request(document: etree._Element) -> ChangeRequest:
     - `ChangeOrderChoice/CancelUnpaidOrder`: alone, CancelUnpaidOrder (the hold);
       with `SelectedOrderItem/OrderItemRefID`s, CancelJourney of each flight order
       item's journey (a journey id is taken as it is) — how a paid order is cancelled
-      after OrderReshop quoted it (21.3 has no other cancel in OrderChange).
+      after OrderReshop quoted it.
+    - `ChangeOrderChoice/AcceptCancelledOffer`: the cancellation OrderReshop
+      CancelOrderRef quoted (its OfferID is the order's id: the quote is the order's
+      terms as they stand, not a stored offer), committed as CancelJourney of every
+      journey still flying — the JSON client's CancelJourney per journey.
     - `ChangeOrderChoice/UpdatePax`: UpdatePassenger of `Current/PaxRefID` with what the
       DataLists Pax named by `New/PaxRefID` carries (its name, birth date, gender,
       nationality, residence, documents, loyalty account, own ContactInfo).
@@ -534,6 +540,7 @@ def change_request(document: etree._Element) -> ChangeRequest:
     contacts = _contacts(lists)
     changes: list[Change] = []
     cancelled_items: list[str] = []
+    cancel_every_journey = False
     choice = request.find(c("ChangeOrderChoice"))
     used_contacts: set[str] = set()
     if choice is not None:
@@ -550,6 +557,17 @@ def change_request(document: etree._Element) -> ChangeRequest:
                 cancelled_items = items
             else:
                 changes.append(CancelUnpaidOrder())
+        elif kind == "AcceptCancelledOffer":
+            offer_id = text(chosen, "OfferID")
+            if offer_id != order_ref:
+                raise ApiError(
+                    Err.VALIDATION,
+                    f"{ORDER_CHANGE_PATHS['cancelledOfferId']}: {offer_id!r} is not the "
+                    "cancellation OrderReshop CancelOrderRef quoted for this order (its "
+                    f"OfferID is the OrderID, {order_ref!r})",
+                    path=ORDER_CHANGE_PATHS["cancelledOfferId"],
+                )
+            cancel_every_journey = True
         elif kind == "UpdatePax":
             update, used = _update_pax(chosen, lists, contacts)
             changes.append(update)
@@ -558,7 +576,7 @@ def change_request(document: etree._Element) -> ChangeRequest:
             raise refuse(
                 chosen,
                 "not offered; use AcceptSelectedQuotedOfferList (seats, services, a "
-                "quoted reshop offer), CancelUnpaidOrder or UpdatePax",
+                "quoted reshop offer), AcceptCancelledOffer, CancelUnpaidOrder or UpdatePax",
             )
     for contact_id, contact in contacts.items():
         if contact_id not in used_contacts:
@@ -568,11 +586,11 @@ def change_request(document: etree._Element) -> ChangeRequest:
     if functions:
         payment = payment_data(functions)
         paying_order = functions[0].find(c("OrderAssociation")) is not None
-        if paying_order or not (changes or cancelled_items):
+        if paying_order or not (changes or cancelled_items or cancel_every_journey):
             changes.append(ConfirmHold())
-    if not (changes or cancelled_items):
+    if not (changes or cancelled_items or cancel_every_journey):
         raise refuse(request, "name a change: ChangeOrderChoice, a ContactInfo or PaymentFunctions")
-    return ChangeRequest(order_ref, changes, payment, cancelled_items)
+    return ChangeRequest(order_ref, changes, payment, cancelled_items, cancel_every_journey)
 
 
 def _accepted_offers(quoted: etree._Element) -> list[Change]:

@@ -15,6 +15,7 @@ from ndc.order_presenters import order_view_rs
 from orders import presenters
 from orders.changes import order_change as change_order
 from orders.create import order_create as create_order
+from orders.exchange import LIVE
 from orders.inputs import CancelJourney
 from orders.models import Channel
 from orders.selectors import OrderScope, order_get
@@ -56,16 +57,19 @@ def order_change(
     if asked.cancelled_items:
         journey_of = _journeys_of_items(principal, asked.order_ref)
         changes += [CancelJourney(journey_of.get(ref, ref)) for ref in asked.cancelled_items]
+    if asked.cancel_every_journey:
+        flying = _journeys_of_items(principal, asked.order_ref, live_only=True)
+        changes += [CancelJourney(journey) for journey in dict.fromkeys(flying.values())]
     order = change_order(
         principal=principal, ref=asked.order_ref, changes=changes, payment=asked.payment
     )
     return order_view_rs(_plain(presenters.order_view_cached(order)), request_id=request_id)
 
 
-def _journeys_of_items(principal: Principal, ref: str) -> dict[str, str]:
-    """Flight order item id -> the journey it flies, from the JSON view of the order: an
-    NDC client names order items (OrderItemRefID) where JSON's CancelJourney names the
-    journey."""
+def _journeys_of_items(principal: Principal, ref: str, *, live_only=False) -> dict[str, str]:
+    """Flight order item id -> the journey it flies (`live_only`: of the items still
+    flying), from the JSON view of the order: an NDC client names order items
+    (OrderItemRefID) where JSON's CancelJourney names the journey."""
     order = order_get(scope=OrderScope.of(principal), ref=ref, parts=())
     view = _plain(presenters.order_view_cached(order))
     journey_of_segment = {
@@ -74,7 +78,7 @@ def _journeys_of_items(principal: Principal, ref: str) -> dict[str, str]:
     return {
         item["itemId"]: journey_of_segment[item["segmentRefIds"][0]]
         for item in view["order"]["items"]
-        if item["segmentRefIds"]
+        if item["segmentRefIds"] and not (live_only and item["statusCode"] != LIVE)
     }
 
 

@@ -662,7 +662,9 @@ def _move_services(moves, journey: Journey, item: OrderItem, segments: Sequence[
             Service.objects.filter(pk=service.pk).update(status=Service.Status.CANCELLED)
             continue
         position, leg_id = target
-        fields: dict[str, Any] = {"item_ref": item.ref}
+        # The service keeps its own order item id (SPEC.md §2.8 services[].itemId): it is
+        # the same purchase, now on the new flight, never the flight item's id.
+        fields: dict[str, Any] = {}
         if service.journey_id is not None:
             fields["journey"] = journey
         if service.segment_id is not None:

@@ -454,6 +454,7 @@ def test_a_paid_seat_and_bag_follow_the_journey_to_the_new_flight(api, auth, net
         **auth,
     )
     assert bought.status_code == 200, bought.content
+    purchases = {s["code"]: s["itemId"] for s in bought.json()["data"]["services"]}
     # The same flight number on the next day: the same aircraft, so the same seat.
     data = reshop(api, auth, order_id, itinerary(new_day)).json()["data"]
     offers = data["offers"]
@@ -472,8 +473,12 @@ def test_a_paid_seat_and_bag_follow_the_journey_to_the_new_flight(api, auth, net
     assert live["STST"]["attributes"]["seat"] == unit["designator"]
     assert live["STST"]["segmentRefId"] == new_journey["segments"][0]["segmentId"]
     assert live["CB1"]["journeyRefId"] == new_journey["journeyId"]
-    new_item = next(i for i in view["order"]["items"] if i["statusCode"] == "CONFIRMED")
-    assert {live["STST"]["itemId"], live["CB1"]["itemId"]} == {new_item["itemId"]}
+    # Each is still its own purchase (its own order item), never the flight item.
+    assert {code: live[code]["itemId"] for code in ("STST", "CB1")} == {
+        code: purchases[code] for code in ("STST", "CB1")
+    }
+    flight_items = {i["itemId"] for i in view["order"]["items"]}
+    assert not flight_items & {live["STST"]["itemId"], live["CB1"]["itemId"]}
     # The seat is taken on the new flight and free again on the old one.
     new_map = api.post(f"/json/v1/orders/{order_id}/seats", format="json", **auth).json()["data"]
     taken = {
