@@ -552,3 +552,31 @@ class TestOrderChange:
 
         assert fields["TagText"] == "/IATA_OrderChangeRQ/Request/Order/OrderID"
         assert Order.objects.get().status == OrderStatus.ONHOLD
+
+
+class TestAcceptCancelledOffer:
+    def test_the_quoted_cancellation_cancels_every_journey(self, api, auth, paid):
+        order_id = order_id_of(paid)
+        document = change_request(order_id)
+        cancel = choose(document, "AcceptCancelledOffer")
+        sub(cancel, "OfferID", order_id)
+        sub(cancel, "OwnerCode", "MX")
+
+        answer = change(api, auth, document)
+
+        view = json_view(api, auth, order_id)
+        assert view["order"]["statusCode"] == OrderStatus.CANCELLED
+        assert {i["statusCode"] for i in view["order"]["items"]} == {"CANCELLED"}
+        assert_same_order(answer, view)
+
+    def test_an_offer_id_other_than_the_order_is_err_1005_at_it(self, api, auth, paid):
+        order_id = order_id_of(paid)
+        document = change_request(order_id)
+        cancel = choose(document, "AcceptCancelledOffer")
+        sub(cancel, "OfferID", "OFR-NOTTHIS")
+        sub(cancel, "OwnerCode", "MX")
+
+        fields = error_of(post(api, "OrderChange", body(document), auth), 422, "ERR-1005", VIEW)
+
+        assert fields["TagText"].endswith("/ChangeOrderChoice/AcceptCancelledOffer/OfferID")
+        assert Order.objects.get(order_id=order_id).status == OrderStatus.CONFIRMED
