@@ -4,13 +4,15 @@ A real gunicorn (2 workers) on PostgreSQL and Redis (db 3) against a fresh scrat
 database `airline_bench`, seeded with the demo airline, serves the order endpoints; load
 comes from 8 client processes. Every booking is a round trip for 2 ADT + 1 CHD.
 
-- create order, on hold, paid by card, and on hold with one seat and one bag in the
-  same request (create order's `ancillaries`, from the priced offer's own seat map and
+- create order, on hold, paid by card, paid by card through NDC OrderCreate (XML in,
+  IATA_OrderViewRS out: the same booking as the JSON one, target p95 <= 1.5x the JSON
+  card booking's), and on hold with one seat and one bag in the same request (create
+  order's `ancillaries`, from the priced offer's own seat map and
   service list): server time (median, p95) from the service's own access-log line.
   Each priced offer becomes one order, so the clients first search and price their own
   offers (on many markets and days, so that no flight runs out of seats), and fetch the
   seat maps and service lists, before the timed phases, which create orders only.
-  Phases alternate hold, card and hold-with-ancillaries, REPEATS of each.
+  Phases alternate hold, card, NDC card and hold-with-ancillaries, REPEATS of each.
 - holds per second at 8 clients (the median of the REPEATS phases), as a ratio to the
   same holds' own SQL statements replayed by `pgbench -f` at the same concurrency
   (-c 8 -j 2) on the bench database, right after each hold phase and for as long as it
@@ -56,6 +58,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import psycopg
+from lxml import etree
 
 from benchmarks.common import (
     BENCH_DATABASE,
@@ -140,6 +143,7 @@ HOLD = {"type": "Hold"}
 BOOKING_KINDS = (
     ("hold", HOLD, "on hold"),
     ("card", CARD, "paid by card (test gateway)"),
+    ("ndc", CARD, "paid by card, NDC OrderCreate (XML)"),
     ("anc", HOLD, "on hold with a seat and a bag"),
 )
 A320_CONFIGURATION = "C12Y138"  # the demo's largest aircraft: 150 seats
@@ -208,6 +212,8 @@ def main() -> None:
         queues = {"hold": prepared[CLIENTS * WARMUP_PER_CLIENT :], "anc": with_ancillaries}
         queues["card"] = queues["hold"][REPEATS * per_phase :]
         queues["hold"] = queues["hold"][: REPEATS * per_phase]
+        queues["ndc"] = queues["card"][REPEATS * per_phase :]
+        queues["card"] = queues["card"][: REPEATS * per_phase]
         pgbench_rates = [pgbench_tps()]
         phases = {kind: [] for kind, _, _ in BOOKING_KINDS}
         replays = []
@@ -378,6 +384,43 @@ def _booking_body(priced: dict, surname: str) -> dict:
     }
 
 
+_NDC_MSG = "{http://www.iata.org/IATA/2015/EASD/00/IATA_OffersAndOrdersMessage}"
+_NDC_CNS = "{http://www.iata.org/IATA/2015/EASD/00/IATA_OffersAndOrdersCommonTypes}"
+
+
+def order_create_xml(body: dict) -> bytes:
+    """The JSON booking `body` (no payment) as the OrderCreateRQ of ndc/examples, paid by
+    its card: the same offer, items, party (ADT-1, ADT-2, CHD-1), names and contact,
+    without the example's documents, birth dates and loyalty account (JSON sends none)."""
+    document = etree.parse(str(REPO / "ndc" / "examples" / "OrderCreateRQ.xml")).getroot()
+    offer = document.find(f".//{_NDC_CNS}SelectedPricedOffer")
+    offer.find(f"{_NDC_CNS}OfferRefID").text = body["offerId"]
+    items = offer.findall(f"{_NDC_CNS}SelectedOfferItem")
+    for element, item_id in zip(items, body["offerItemIds"], strict=True):
+        element.find(f"{_NDC_CNS}OfferItemRefID").text = item_id
+    names = {p["passengerId"]: p["name"] for p in body["passengers"]}
+    for pax in document.iterfind(f".//{_NDC_CNS}PaxList/{_NDC_CNS}Pax"):
+        for extra in ("IdentityDoc", "LoyaltyProgramAccount", "ContactInfoRefID"):
+            for element in pax.findall(f"{_NDC_CNS}{extra}"):
+                pax.remove(element)
+        individual = pax.find(f"{_NDC_CNS}Individual")
+        for extra in ("Birthdate", "GenderCode"):
+            for element in individual.findall(f"{_NDC_CNS}{extra}"):
+                individual.remove(element)
+        name = names[pax.findtext(f"{_NDC_CNS}PaxID")]
+        individual.find(f"{_NDC_CNS}GivenName").text = name["givenName"]
+        individual.find(f"{_NDC_CNS}Surname").text = name["surname"]
+    return etree.tostring(document, xml_declaration=True, encoding="UTF-8")
+
+
+def _ndc_order_refs(raw: bytes) -> tuple[str, str]:
+    """(OrderID, record locator) of an IATA_OrderViewRS."""
+    document = etree.fromstring(raw)
+    order = document.find(f"{_NDC_MSG}Response/{_NDC_CNS}Order")
+    locator = order.findtext(f".//{_NDC_CNS}BookingRef/{_NDC_CNS}BookingID")
+    return order.findtext(f"{_NDC_CNS}OrderID"), locator
+
+
 def prepare_ancillaries(port: int, auth: dict, bodies: list) -> list:
     """The bodies, each with one standard seat for ADT-1 on the outbound's first leg and
     a first bag for ADT-2 on the outbound, from its priced offer's own seat map and
@@ -442,14 +485,13 @@ def book_phase(
     """CLIENTS processes book their share of `bodies` one after another, all starting at
     one instant; the rate is orders created over the time until the last one finished.
     Beside it, the CPU each part of the machine spent in the phase."""
+    ndc = tag.startswith("on")  # the NDC phases: the same bookings as OrderCreateRQs
+    requests = [order_create_xml(b) if ndc else {**b, "payment": payment} for b in bodies]
     start_at = time.monotonic() + 0.3
     before = cpu_snapshot(server_pid)
     results = _run_clients(
         _book_client,
-        [
-            (port, auth, [{**b, "payment": payment} for b in bodies[n::CLIENTS]], tag, start_at)
-            for n in range(CLIENTS)
-        ],
+        [(port, auth, requests[n::CLIENTS], tag, start_at) for n in range(CLIENTS)],
     )
     cpu = cpu_spent(before, cpu_snapshot(server_pid))
     cpu["clients"] = sum(r["cpu"] for r in results)
@@ -470,15 +512,24 @@ def book_phase(
 def _book_client(port: int, auth: dict, bodies: list, tag: str, start_at: float, results) -> None:
     time.sleep(max(0.0, start_at - time.monotonic()))
     refs, failures = [], []
+    xml_auth = {**auth, "Content-Type": "application/xml"}
     for n, body in enumerate(bodies):
+        ndc = isinstance(body, bytes)
         try:
             status, raw = _call(
-                port, "POST", "/json/v1/orders", body, auth, f"{tag}-{os.getpid()}-{n}"
+                port,
+                "POST",
+                "/ndc/v1/OrderCreate" if ndc else "/json/v1/orders",
+                body,
+                xml_auth if ndc else auth,
+                f"{tag}-{os.getpid()}-{n}",
             )
         except (OSError, http.client.HTTPException) as exc:
             failures.append(repr(exc))
             continue
-        if status == 201:
+        if ndc and status == 200 and b"<Error>" not in raw:
+            refs.append(_ndc_order_refs(raw))
+        elif status == 201 and not ndc:
             order = json.loads(raw)["data"]["order"]
             refs.append((order["orderId"], order["recordLocator"]))
         else:
@@ -1241,9 +1292,10 @@ def print_results(
     for kind, _, label in BOOKING_KINDS:
         samples = [t for rep in range(REPEATS) for t in times.get(f"o{kind[0]}{rep}", [])]
         create_p95[kind] = p95(samples)
-        target = (
-            f"<= 1.30x hold ({create_p95['hold'] * 1.3 * 1000:.1f} ms)" if kind == "anc" else "-"
-        )
+        target = {
+            "anc": f"<= 1.30x hold ({create_p95['hold'] * 1.3 * 1000:.1f} ms)",
+            "ndc": f"<= 1.50x card ({create_p95['card'] * 1.5 * 1000:.1f} ms)",
+        }.get(kind, "-")
         rows.append(
             (f"create order, {label}", len(samples), ms(median(samples)), ms(p95(samples)), target)
         )
@@ -1256,6 +1308,10 @@ def print_results(
     print(
         f"  with a seat and a bag / plain hold, p95: {create_p95['anc'] / create_p95['hold']:.2f} "
         "(target <= 1.30)"
+    )
+    print(
+        f"  NDC OrderCreate / JSON create order, both by card, p95: "
+        f"{create_p95['ndc'] / create_p95['card']:.2f} (target <= 1.50)"
     )
 
     print_replay(phases, replays)
@@ -1508,7 +1564,7 @@ def _call(
         connection.request(
             method,
             path,
-            body=json.dumps(body).encode() if body is not None else None,
+            body=body if isinstance(body, bytes | None) else json.dumps(body).encode(),
             headers=headers,
         )
         response = connection.getresponse()
