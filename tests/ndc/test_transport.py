@@ -7,8 +7,18 @@ from datetime import timedelta
 import pytest
 from lxml import etree
 
+from ndc.endpoints import ENDPOINTS
 from tests.conftest import bearer
-from tests.ndc.conftest import NS, air_shopping, error_of, example, offer_price, post, xml_of
+from tests.ndc.conftest import (
+    EXAMPLES,
+    NS,
+    air_shopping,
+    error_of,
+    example,
+    offer_price,
+    post,
+    xml_of,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -203,3 +213,19 @@ class TestErrorDocuments:
 
         assert fields["TagText"].endswith("/OriginDestCriteria/OriginDepCriteria/Date")
         assert "travel order" in fields["DescText"]
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.xml")), ids=lambda p: p.stem)
+def test_every_example_request_is_a_valid_request_of_an_endpoint(path):
+    """ndc/examples/ (the README's exchanges): each validates against its 21.3 schema and
+    is the request of an endpoint we serve."""
+    document = example(path.stem)  # validates
+
+    roots = {endpoint.request_root for endpoint in ENDPOINTS.values()}
+    assert etree.QName(document).localname in roots
+
+
+def test_every_endpoint_has_an_example_request():
+    roots = {etree.QName(example(p.stem)).localname for p in EXAMPLES.glob("*.xml")}
+
+    assert {endpoint.request_root for endpoint in ENDPOINTS.values()} <= roots
