@@ -136,3 +136,14 @@ def test_support_reads_everything_and_changes_nothing(client, api, held, paid, p
         text = staff.get(page).content.decode()
         for never in (secret, key.secret_hash, "4111111111111111", token):
             assert never not in text, page
+
+
+@pytest.mark.parametrize("role", sorted(ROLES))
+def test_every_page_a_role_is_offered_opens(client, role, held, paid):
+    staff = staff_in(client, role)
+
+    index = staff.get("/admin/")
+
+    offered = [m["admin_url"] for app in index.context["app_list"] for m in app["models"]]
+    assert offered
+    assert statuses(staff, *offered) == [200] * len(offered)
