@@ -1,20 +1,34 @@
 """Bookings in the back office, read-only (DESIGN.md §10): an order with its passengers,
 journeys, segments, items, purchased seats and services, payments, tickets and history.
 The one write is the action "Cancel unpaid hold", through the same service the API uses
-(STYLE.md 11)."""
+(STYLE.md 11).
+
+A booking on a flight the schedule has since cancelled (FlightLeg.is_cancelled: dropped by
+a newer schedule while it still had sales) is flagged wherever its status shows: its
+status reads CONFIRMED, but the passengers have no flight."""
+
+import re
+from datetime import date, timedelta
 
 from django.contrib import admin, messages
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.http import HttpRequest
+from django.utils.html import format_html, format_html_join
 
+from airline.api import clock
+from airline.backoffice import ReadOnlyInline, local_time, log_action, utc_column, utc_time
+from airline.network.models import Station
+from airline.network.services import station_zone
 from orders.holds import order_cancel_hold
 from orders.models import (
     AirlineCredit,
     Contact,
     Journey,
+    Leg,
     Order,
     OrderEvent,
     OrderItem,
+    OrderStatus,
     Passenger,
     Payment,
     PaymentIntent,
@@ -24,22 +38,20 @@ from orders.models import (
     Ticket,
 )
 
+# Statuses whose passengers expect to fly: only these are disrupted by a cancelled flight.
+LIVE = (OrderStatus.CONFIRMED, OrderStatus.ONHOLD, OrderStatus.PENDING)
+WARNING_HTML = '<strong style="color: var(--error-fg)">&#9888; {}</strong>'
 
-class ReadOnlyInline(admin.TabularInline):
-    """A child table shown as it is: nothing added, changed or deleted here."""
 
-    extra = 0
-    can_delete = False
-    show_change_link = False
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
+def on_cancelled_flight() -> Exists:
+    """The order still holds seats on a flight-date leg the schedule cancelled."""
+    return Exists(
+        Leg.objects.filter(
+            segment__order=OuterRef("pk"),
+            segment__holds_inventory=True,
+            flight_leg__is_cancelled=True,
+        )
+    )
 
 
 class PassengerInline(ReadOnlyInline):
@@ -54,7 +66,16 @@ class ContactInline(ReadOnlyInline):
 
 class JourneyInline(ReadOnlyInline):
     model = Journey
-    fields = ["position", "ref", "origin", "destination", "departs_at", "arrives_at"]
+    fields = ["position", "ref", "origin", "destination", "departs", "arrives", "is_cancelled"]
+    readonly_fields = ["departs", "arrives"]
+
+    @admin.display(description="Departs (local time)")
+    def departs(self, journey: Journey) -> str:
+        return local_time(journey.departs_at, station_zone(journey.origin))
+
+    @admin.display(description="Arrives (local time)")
+    def arrives(self, journey: Journey) -> str:
+        return local_time(journey.arrives_at, station_zone(journey.destination))
 
 
 class SegmentInline(ReadOnlyInline):
@@ -66,21 +87,42 @@ class SegmentInline(ReadOnlyInline):
         "flight",
         "origin",
         "destination",
-        "departs_at",
-        "arrives_at",
+        "departs",
+        "arrives",
         "cabin",
         "rbd",
         "seats",
         "holds_inventory",
+        "flight_status",
     ]
-    readonly_fields = ["flight"]
+    readonly_fields = ["flight", "departs", "arrives", "flight_status"]
 
     def get_queryset(self, request):
-        return super().get_queryset(request).select_related("journey")
+        cancelled = Leg.objects.filter(segment=OuterRef("pk"), flight_leg__is_cancelled=True)
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("journey")
+            .annotate(flight_cancelled=Exists(cancelled))
+        )
 
     @admin.display(description="Flight")
     def flight(self, segment: Segment) -> str:
         return f"{segment.carrier}{segment.flight_number}"
+
+    @admin.display(description="Departs (local time)")
+    def departs(self, segment: Segment) -> str:
+        return local_time(segment.departs_at, station_zone(segment.origin))
+
+    @admin.display(description="Arrives (local time)")
+    def arrives(self, segment: Segment) -> str:
+        return local_time(segment.arrives_at, station_zone(segment.destination))
+
+    @admin.display(description="Flight status")
+    def flight_status(self, segment: Segment) -> str:
+        if segment.flight_cancelled:
+            return format_html(WARNING_HTML, "CANCELLED by schedule")
+        return "As scheduled"
 
 
 class OrderItemInline(ReadOnlyInline):
@@ -128,8 +170,9 @@ class ServiceInline(ReadOnlyInline):
 class PaymentInline(ReadOnlyInline):
     model = Payment
     # Never a card number: none is stored, and the last four are shown masked.
-    fields = ["ref", "created_at", "status", "amount", "currency", "method", "card"]
-    readonly_fields = ["card"]
+    fields = ["ref", "created_at_utc", "status", "amount", "currency", "method", "card"]
+    readonly_fields = ["created_at_utc", "card"]
+    created_at_utc = staticmethod(utc_column("created_at", "Created"))
 
     @admin.display(description="Card")
     def card(self, payment: Payment) -> str:
@@ -140,8 +183,9 @@ class PaymentInline(ReadOnlyInline):
 
 class TicketInline(ReadOnlyInline):
     model = Ticket
-    fields = ["number", "passenger", "issued_at", "coupon_list"]
-    readonly_fields = ["coupon_list"]
+    fields = ["number", "passenger", "issued_at_utc", "coupon_list"]
+    readonly_fields = ["issued_at_utc", "coupon_list"]
+    issued_at_utc = staticmethod(utc_column("issued_at", "Issued"))
 
     def get_queryset(self, request):
         return (
@@ -165,7 +209,10 @@ class RefundInline(ReadOnlyInline):
 
     model = Refund
     fk_name = "payment"
-    fields = ["ref", "created_at", "amount", "state", "sent_at", "why"]
+    fields = ["ref", "created_at_utc", "amount", "state", "sent_at_utc", "why"]
+    readonly_fields = ["created_at_utc", "sent_at_utc"]
+    created_at_utc = staticmethod(utc_column("created_at", "Created"))
+    sent_at_utc = staticmethod(utc_column("sent_at", "Sent"))
 
 
 class CreditInline(ReadOnlyInline):
@@ -174,44 +221,166 @@ class CreditInline(ReadOnlyInline):
     model = AirlineCredit
     fk_name = "source_order"
     verbose_name_plural = "airline credit issued"
-    fields = ["code", "amount", "remaining", "currency", "created_at", "expires_at"]
+    fields = ["code", "amount", "remaining", "currency", "created_at_utc", "expires_at_utc"]
+    readonly_fields = ["created_at_utc", "expires_at_utc"]
+    created_at_utc = staticmethod(utc_column("created_at", "Created"))
+    expires_at_utc = staticmethod(utc_column("expires_at", "Expires"))
 
 
 class OrderEventInline(ReadOnlyInline):
     model = OrderEvent
     verbose_name_plural = "history"
-    fields = ["at", "kind", "actor", "detail"]
+    fields = ["at_utc", "kind", "actor", "detail"]
+    readonly_fields = ["at_utc"]
+    at_utc = staticmethod(utc_column("at", "At"))
+
+
+class HoldExpiringFilter(admin.SimpleListFilter):
+    """Unpaid holds about to lapse: the bookings a call to the agency may still save."""
+
+    title = "hold expiring"
+    parameter_name = "hold_expires"
+    WITHIN = {"1h": timedelta(hours=1), "24h": timedelta(hours=24)}
+
+    def lookups(self, request, model_admin):
+        return [
+            ("1h", "Within an hour"),
+            ("24h", "Within 24 hours"),
+            ("lapsed", "Lapsed, not yet swept"),
+        ]
+
+    def queryset(self, request, queryset):
+        now = clock.now()
+        holds = queryset.filter(status=OrderStatus.ONHOLD)
+        if self.value() in self.WITHIN:
+            return holds.filter(
+                payment_time_limit__gt=now, payment_time_limit__lte=now + self.WITHIN[self.value()]
+            )
+        if self.value() == "lapsed":
+            return holds.filter(payment_time_limit__lte=now)
+        return queryset
+
+
+class CancelledFlightFilter(admin.SimpleListFilter):
+    title = "flight cancelled by schedule"
+    parameter_name = "flight_cancelled"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "Booked on a cancelled flight")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(on_cancelled_flight(), status__in=LIVE)
+        return queryset
+
+
+# Search terms that name a flight ("MX101", "101") and a flight date ("2026-06-01").
+FLIGHT = re.compile(r"^(?:[A-Z][A-Z0-9]|[0-9][A-Z])?(\d{1,4})$")
+ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+TICKET = re.compile(r"^\d{3}-?\d{10}$")
+
+
+def flight_on_date(number: int | None, day: date | None) -> Exists:
+    """Some segment of the order flies flight `number` (its marketing number) on the
+    flight date `day` (the local date of the flight's first departure, SSIM's)."""
+    legs = Leg.objects.filter(segment__order=OuterRef("pk"))
+    if number is not None:
+        legs = legs.filter(segment__flight_number=number)
+    if day is not None:
+        legs = legs.filter(flight_leg__flight_date=day)
+    return Exists(legs)
+
+
+def as_date(term: str) -> date | None:
+    try:
+        return date.fromisoformat(term) if ISO_DATE.match(term) else None
+    except ValueError:
+        return None
+
+
+def term_matches(term: str) -> Q:
+    """What one search word may be: a locator, an order id, an agency, a status, part of
+    a passenger's name, an email (when it has an @), a ticket or EMD number, a flight
+    number, a flight date."""
+    upper = term.upper()
+    found = Q(record_locator=upper) | Q(order_id=term) | Q(agency_code=upper)
+    if upper in OrderStatus.values:
+        found |= Q(status=upper)
+    found |= Exists(
+        Passenger.objects.filter(order=OuterRef("pk")).filter(
+            Q(surname__icontains=term) | Q(given_name__icontains=term)
+        )
+    )
+    if "@" in term:
+        found |= Exists(Contact.objects.filter(order=OuterRef("pk"), email__icontains=term))
+    if TICKET.match(term):
+        number = term.replace("-", "")
+        found |= Exists(Ticket.objects.filter(order=OuterRef("pk"), number=number))
+        found |= Exists(Service.objects.filter(order=OuterRef("pk"), emd_number=number))
+    if flight := FLIGHT.match(upper):
+        found |= flight_on_date(int(flight.group(1)), None)
+    if day := as_date(term):
+        found |= flight_on_date(None, day)
+    return found
+
+
+def search_matches(search_term: str) -> Q:
+    """Every word must match (as Django's own search); a flight followed by a date
+    ("MX101 2026-06-01") must be the same segment's."""
+    words, found = search_term.split(), Q()
+    while words:
+        word = words.pop(0)
+        flight, day = FLIGHT.match(word.upper()), as_date(words[0]) if words else None
+        if flight and day:
+            words.pop(0)
+            found &= flight_on_date(int(flight.group(1)), day)
+        else:
+            found &= term_matches(word)
+    return found
 
 
 @admin.register(Order)
 class OrderAdmin(admin.ModelAdmin):
     list_display = [
         "record_locator",
-        "status",
+        "flagged_status",
+        "lead_passenger",
+        "route",
+        "departure",
+        "payment_deadline",
         "seller",
         "agency_code",
         "channel",
-        "created_at",
         "total",
         "balance",
     ]
-    list_filter = ["status", "channel", "seller"]
-    # Exact matches: a locator or an order id is known whole, and `=passengers__surname`
-    # (UPPER(surname) = UPPER(...)) can use the pax_by_surname index on big tables.
-    search_fields = ["=record_locator", "=order_id", "=passengers__surname"]
-    search_help_text = "Record locator, order id or a passenger's surname (exact, any case)"
+    list_filter = [
+        "status",
+        HoldExpiringFilter,
+        CancelledFlightFilter,
+        "channel",
+        "seller",
+    ]
+    # Answered by get_search_results; listed so that the admin shows its search box.
+    search_fields = ["record_locator"]
+    search_help_text = (
+        "Locator, order id, part of a passenger's given name or surname, email, ticket or "
+        "EMD number, flight number (MX101) and date (MX101 2026-06-01), agency code or "
+        "status; every word must match"
+    )
     list_select_related = ["seller"]
     date_hierarchy = "created_at"
     fields = [
         "record_locator",
         "order_id",
         "owner_code",
-        "status",
+        "flagged_status",
+        "flight_disruption",
         "seller",
         "agency_code",
         "channel",
-        "created_at",
-        "updated_at",
+        "created",
+        "updated",
         "currency",
         "total",
         "paid",
@@ -219,11 +388,20 @@ class OrderAdmin(admin.ModelAdmin):
         "retained",
         "credited",
         "balance",
-        "payment_time_limit",
+        "payment_deadline",
+        "refunds",
         "source_offer_id",
         "remarks",
     ]
-    readonly_fields = ["balance"]
+    readonly_fields = [
+        "flagged_status",
+        "flight_disruption",
+        "created",
+        "updated",
+        "balance",
+        "payment_deadline",
+        "refunds",
+    ]
     inlines = [
         PassengerInline,
         ContactInline,
@@ -238,9 +416,108 @@ class OrderAdmin(admin.ModelAdmin):
     ]
     actions = ["cancel_unpaid_hold"]
 
+    def get_queryset(self, request):
+        first_journey = Journey.objects.filter(order=OuterRef("pk"), is_cancelled=False).order_by(
+            "position"
+        )
+        origin_zone = Station.objects.filter(code=OuterRef("origin")).values("time_zone")[:1]
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                on_cancelled_flight=on_cancelled_flight(),
+                first_departure=Subquery(first_journey.values("departs_at")[:1]),
+                departure_zone=Subquery(
+                    first_journey.annotate(zone=Subquery(origin_zone)).values("zone")[:1]
+                ),
+            )
+            .prefetch_related(
+                Prefetch(
+                    "journeys",
+                    queryset=Journey.objects.filter(is_cancelled=False).only(
+                        "order_id", "position", "origin", "destination"
+                    ),
+                    to_attr="live_journeys",
+                )
+            )
+        )
+
+    def get_search_results(self, request, queryset, search_term):
+        if not search_term.strip():
+            return queryset, False
+        # Exists() per kind of match: an order matched twice is still listed once.
+        return queryset.filter(search_matches(search_term)), False
+
+    @admin.display(description="Status", ordering="status")
+    def flagged_status(self, order: Order) -> str:
+        if order.on_cancelled_flight and order.status in LIVE:
+            return format_html(WARNING_HTML, f"{order.status}, flight cancelled by schedule")
+        return order.status
+
+    @admin.display(description="Lead passenger", ordering="lead_surname")
+    def lead_passenger(self, order: Order) -> str:
+        return f"{order.lead_surname}/{order.lead_given_name}" if order.lead_surname else "-"
+
+    @admin.display(description="Route")
+    def route(self, order: Order) -> str:
+        legs: list[list[str]] = []  # PVD-CHS-PVD for a round trip, PVD-CHS / ORF-TPA if open
+        for journey in order.live_journeys:
+            if legs and legs[-1][-1] == journey.origin:
+                legs[-1].append(journey.destination)
+            else:
+                legs.append([journey.origin, journey.destination])
+        return " / ".join("-".join(stops) for stops in legs) or "-"
+
+    @admin.display(description="Departure (local time)", ordering="first_departure")
+    def departure(self, order: Order) -> str:
+        return local_time(order.first_departure, order.departure_zone or "UTC")
+
+    @admin.display(description="Payment deadline (UTC)", ordering="payment_time_limit")
+    def payment_deadline(self, order: Order) -> str:
+        return utc_time(order.payment_time_limit) if order.status == OrderStatus.ONHOLD else "-"
+
+    @admin.display(description="Created (UTC)")
+    def created(self, order: Order) -> str:
+        return utc_time(order.created_at)
+
+    @admin.display(description="Updated (UTC)")
+    def updated(self, order: Order) -> str:
+        return utc_time(order.updated_at)
+
     @admin.display(description="Balance due")
     def balance(self, order: Order):
         return order.balance_due
+
+    @admin.display(description="Flights cancelled by schedule")
+    def flight_disruption(self, order: Order) -> str:
+        legs = (
+            Leg.objects.filter(
+                segment__order=order, segment__holds_inventory=True, flight_leg__is_cancelled=True
+            )
+            .select_related("flight_leg")
+            .order_by("flight_leg__departs_at")
+        )
+        if not legs:
+            return "None"
+        return format_html(
+            "{}<br>{}",
+            format_html(WARNING_HTML, "The passengers hold seats on cancelled flights:"),
+            format_html_join(", ", "{}", ((str(leg.flight_leg),) for leg in legs)),
+        )
+
+    @admin.display(description="Refunds")
+    def refunds(self, order: Order) -> str:
+        rows = Refund.objects.filter(payment__order=order).order_by("id")
+        if not rows:
+            return "None"
+        return format_html_join(
+            "",
+            "<div>{} {} {} {} (created {}, sent {})</div>",
+            (
+                (r.ref, r.amount, r.state, r.why, utc_time(r.created_at), utc_time(r.sent_at))
+                for r in rows
+            ),
+        )
 
     def has_add_permission(self, request) -> bool:
         return False  # orders are booked through the API or imported (import_bookings)
@@ -251,22 +528,37 @@ class OrderAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None) -> bool:
         return False  # bookings are cancelled, never deleted: they are the sales record
 
-    def has_cancel_permission(self, request: HttpRequest) -> bool:
-        # Looking is for every staff member with view rights; cancelling needs the
-        # right to change orders.
-        return request.user.has_perm("orders.change_order")
+    def has_cancel_hold_permission(self, request: HttpRequest) -> bool:
+        # Looking is for every staff member with view rights; cancelling needs its own
+        # permission (the Operations role has it).
+        return request.user.has_perm("orders.cancel_hold")
 
-    @admin.action(description="Cancel unpaid hold", permissions=["cancel"])
+    @admin.action(description="Cancel unpaid hold", permissions=["cancel_hold"])
     def cancel_unpaid_hold(self, request: HttpRequest, queryset: QuerySet[Order]) -> None:
         actor = f"admin:{request.user.get_username()}"
         selected = list(queryset.order_by("pk"))
-        cancelled = sum(order_cancel_hold(order=order, actor=actor) for order in selected)
-        self.message_user(request, f"{cancelled} unpaid hold(s) cancelled; their seats are free.")
-        if cancelled < len(selected):
+        cancelled = [order for order in selected if order_cancel_hold(order=order, actor=actor)]
+        log_action(request, cancelled, "Cancelled unpaid hold; its seats are free.")
+        skipped = ", ".join(o.record_locator for o in selected if o not in cancelled)
+        if not cancelled:
             self.message_user(
                 request,
-                f"{len(selected) - cancelled} selected booking(s) were not unpaid holds and "
-                "were left as they were.",
+                f"Nothing was cancelled: {skipped} not an unpaid hold (paid, cancelled or "
+                "lapsed already).",
+                messages.WARNING,
+            )
+            return
+        locators = ", ".join(o.record_locator for o in cancelled)
+        self.message_user(
+            request,
+            f"{len(cancelled)} unpaid hold(s) cancelled ({locators}); their seats are free.",
+            messages.SUCCESS,
+        )
+        if skipped:
+            self.message_user(
+                request,
+                f"{len(selected) - len(cancelled)} selected booking(s) were not unpaid holds "
+                f"and were left as they were: {skipped}.",
                 messages.WARNING,
             )
 
@@ -276,7 +568,8 @@ class AirlineCreditAdmin(admin.ModelAdmin):
     """Airline credit, read-only: issued by cancellations and cheaper exchanges, spent by
     later orders of the same seller (orders.credits)."""
 
-    list_display = ["code", "seller", "amount", "remaining", "expires_at", "source_order"]
+    list_display = ["code", "seller", "amount", "remaining", "expires_at_utc", "source_order"]
+    expires_at_utc = staticmethod(utc_column("expires_at", "Expires"))
     list_filter = ["seller"]
     search_fields = ["=code", "=source_order__record_locator"]
     search_help_text = "Credit code or the record locator of the order it came from"
@@ -296,7 +589,9 @@ class AirlineCreditAdmin(admin.ModelAdmin):
 class RefundAdmin(admin.ModelAdmin):
     """Refunds to cards, read-only: PENDING ones are sent by the worker (orders.refunds)."""
 
-    list_display = ["ref", "state", "amount", "payment", "created_at", "sent_at", "why"]
+    list_display = ["ref", "state", "amount", "payment", "created_at_utc", "sent_at_utc", "why"]
+    created_at_utc = staticmethod(utc_column("created_at", "Created"))
+    sent_at_utc = staticmethod(utc_column("sent_at", "Sent"))
     list_filter = ["state"]
     search_fields = ["=ref", "=payment__order__record_locator"]
     search_help_text = "Refund reference or record locator"
@@ -317,7 +612,17 @@ class PaymentIntentAdmin(admin.ModelAdmin):
     """Card charges and how each was settled, read-only: the record operations staff
     reconcile the gateway's statements against (DESIGN.md §11 "Payments")."""
 
-    list_display = ["ref", "state", "purpose", "amount", "order", "seller", "created_at", "note"]
+    list_display = [
+        "ref",
+        "state",
+        "purpose",
+        "amount",
+        "order",
+        "seller",
+        "created_at_utc",
+        "note",
+    ]
+    created_at_utc = staticmethod(utc_column("created_at", "Created"))
     list_filter = ["state", "purpose"]
     search_fields = ["=ref", "=gateway_reference", "=order__record_locator", "=offer_id"]
     search_help_text = "Intent reference, gateway reference, record locator or offer id"

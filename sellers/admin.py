@@ -4,8 +4,11 @@ import copy
 
 from django import forms
 from django.contrib import admin, messages
+from django.template.response import TemplateResponse
+from django.utils.cache import add_never_cache_headers
 
 from airline.api import clock
+from airline.backoffice import log_action, utc_column
 from sellers.models import ApiKey, Partner, Seller
 from sellers.services import (
     api_key_check,
@@ -67,7 +70,8 @@ class SellerInline(admin.TabularInline):
 
 @admin.register(Partner)
 class PartnerAdmin(admin.ModelAdmin):
-    list_display = ["code", "name", "is_active", "created_at"]
+    list_display = ["code", "name", "is_active", "created_at_utc"]
+    created_at_utc = staticmethod(utc_column("created_at", "Created"))
     search_fields = ["code", "name"]
     inlines = [SellerInline]
 
@@ -77,7 +81,8 @@ class SellerAdmin(admin.ModelAdmin):
     list_display = ["code", "name", "partner", "is_default", "is_active", "id"]
     list_filter = ["is_active", "partner"]
     search_fields = ["code", "name", "id"]
-    readonly_fields = ["id", "is_default", "created_at"]
+    readonly_fields = ["id", "is_default", "created_at_utc"]
+    created_at_utc = staticmethod(utc_column("created_at", "Created"))
     actions = ["make_default"]
 
     @admin.action(description="Make the selected seller its partner's default")
@@ -85,7 +90,9 @@ class SellerAdmin(admin.ModelAdmin):
         if queryset.count() != 1:
             self.message_user(request, "Select exactly one seller.", messages.ERROR)
             return
-        seller_make_default(seller=queryset.get())
+        seller = queryset.get()
+        seller_make_default(seller=seller)
+        log_action(request, [seller], "Made its partner's default seller.")
         self.message_user(request, "Default seller changed.")
 
 
@@ -101,11 +108,13 @@ class ApiKeyAdmin(admin.ModelAdmin):
         "agency_code",
         "requests_per_minute",
         "is_active",
-        "created_at",
+        "created_at_utc",
     ]
     list_filter = ["is_active", "access_level", "partner"]
     search_fields = ["prefix", "name", "agency_code"]
-    readonly_fields = ["prefix", "is_active", "created_at", "revoked_at"]
+    readonly_fields = ["prefix", "is_active", "created_at_utc", "revoked_at_utc"]
+    created_at_utc = staticmethod(utc_column("created_at", "Created"))
+    revoked_at_utc = staticmethod(utc_column("revoked_at", "Revoked"))
     list_select_related = ["partner", "seller"]
     actions = ["revoke"]
 
@@ -119,17 +128,37 @@ class ApiKeyAdmin(admin.ModelAdmin):
             return
         issued = api_key_create(**{f: form.cleaned_data[f] for f in ApiKeyForm.Meta.fields})
         obj.pk, obj.prefix = issued.key.pk, issued.key.prefix
-        # The one and only time the key is shown (DESIGN.md §5).
-        self.message_user(
+        # Kept on this request only, for response_add: never in the session or a
+        # message (Django's message cookie is signed, not encrypted).
+        request.issued_api_key = issued
+
+    def response_add(self, request, obj, post_url_continue=None):
+        """The one and only time the key is shown (DESIGN.md §5): in the body of the
+        answer to the create, marked never to be cached; no redirect, so it never
+        travels in a cookie and a reload cannot show it again."""
+        issued = request.issued_api_key
+        response = TemplateResponse(
             request,
-            f"API key created. Copy it now, it will not be shown again: {issued.raw}",
-            messages.WARNING,
+            "admin/sellers/apikey/issued.html",
+            {
+                **self.admin_site.each_context(request),
+                "opts": self.opts,
+                "title": "API key created",
+                "key": issued.key,
+                "raw": issued.raw,
+            },
         )
+        add_never_cache_headers(response)
+        return response
 
     @admin.action(description="Revoke the selected keys (their tokens stop working at once)")
     def revoke(self, request, queryset):
-        revoked = sum(api_key_revoke(key=key, at=clock.now()) for key in queryset)
-        self.message_user(request, f"{revoked} key(s) revoked.")
+        revoked = [key for key in queryset if api_key_revoke(key=key, at=clock.now())]
+        log_action(request, revoked, "Revoked; its tokens stop working at once.")
+        if not revoked:
+            self.message_user(request, "No key revoked: all were already.", messages.WARNING)
+            return
+        self.message_user(request, f"{len(revoked)} key(s) revoked.")
 
     def has_delete_permission(self, request, obj=None):
         return False  # keys are revoked, never deleted: orders name the key that made them

@@ -116,6 +116,7 @@ class BookingClass(models.Model):
 
     class Meta:
         ordering = ["cabin", "rank"]
+        verbose_name_plural = "booking classes"
         constraints = [
             models.UniqueConstraint(fields=["cabin", "rank"], name="one_booking_class_per_rank"),
             models.CheckConstraint(
@@ -140,6 +141,14 @@ class ScheduleLoad(models.Model):
     legs_updated = models.PositiveIntegerField(default=0)
     legs_removed = models.PositiveIntegerField(default=0)
     legs_kept_with_sales = models.PositiveIntegerField(default=0)
+    flights_removed = models.JSONField(
+        default=list, blank=True, help_text='Flight-date legs deleted: "MX101 2026-06-01 PVD-CHS"'
+    )
+    flights_kept_with_sales = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Flight-date legs dropped by the file but kept, cancelled, for their bookings",
+    )
 
     class Meta:
         ordering = ["-id"]
@@ -237,6 +246,7 @@ class LegInventory(models.Model):
 
     class Meta:
         ordering = ["leg", "cabin", "rank"]
+        verbose_name_plural = "leg inventory"
         constraints = [
             models.UniqueConstraint(fields=["leg", "rbd"], name="one_inventory_row_per_class"),
             # The invariant no concurrent sale may break, whatever the code above it does.

@@ -3,7 +3,7 @@ legs it implies."""
 
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -172,6 +172,9 @@ class LoadResult:
     legs_updated: int = 0
     legs_removed: int = 0
     legs_kept_with_sales: int = 0
+    # Which flight-date legs ("MX101 2026-06-01 PVD-CHS"), for the load's record.
+    removed: list[str] = field(default_factory=list)
+    kept_with_sales: list[str] = field(default_factory=list)
 
 
 def schedule_load_file(*, path: Path, now: datetime) -> LoadResult:
@@ -244,6 +247,8 @@ def schedule_load(
         legs_updated=result.legs_updated,
         legs_removed=result.legs_removed,
         legs_kept_with_sales=result.legs_kept_with_sales,
+        flights_removed=result.removed,
+        flights_kept_with_sales=result.kept_with_sales,
     )
     return result
 
@@ -282,6 +287,8 @@ def _apply_dated_legs(carriers: set[str], wanted: dict[tuple, FlightLeg]) -> Loa
     for start in range(0, len(deletable), BATCH):
         FlightLeg.objects.filter(pk__in=deletable[start : start + BATCH]).delete()
     result.legs_removed, result.legs_kept_with_sales = len(deletable), len(kept)
+    result.removed = sorted(str(leg) for leg in dropped if leg.pk not in with_sales)
+    result.kept_with_sales = sorted(str(leg) for leg in kept)
 
     changed, reconfigured = [], []
     for key, new in wanted.items():

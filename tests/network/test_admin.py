@@ -1,10 +1,14 @@
 """Network back office: fleet and booking classes editable, schedule and inventory read-only."""
 
+from datetime import timedelta
+
 import pytest
 from django.contrib.auth import get_user_model
 
-from airline.network.models import CabinLayout, FlightLeg
+from airline.network.inventory import inventory_sell
+from airline.network.models import CabinLayout, FlightLeg, ScheduleLoad
 from tests.network.factories import FlightLegFactory
+from tests.network.test_schedule_load import JAN, load, pvd_chs
 
 pytestmark = pytest.mark.django_db
 
@@ -81,3 +85,44 @@ def test_a_cabin_layout_can_be_edited(staff):
     assert CabinLayout.objects.get(pk=economy.pk).last_row == 13
     configuration.refresh_from_db()
     assert configuration.blocked_seats == ["12A"]
+
+
+def test_plural_labels_read_as_english(staff):
+    text = staff.get("/admin/network/").content.decode()
+
+    assert "Booking classes" in text
+    assert "Booking classs" not in text
+    assert (
+        "Leg inventorys"
+        not in staff.get(
+            f"/admin/network/flightleg/{FlightLegFactory().pk}/change/"
+        ).content.decode()
+    )
+
+
+def test_the_schedule_load_record_names_the_flights_removed_and_kept(staff, tmp_path):
+    load(tmp_path, [pvd_chs(), pvd_chs(number=102, origin="CHS", destination="PVD")])
+    booked = FlightLeg.objects.get(flight_number=101, flight_date=JAN)
+    inventory_sell(leg_ids=[booked.pk], rbd="Y", seats=2)
+
+    load(tmp_path, [pvd_chs(start=JAN + timedelta(days=1))], "v2.ssim")
+
+    record = ScheduleLoad.objects.first()
+    assert record.flights_kept_with_sales == ["MX101 2027-01-04 PVD-CHS"]
+    assert len(record.flights_removed) == 7
+    assert "MX102 2027-01-06 CHS-PVD" in record.flights_removed
+    page = staff.get(f"/admin/network/scheduleload/{record.pk}/change/").content.decode()
+    assert "Kept, cancelled, because they have sales" in page
+    assert "MX101 2027-01-04 PVD-CHS" in page
+    assert "MX102 2027-01-06 CHS-PVD" in page
+    assert "Loaded (UTC)" in page
+
+
+def test_the_flight_list_flags_a_cancelled_flight_and_labels_its_times(staff):
+    FlightLegFactory(is_cancelled=True)
+
+    text = staff.get("/admin/network/flightleg/").content.decode()
+
+    assert "CANCELLED by schedule, has bookings" in text
+    assert "Departs (local time)" in text
+    assert "2027-03-01 09:00 EST" in text  # 14:00 UTC at PVD

@@ -1,6 +1,7 @@
 """Bookings in the back office: read-only, with one action (DESIGN.md §10)."""
 
-from datetime import timedelta
+from datetime import datetime, time, timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -10,6 +11,7 @@ from airline.network.models import LegInventory
 from orders.models import Order, OrderStatus, Service
 from tests.orders.conftest import CARD, book, booking_body, price_offer
 from tests.orders.test_order_ancillaries import open_seat, seat_entry
+from tests.orders.test_schedule_recheck import SAME_101, reload_schedule
 
 pytestmark = pytest.mark.django_db
 
@@ -144,9 +146,14 @@ def test_the_action_cancels_an_unpaid_hold_and_frees_its_seats(admin_client, hel
 
     response = cancel(admin_client, held, paid)
 
-    text = response.content.decode()
-    assert "1 unpaid hold(s) cancelled" in text
-    assert "1 selected booking(s) were not unpaid holds" in text
+    assert shown(response) == [
+        ("success", f"1 unpaid hold(s) cancelled ({held.record_locator}); their seats are free."),
+        (
+            "warning",
+            "1 selected booking(s) were not unpaid holds and were left as they were: "
+            f"{paid.record_locator}.",
+        ),
+    ]
     held.refresh_from_db()
     paid.refresh_from_db()
     assert (held.status, paid.status) == (OrderStatus.CANCELLED, OrderStatus.CONFIRMED)
@@ -155,13 +162,20 @@ def test_the_action_cancels_an_unpaid_hold_and_frees_its_seats(admin_client, hel
     assert not held.segments.filter(holds_inventory=True).exists()
 
 
+def shown(response) -> list[tuple[str, str]]:
+    return [(m.level_tag, m.message) for m in response.context["messages"]]
+
+
 def test_the_action_on_a_lapsed_hold_cancels_it_once(admin_client, held, clock):
     clock.advance(hours=25)
 
     cancel(admin_client, held)
     again = cancel(admin_client, held)
 
-    assert "0 unpaid hold(s) cancelled" in again.content.decode()
+    # Nothing cancelled is a warning, never a success (issue 18).
+    [(level, message)] = shown(again)
+    assert level == "warning"
+    assert message.startswith(f"Nothing was cancelled: {held.record_locator} ")
     held.refresh_from_db()
     assert held.status == OrderStatus.CANCELLED
     assert held.events.filter(kind="hold_cancelled").count() == 1
@@ -190,3 +204,102 @@ def test_the_back_office_is_staff_only(client, held):
 
     assert response.status_code == 302
     assert response["Location"].startswith("/admin/login/")
+
+
+def staff_with(client, *codenames):
+    user = get_user_model().objects.create_user("viewer", is_staff=True)
+    user.user_permissions.add(*Permission.objects.filter(codename__in=codenames))
+    client.force_login(user)
+    return client
+
+
+def test_view_only_staff_see_the_whole_booking(client, paid):
+    viewer = staff_with(client, "view_order")
+
+    text = viewer.get(f"{CHANGELIST}{paid.pk}/change/").content.decode()
+
+    # Before issue 18 every inline needed its own view permission: the page was empty.
+    for expected in ("Lovelace", "Babbage", "ada@example.com", "MX101", "VI ************1111"):
+        assert expected in text, expected
+    for ticket in paid.tickets.all():
+        assert ticket.number in text
+    assert "History" in text
+    assert "created" in text
+    # Every time says its zone: UTC for instants, the station's own for flights.
+    for label in ("At (UTC)", "Issued (UTC)", "Created (UTC)", "Departs (local time)"):
+        assert label in text, label
+
+
+def listed(client, query) -> set[str]:
+    return {o.record_locator for o in client.get(CHANGELIST, query).context["cl"].result_list}
+
+
+def test_search_beyond_exact_matches(admin_client, held, paid, travel_day):
+    both, ticket = {held.record_locator, paid.record_locator}, paid.tickets.first().number
+    out, back = travel_day.isoformat(), (travel_day + timedelta(days=7)).isoformat()
+
+    assert listed(admin_client, {"q": "lovel"}) == both  # part of a surname
+    assert listed(admin_client, {"q": "CHARL"}) == both  # part of a given name
+    assert listed(admin_client, {"q": "ada lovelace"}) == both  # every word matches
+    assert listed(admin_client, {"q": "ada turing"}) == set()
+    assert listed(admin_client, {"q": "ada@example"}) == both  # email
+    assert listed(admin_client, {"q": ticket}) == {paid.record_locator}
+    assert listed(admin_client, {"q": f"{ticket[:3]}-{ticket[3:]}"}) == {paid.record_locator}
+    assert listed(admin_client, {"q": "acmeagt"}) == both  # agency code
+    assert listed(admin_client, {"q": "onhold"}) == {held.record_locator}  # status
+    assert listed(admin_client, {"q": f"MX101 {out}"}) == both
+    assert listed(admin_client, {"q": f"MX102 {back}"}) == both
+    # A flight and a date are one segment's: MX101 does not fly on the way back.
+    assert listed(admin_client, {"q": f"MX101 {back}"}) == set()
+    assert listed(admin_client, {"q": "MX501"}) == set()
+
+
+def test_the_list_shows_passenger_route_departure_and_deadline(admin_client, held, travel_day):
+    departure = datetime.combine(travel_day, time(7, 0), ZoneInfo("America/New_York"))
+
+    page = admin_client.get(CHANGELIST)
+
+    text = page.content.decode()
+    for column in ("Lead passenger", "Route", "Departure (local time)", "Payment deadline (UTC)"):
+        assert column in text, column
+    assert "Lovelace/Ada" in text
+    assert "PVD-CHS-PVD" in text
+    assert departure.strftime("%Y-%m-%d %H:%M %Z") in text  # e.g. "2026-12-01 07:00 EST"
+    assert held.payment_time_limit.strftime("%Y-%m-%d %H:%M UTC") in text
+
+
+def test_the_holds_expiring_filter(admin_client, held, paid, clock):
+    assert listed(admin_client, {"hold_expires": "24h"}) == {held.record_locator}
+    assert listed(admin_client, {"hold_expires": "1h"}) == set()
+
+    clock.advance(hours=23, minutes=30)
+    assert listed(admin_client, {"hold_expires": "1h"}) == {held.record_locator}
+
+    clock.advance(hours=1)
+    assert listed(admin_client, {"hold_expires": "lapsed"}) == {held.record_locator}
+    assert listed(admin_client, {"hold_expires": "1h"}) == set()
+
+
+def test_a_booking_on_a_flight_the_schedule_cancelled_is_flagged(
+    admin_client, paid, network, tmp_path
+):
+    reload_schedule(tmp_path, network, None)  # MX101 dropped; its sales keep it, cancelled
+
+    listing = admin_client.get(CHANGELIST).content.decode()
+    booking = admin_client.get(f"{CHANGELIST}{paid.pk}/change/").content.decode()
+
+    paid.refresh_from_db()
+    assert paid.status == OrderStatus.CONFIRMED  # the record is unchanged; the page warns
+    assert "CONFIRMED, flight cancelled by schedule" in listing
+    assert listed(admin_client, {"flight_cancelled": "yes"}) == {paid.record_locator}
+    assert "CANCELLED by schedule" in booking  # on the segment, beside its green tick
+    assert "The passengers hold seats on cancelled flights:" in booking
+    leg = paid.segments.get(flight_number=101).legs.get().flight_leg
+    assert str(leg) in booking
+
+
+def test_a_booking_on_a_kept_flight_is_not_flagged(admin_client, paid, network, tmp_path):
+    reload_schedule(tmp_path, network, SAME_101)
+
+    assert "CONFIRMED, flight cancelled" not in admin_client.get(CHANGELIST).content.decode()
+    assert listed(admin_client, {"flight_cancelled": "yes"}) == set()

@@ -39,9 +39,8 @@ def add_key(staff_client, partner, **fields):
 def test_creating_a_key_shows_the_secret_once(staff_client, partner, default_seller, api):
     response = add_key(staff_client, partner)
 
-    shown = re.search(
-        r"not be shown again: ([0-9a-f]{12}\.[A-Za-z0-9_-]+)", response.content.decode()
-    )
+    key_html = r'<code id="issued-api-key">([0-9a-f]{12}\.[A-Za-z0-9_-]+)</code>'
+    shown = re.search(key_html, response.content.decode())
     assert shown, response.content.decode()
     raw = shown.group(1)
     key = ApiKey.objects.get()
@@ -59,6 +58,24 @@ def test_creating_a_key_shows_the_secret_once(staff_client, partner, default_sel
     assert raw not in change_page
     assert raw not in listing
     assert raw.split(".")[1] not in change_page + listing
+
+
+def test_the_secret_never_travels_in_a_cookie_or_the_session(staff_client, partner):
+    # The page is the answer to the POST itself: no redirect, so no message cookie.
+    response = add_key(staff_client, partner)
+
+    assert response.redirect_chain == []
+    assert response.status_code == 200
+    assert "no-store" in response["Cache-Control"]
+    raw = re.search(r'id="issued-api-key">([^<]+)<', response.content.decode()).group(1)
+    secret = raw.split(".")[1]
+    # Django's message cookie is signed, not encrypted: before issue 18 the key was in it.
+    assert all(secret not in morsel.OutputString() for morsel in response.cookies.values())
+    assert "messages" not in response.cookies
+    session = staff_client.session
+    assert all(secret not in str(value) for value in session.values())
+    # And no later page shows it: the next page carries no pending message either.
+    assert secret not in staff_client.get("/admin/sellers/apikey/").content.decode()
 
 
 def test_a_seller_key_must_belong_to_the_keys_partner(staff_client, partner, stranger_seller):

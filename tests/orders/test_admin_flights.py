@@ -1,0 +1,129 @@
+"""Flight-date legs in the back office, seen from the bookings on them: their load in a
+bounded number of queries, and seats a passenger holds that nobody may block (issue 18)."""
+
+from datetime import timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+from django.db.models import Sum
+
+from airline.network.models import FlightLeg, LegInventory, SeatConfiguration
+from orders.models import Order, Service
+from tests.orders.conftest import CARD, book, booking_body, price_offer
+from tests.orders.test_order_ancillaries import change, open_seat, seat_entry, seats
+
+pytestmark = pytest.mark.django_db
+
+FLIGHTS = "/admin/network/flightleg/"
+
+
+@pytest.fixture
+def held(api, auth, priced):
+    response = book(api, auth, booking_body(priced))
+    assert response.status_code == 201, response.content
+    return Order.objects.get(order_id=response.json()["data"]["order"]["orderId"])
+
+
+@pytest.fixture
+def paid(api, auth, travel_day, clock):
+    priced = price_offer(api, auth, travel_day, back=travel_day + timedelta(days=7))
+    response = book(api, auth, booking_body(priced, payment=CARD))
+    assert response.status_code == 201, response.content
+    return Order.objects.get(order_id=response.json()["data"]["order"]["orderId"])
+
+
+def test_the_flight_date_list_shows_load_in_a_bounded_number_of_queries(
+    admin_client, held, paid, travel_day, django_assert_max_num_queries
+):
+    # A full page: 100 legs between five stations. Before issue 18 each row read its
+    # origin and destination station: 200 queries and more.
+    assert FlightLeg.objects.count() > 300
+
+    with django_assert_max_num_queries(12):
+        page = admin_client.get(FLIGHTS)
+
+    assert page.status_code == 200
+    assert len(page.context["cl"].result_list) == 100
+    text = page.content.decode()
+    for column in ("Capacity", "Sold", "On hold", "Ticketed", "Load factor"):
+        assert f">{column}<" in text or f">{column}</a>" in text, column
+    leg = FlightLeg.objects.get(flight_number=101, flight_date=travel_day)
+    capacity = LegInventory.objects.filter(leg=leg, rank=0).aggregate(n=Sum("authorized"))["n"]
+    [row] = [
+        r
+        for r in admin_client.get(FLIGHTS, {"q": "101"}).context["cl"].result_list
+        if r.pk == leg.pk
+    ]
+    # Three seats on the hold, three on the paid (ticketed) booking.
+    assert (row.seats, row.seats_sold, row.seats_held, row.seats_ticketed) == (capacity, 6, 3, 3)
+    assert f"{600 / capacity:.0f}%" in admin_client.get(FLIGHTS, {"q": "101"}).content.decode()
+
+
+def test_flight_times_are_local_and_labelled(admin_client, held, travel_day):
+    leg = FlightLeg.objects.get(flight_number=101, flight_date=travel_day)
+
+    text = admin_client.get(f"{FLIGHTS}{leg.pk}/change/").content.decode()
+
+    assert "Departs (local time)" in text
+    local = leg.departs_at.astimezone(ZoneInfo(leg.origin.time_zone))
+    assert local.strftime("%Y-%m-%d 07:00 %Z") in text  # e.g. "2026-12-01 07:00 EST"
+    assert "Leg inventory" in text
+    assert "Leg inventorys" not in text
+
+
+@pytest.fixture
+def seated(api, auth, held):
+    """Ada holds a seat on the hold's first flight."""
+    seat_data = seats(api, auth, held.order_id).json()["data"]
+    ada = held.passengers.order_by("position").first()
+    unit, price = open_seat(seat_data["legSeatMaps"][0], ada.ref)
+    changed = change(api, auth, held.order_id, {"changes": [seat_entry(seat_data, unit, price)]})
+    assert changed.status_code == 200, changed.content
+    return Service.objects.get(order=held, seat_row__isnull=False)
+
+
+def configuration_form(configuration: SeatConfiguration, blocked: str) -> dict:
+    form = {
+        "aircraft_type": configuration.aircraft_type_id,
+        "code": configuration.code,
+        "name": configuration.name,
+        "blocked_seats": blocked,
+        "cabins-TOTAL_FORMS": str(configuration.cabins.count()),
+        "cabins-INITIAL_FORMS": str(configuration.cabins.count()),
+        "cabins-MIN_NUM_FORMS": "0",
+        "cabins-MAX_NUM_FORMS": "1000",
+    }
+    for i, cabin in enumerate(configuration.cabins.order_by("first_row")):
+        for name in ("id", "configuration", "cabin", "name", "first_row", "last_row"):
+            value = getattr(cabin, "configuration_id" if name == "configuration" else name)
+            form[f"cabins-{i}-{name}"] = value
+        form[f"cabins-{i}-seat_letters"] = cabin.seat_letters
+        for name in ("skipped_rows", "exit_rows", "extra_legroom_rows"):
+            form[f"cabins-{i}-{name}"] = str(getattr(cabin, name))
+    return form
+
+
+def test_a_seat_a_passenger_holds_cannot_be_blocked(admin_client, seated):
+    configuration = seated.flight_leg.configuration
+    seat = f"{seated.seat_row}{seated.seat_column}"
+    url = f"/admin/network/seatconfiguration/{configuration.pk}/change/"
+
+    refused = admin_client.post(url, configuration_form(configuration, f'["{seat}"]'))
+
+    assert refused.status_code == 200
+    assert "A passenger holds a seat you are blocking" in refused.content.decode()
+    assert seated.order.record_locator in refused.content.decode()
+    configuration.refresh_from_db()
+    assert seat not in configuration.blocked_seats
+
+
+def test_a_free_seat_can_be_blocked(admin_client, seated):
+    configuration = seated.flight_leg.configuration
+    free = f"{seated.seat_row + 1}{seated.seat_column}"
+    url = f"/admin/network/seatconfiguration/{configuration.pk}/change/"
+
+    saved = admin_client.post(url, configuration_form(configuration, f'["{free}"]'))
+
+    assert saved.status_code == 302, saved.content.decode()[:3000]
+    configuration.refresh_from_db()
+    assert configuration.blocked_seats == [free]
