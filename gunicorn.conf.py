@@ -9,6 +9,21 @@ accesslog = None
 access_log_format = '%(h)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(B)s %(M)sms "%(a)s"'
 
 
+def on_starting(server):
+    """Before any worker starts: the metrics directory exists and holds no files of
+    processes that are gone (airline/api/metrics.py). Loading the settings sets
+    PROMETHEUS_MULTIPROC_DIR for the workers when METRICS_ENABLED."""
+    import os
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "airline.settings")
+    from django.conf import settings
+
+    if settings.METRICS_ENABLED:
+        from airline.api.metrics import multiprocess_dir_prepare
+
+        multiprocess_dir_prepare()
+
+
 def post_worker_init(worker):
     """Start building this worker's itinerary index at once, so /health turns ok without
     waiting for a first request to ask (SPEC.md §4.3)."""

@@ -8,6 +8,8 @@ REDIS_URL set -> Redis for caches, offers and rate limits, else the database cac
 (shared by all worker processes, unlike a per-process memory cache).
 """
 
+import ipaddress
+import os
 import secrets
 from datetime import timedelta
 from pathlib import Path
@@ -288,6 +290,29 @@ WEBHOOK_BATCH_SIZE = env_int("WEBHOOK_BATCH_SIZE", 100)  # deliveries claimed pe
 WEBHOOK_PER_ENDPOINT = env_int("WEBHOOK_PER_ENDPOINT", 4)  # of them, per endpoint
 WEBHOOK_API_VERSION = "v1"  # the payload's apiVersion: versions are identical (§4)
 WORKER_WEBHOOK_SECONDS = env_int("WORKER_WEBHOOK_SECONDS", 1)
+
+# --- Monitoring (README "Monitoring", airline/api/metrics.py) ---------------------------
+# GET /metrics is a 404 unless METRICS_ENABLED; then it answers only requests from
+# METRICS_ALLOWED_CIDRS (the client address itself, never X-Forwarded-For) that send
+# `Authorization: Bearer <METRICS_TOKEN>`. Enabled without a token, the process refuses
+# to start: metrics name routes, volumes and failures, which are nobody else's business.
+METRICS_ENABLED = env_bool("METRICS_ENABLED", False)
+METRICS_TOKEN = env_str("METRICS_TOKEN")
+if METRICS_ENABLED and not METRICS_TOKEN:
+    raise ImproperlyConfigured("METRICS_ENABLED needs METRICS_TOKEN (the scraper's bearer token)")
+METRICS_ALLOWED_CIDRS = env_list("METRICS_ALLOWED_CIDRS", ["127.0.0.1/32", "::1/128"])
+for _cidr in METRICS_ALLOWED_CIDRS:
+    try:
+        ipaddress.ip_network(_cidr, strict=False)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"METRICS_ALLOWED_CIDRS: {exc}") from None
+if METRICS_ENABLED:
+    # gunicorn's workers each count in their own memory; prometheus_client's multiprocess
+    # mode keeps each process's values in a file here and a scrape adds them up. It must
+    # be set before prometheus_client is first imported, which no settings module does.
+    METRICS_DIR = Path(env_str("PROMETHEUS_MULTIPROC_DIR") or str(VAR_DIR / "metrics"))
+    METRICS_DIR.mkdir(parents=True, exist_ok=True)
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(METRICS_DIR)
 
 # --- API ------------------------------------------------------------------------------
 API_VERSIONS = ("v0", "v1", "v2")  # identical; DESIGN.md §4

@@ -6,6 +6,7 @@ from django.views.generic import TemplateView
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 from rest_framework.negotiation import DefaultContentNegotiation
 
+from airline.api.metrics import metrics_view
 from airline.api.versioning import VersionConverter
 from airline.api.views import health, unknown_route
 from ndc.views import NdcView
@@ -37,6 +38,7 @@ json_urlpatterns = [
 
 urlpatterns = [
     path("health", health, name="health"),
+    path("metrics", metrics_view, name="metrics"),  # 404 unless METRICS_ENABLED
     path("auth/", include(sellers_urls.auth_urlpatterns)),
     path("json/<version:version>/", include(json_urlpatterns)),
     path("ndc/<version:version>/<str:endpoint>", NdcView.as_view(), name="ndc"),

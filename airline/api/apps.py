@@ -6,3 +6,8 @@ class ApiConfig(AppConfig):
 
     name = "airline.api"
     label = "api"
+
+    def ready(self) -> None:
+        from airline.api import metrics
+
+        metrics.connect()

@@ -15,6 +15,7 @@ from django.http import Http404
 from rest_framework import exceptions as drf
 from rest_framework.views import set_rollback
 
+from airline.api import metrics
 from airline.api.errors import ApiError, Err
 from airline.api.responses import error_response
 
@@ -23,7 +24,9 @@ logger = logging.getLogger("airline.errors")
 
 def handle_exception(exc: Exception, context: dict[str, Any]):
     set_rollback()
-    return error_response(context["request"], to_api_error(exc))
+    err = to_api_error(exc)
+    metrics.storage_error_observe(err)
+    return error_response(context["request"], err)
 
 
 def to_api_error(exc: BaseException) -> ApiError:
@@ -61,7 +64,9 @@ def to_api_error(exc: BaseException) -> ApiError:
         exc, DatabaseError | redis.exceptions.ConnectionError | redis.exceptions.TimeoutError
     ):
         logger.error("storage unavailable", exc_info=exc)
-        return ApiError(Err.SERVICE_UNAVAILABLE, "Storage is unavailable; retry later")
+        err = ApiError(Err.SERVICE_UNAVAILABLE, "Storage is unavailable; retry later")
+        err.__cause__ = exc  # as `raise ... from exc` would: what the metrics count by
+        return err
     logger.error("unhandled exception", exc_info=exc)
     return ApiError(Err.INTERNAL)
 

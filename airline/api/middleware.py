@@ -1,11 +1,12 @@
-"""Request ids and the access log (one structured line per request), and the answer to a
-method an API view does not take."""
+"""Request ids, the access log (one structured line per request) and the request metrics,
+and the answer to a method an API view does not take."""
 
 import logging
 import re
 import time
 import uuid
 
+from airline.api import metrics
 from airline.api.errors import ApiError, Err
 from airline.api.responses import error_response
 
@@ -20,7 +21,7 @@ _VALID_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
 class RequestIdMiddleware:
     """Gives every request an id (the client's `x-request-id` when valid, else a UUID4),
-    returns it on every response and logs the request once it is answered."""
+    returns it on every response, and logs and counts the request once it is answered."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -42,7 +43,9 @@ class RequestIdMiddleware:
             response["X-RateLimit-Limit"] = str(rate.limit)
             response["X-RateLimit-Remaining"] = str(rate.remaining)
             response["X-RateLimit-Reset"] = str(rate.reset_at)
-        self._log(request, response, time.perf_counter() - started)
+        seconds = time.perf_counter() - started
+        self._log(request, response, seconds)
+        metrics.request_observe(request, response.status_code, seconds)
         return response
 
     @staticmethod

@@ -1,0 +1,303 @@
+"""Prometheus metrics (README "Monitoring"): what the service counts, and GET /metrics.
+
+Counted where it happens, in the process it happens in:
+- every request, by route pattern (never the raw path: ids and locators would make a
+  series each), method and status, with its latency (airline.api.middleware);
+- bookings created, by channel and payment kind, and holds expired, when the
+  transaction that wrote them commits (from the order events, see `connect`);
+- the database and Redis failures the service answers ERR-9000, ERR-8002 or ERR-9002
+  (airline.api.exceptions).
+Read from the database at each scrape, being state rather than events: the background
+worker's queues (holds and payment intents past due) and the webhook backlog.
+
+gunicorn runs several worker processes, each with its own memory. With METRICS_ENABLED,
+prometheus_client's multiprocess mode keeps each process's values in a file of its own
+under PROMETHEUS_MULTIPROC_DIR (settings.py sets it before prometheus_client is first
+imported) and a scrape adds them up, so any worker answers for the whole node, the
+background worker included when it runs on the same host. A counter in Redis would be
+shared by every node, but it would stop counting exactly when Redis is down, the failure
+these metrics must show.
+"""
+
+import hmac
+import ipaddress
+import logging
+import os
+from datetime import timedelta
+from pathlib import Path
+
+import redis.exceptions
+from django.conf import settings
+from django.db import DatabaseError, DataError, transaction
+from django.db.models.signals import post_save
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.csrf import csrf_exempt
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
+from prometheus_client.core import GaugeMetricFamily
+
+from airline.api import clock
+from airline.api.errors import ApiError
+
+logger = logging.getLogger("airline.metrics")
+
+REQUESTS = Counter(
+    "airline_http_requests",
+    "HTTP requests answered, by route pattern, method and status",
+    ["route", "method", "status"],
+)
+REQUEST_SECONDS = Histogram(
+    "airline_http_request_duration_seconds",
+    "Time to answer an HTTP request, by route pattern and method",
+    ["route", "method"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+)
+BOOKINGS_CREATED = Counter(
+    "airline_bookings_created",
+    "Bookings created, by channel (JSON, NDC, IMPORT) and payment kind",
+    ["channel", "payment"],
+)
+HOLDS_EXPIRED = Counter("airline_holds_expired", "Unpaid holds cancelled at their time limit")
+STORAGE_ERRORS = Counter(
+    "airline_storage_errors",
+    "Requests failed because the database or Redis could not be reached, by backend and "
+    "the error code answered",
+    ["backend", "code"],
+)
+
+# Anything else a client sends as a method is one label, not a series per spelling.
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+UNMATCHED = "unmatched"  # no URL pattern: static files, unknown non-API paths
+
+
+def request_observe(request: HttpRequest, status: int, seconds: float) -> None:
+    """One answered request (called by the request-log middleware)."""
+    route = route_of(request)
+    method = request.method if request.method in METHODS else "other"
+    REQUESTS.labels(route, method, str(status)).inc()
+    REQUEST_SECONDS.labels(route, method).observe(seconds)
+
+
+def route_of(request: HttpRequest) -> str:
+    """The URL pattern that answered: a bounded set of values. NDC has one pattern for
+    all its messages, so a known endpoint name is added to it."""
+    match = getattr(request, "resolver_match", None)
+    if match is None:
+        return UNMATCHED
+    if match.url_name == "ndc":
+        from ndc.endpoints import ENDPOINTS
+
+        endpoint = match.kwargs.get("endpoint")
+        return f"{match.route}:{endpoint if endpoint in ENDPOINTS else 'unknown'}"
+    return match.route
+
+
+def storage_error_observe(err: ApiError) -> None:
+    """Count `err` if the database or Redis being unreachable caused it: the exception
+    handler's ApiError carries that failure as its cause."""
+    cause = err.__cause__
+    if isinstance(cause, DatabaseError) and not isinstance(cause, DataError):
+        STORAGE_ERRORS.labels("database", err.code).inc()
+    elif isinstance(cause, redis.exceptions.ConnectionError | redis.exceptions.TimeoutError):
+        STORAGE_ERRORS.labels("redis", err.code).inc()
+
+
+# --- Bookings and holds, from the order events ----------------------------------------
+
+
+def connect() -> None:
+    """Count bookings and expired holds from the events every write records (orders/events.py),
+    so no service has to know about metrics. Called once, from the app's ready()."""
+    post_save.connect(_order_event_saved, sender="orders.OrderEvent", dispatch_uid="metrics")
+
+
+def _order_event_saved(sender, instance, created: bool, **kwargs) -> None:
+    from orders.models import OrderEvent, OrderStatus
+
+    if not created:
+        return
+    order = instance.order
+    if instance.kind == OrderEvent.Kind.HOLD_EXPIRED:
+        transaction.on_commit(HOLDS_EXPIRED.inc)
+    elif instance.kind in (OrderEvent.Kind.CREATED, OrderEvent.Kind.IMPORTED):
+        if instance.detail.get("status") == OrderStatus.ONHOLD:
+            _count_booking_on_commit(order.channel, "Hold")
+        elif instance.kind == OrderEvent.Kind.IMPORTED:
+            _count_booking_on_commit(order.channel, "External")  # paid where it was sold
+        else:
+            # Reserved until it is paid, and a refused card leaves no booking: the
+            # `paid` event the booking records on this same order object counts it.
+            order._booking_unpaid = True
+    elif instance.kind == OrderEvent.Kind.PAID and getattr(order, "_booking_unpaid", False):
+        order._booking_unpaid = False
+        _count_booking_on_commit(order.channel, _payment_kind(order))
+
+
+def _payment_kind(order) -> str:
+    """What paid a booking at its creation: AirlineCredit when a credit paid any of it
+    (with a card for the rest or not), else CreditCard (SPEC.md §4.7 payment.type)."""
+    from orders.models import Payment
+
+    methods = set(Payment.objects.filter(order=order).values_list("method", flat=True))
+    return "AirlineCredit" if Payment.Method.CREDIT in methods else "CreditCard"
+
+
+def _count_booking_on_commit(channel: str, payment: str) -> None:
+    transaction.on_commit(lambda: BOOKINGS_CREATED.labels(channel, payment).inc())
+
+
+# --- Queues, read at each scrape --------------------------------------------------------
+
+
+class QueueCollector:
+    """The background worker's backlog, from the database: the same for every node (take
+    the max across instances, not the sum). Left out of a scrape when the database
+    cannot be reached; `airline_storage_errors_total` and the request metrics show that."""
+
+    def collect(self):
+        from orders.models import Order, OrderStatus, PaymentIntent
+        from webhooks.models import WebhookDelivery
+
+        now = clock.now()
+        grace = timedelta(seconds=settings.PAYMENT_INTENT_GRACE_SECONDS)
+        queues = [
+            (
+                "airline_holds_due_to_expire",
+                "Unpaid holds past their time limit, not yet expired",
+                Order.objects.filter(status=OrderStatus.ONHOLD, payment_time_limit__lte=now),
+            ),
+            (
+                "airline_payments_due_to_reconcile",
+                "Payment intents pending past the grace period, not yet reconciled",
+                PaymentIntent.objects.filter(
+                    state=PaymentIntent.State.PENDING, created_at__lte=now - grace
+                ),
+            ),
+            (
+                "airline_webhook_deliveries_pending",
+                "Webhook deliveries not yet delivered or given up (pending or in flight)",
+                WebhookDelivery.objects.filter(
+                    status__in=[WebhookDelivery.Status.PENDING, WebhookDelivery.Status.IN_FLIGHT]
+                ),
+            ),
+        ]
+        try:
+            counts = [(name, text, rows.count()) for name, text, rows in queues]
+        except DatabaseError:
+            logger.warning("queue depths left out of the scrape: the database is unreachable")
+            return
+        for name, text, count in counts:
+            yield GaugeMetricFamily(name, text, value=count)
+
+
+# --- The multiprocess directory ------------------------------------------------------
+
+
+def multiprocess_dir() -> Path | None:
+    value = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    return Path(value) if value else None
+
+
+def multiprocess_dir_prepare() -> None:
+    """At a gunicorn master's start: the directory exists, and the files of processes
+    that are gone are removed, so a scrape reads only as many files as processes have run
+    since (counters then restart, which Prometheus's rate() takes as a reset). Files of
+    processes still running (the background worker, started first by `make run`) stay."""
+    directory = multiprocess_dir()
+    if directory is None:
+        return
+    directory.mkdir(parents=True, exist_ok=True)
+    for path in directory.glob("*.db"):
+        pid = path.stem.rsplit("_", 1)[-1]
+        if not (pid.isdigit() and _running(int(pid))):
+            path.unlink(missing_ok=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process: alive
+    return True
+
+
+# --- GET /metrics ---------------------------------------------------------------------
+
+
+@csrf_exempt
+def metrics_view(request: HttpRequest) -> HttpResponse:
+    """GET /metrics: 404 like any unknown path unless METRICS_ENABLED; then only from
+    METRICS_ALLOWED_CIDRS (403) and with `Authorization: Bearer <METRICS_TOKEN>` (401).
+    Every answer is plain text, for a scraper, never a page."""
+    if not settings.METRICS_ENABLED:
+        from airline.api.views import not_found
+
+        return not_found(request)
+    if not _from_allowed_network(request):
+        return _plain("Forbidden: this address may not read metrics\n", 403)
+    if not _has_token(request):
+        response = _plain("Unauthorized: send Authorization: Bearer <METRICS_TOKEN>\n", 401)
+        response["WWW-Authenticate"] = 'Bearer realm="metrics"'
+        return response
+    if request.method not in ("GET", "HEAD"):
+        response = _plain(f"Method {request.method} not allowed; use GET\n", 405)
+        response["Allow"] = "GET, HEAD"
+        return response
+    return _plain(generate_latest(_registry()), 200, content_type=CONTENT_TYPE_LATEST)
+
+
+def _registry() -> CollectorRegistry:
+    directory = multiprocess_dir()
+    if directory is None:  # one process (tests, runserver): its own values
+        registry = CollectorRegistry()
+        registry.register(_DefaultRegistry())
+    else:
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry, path=str(directory))
+    registry.register(QueueCollector())
+    return registry
+
+
+class _DefaultRegistry:
+    """prometheus_client's default registry (this process's metrics) as one collector."""
+
+    def collect(self):
+        return REGISTRY.collect()
+
+
+def _from_allowed_network(request: HttpRequest) -> bool:
+    # REMOTE_ADDR, never X-Forwarded-For, which any client can write: scrape the node
+    # itself, not through the load balancer.
+    try:
+        address = ipaddress.ip_address(request.META.get("REMOTE_ADDR", ""))
+    except ValueError:
+        return False
+    return any(
+        address in ipaddress.ip_network(cidr, strict=False)
+        for cidr in settings.METRICS_ALLOWED_CIDRS
+    )
+
+
+def _has_token(request: HttpRequest) -> bool:
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    expected = settings.METRICS_TOKEN or ""
+    return (
+        scheme.lower() == "bearer"
+        and bool(expected)
+        and hmac.compare_digest(token.strip().encode(), expected.encode())
+    )
+
+
+def _plain(body: str | bytes, status: int, content_type: str = "text/plain; charset=utf-8"):
+    response = HttpResponse(body, status=status, content_type=content_type)
+    response["Cache-Control"] = "no-store"
+    return response
