@@ -5,8 +5,11 @@ services the API uses (STYLE.md 11)."""
 
 from django import forms
 from django.contrib import admin, messages
+from django.template.response import TemplateResponse
+from django.utils.cache import add_never_cache_headers
 
 from airline.api import clock
+from airline.backoffice import log_action
 from webhooks.addresses import RefusedUrl, url_check
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 from webhooks.outbox import PUBLIC_TYPES
@@ -106,31 +109,63 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
             now=clock.now(),
         )
         obj.pk, obj.webhook_id = registered.endpoint.pk, registered.endpoint.webhook_id
-        self.message_user(
-            request,
-            "Webhook endpoint created. Copy its signing secret now, it will not be shown "
-            f"again: {registered.secret}",
-            messages.WARNING,
-        )
+        # Kept on this request only, for response_add: never in the session or a message
+        # (Django's message cookie is signed, not encrypted), as API keys are.
+        request.registered_webhook = registered
 
-    @admin.action(description="Resend the failed deliveries of the selected endpoints")
+    def response_add(self, request, obj, post_url_continue=None):
+        """The one and only time the signing secret is shown: in the body of the answer
+        to the create, marked never to be cached; no redirect, so it never travels in a
+        cookie and a reload cannot show it again."""
+        registered = request.registered_webhook
+        response = TemplateResponse(
+            request,
+            "admin/webhooks/webhookendpoint/registered.html",
+            {
+                **self.admin_site.each_context(request),
+                "opts": self.opts,
+                "title": "Webhook endpoint registered",
+                "endpoint": registered.endpoint,
+                "secret": registered.secret,
+            },
+        )
+        add_never_cache_headers(response)
+        return response
+
+    def has_resend_permission(self, request) -> bool:
+        return request.user.has_perm("webhooks.resend_webhookdelivery")
+
+    @admin.action(
+        description="Resend the failed deliveries of the selected endpoints",
+        permissions=["resend"],
+    )
     def resend_failed(self, request, queryset):
         count = deliveries_resend(
             deliveries=WebhookDelivery.objects.filter(endpoint__in=queryset), now=clock.now()
         )
-        self.message_user(request, f"{count} failed deliver(ies) queued again.")
+        if count:
+            log_action(request, queryset, f"Resent {count} failed deliveries")
+        self.message_user(
+            request,
+            f"{count} failed deliver(ies) queued again.",
+            messages.SUCCESS if count else messages.WARNING,
+        )
 
-    @admin.action(description="Disable the selected endpoints")
+    @admin.action(description="Disable the selected endpoints", permissions=["change"])
     def disable(self, request, queryset):
-        for endpoint in queryset.select_related("seller__partner"):
+        endpoints = list(queryset.select_related("seller__partner"))
+        for endpoint in endpoints:
             endpoint_disable(endpoint=endpoint, now=clock.now(), reason=f"by {request.user}")
-        self.message_user(request, "Endpoint(s) disabled.")
+        log_action(request, endpoints, "Disabled")
+        self.message_user(request, f"{len(endpoints)} endpoint(s) disabled.")
 
-    @admin.action(description="Enable the selected endpoints")
+    @admin.action(description="Enable the selected endpoints", permissions=["change"])
     def enable(self, request, queryset):
-        for endpoint in queryset:
+        endpoints = list(queryset)
+        for endpoint in endpoints:
             endpoint_enable(endpoint=endpoint)
-        self.message_user(request, "Endpoint(s) enabled.")
+        log_action(request, endpoints, "Enabled")
+        self.message_user(request, f"{len(endpoints)} endpoint(s) enabled.")
 
 
 @admin.register(WebhookDelivery)
@@ -157,7 +192,17 @@ class WebhookDeliveryAdmin(admin.ModelAdmin):
     def has_change_permission(self, request, obj=None) -> bool:
         return False
 
-    @admin.action(description="Resend the selected failed deliveries")
+    def has_resend_permission(self, request) -> bool:
+        return request.user.has_perm("webhooks.resend_webhookdelivery")
+
+    @admin.action(description="Resend the selected failed deliveries", permissions=["resend"])
     def resend(self, request, queryset):
+        failed = list(queryset.filter(status=WebhookDelivery.Status.FAILED))
         count = deliveries_resend(deliveries=queryset, now=clock.now())
-        self.message_user(request, f"{count} failed deliver(ies) queued again.")
+        if count:
+            log_action(request, failed, "Queued again")
+        self.message_user(
+            request,
+            f"{count} failed deliver(ies) queued again.",
+            messages.SUCCESS if count else messages.WARNING,
+        )

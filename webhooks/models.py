@@ -123,6 +123,7 @@ class WebhookDelivery(models.Model):
     class Meta:
         ordering = ["-id"]
         verbose_name_plural = "webhook deliveries"
+        permissions = [("resend_webhookdelivery", "Can resend failed webhook deliveries")]
         indexes = [
             # The worker's claim: unfinished deliveries by when they are due.
             models.Index(
