@@ -11,6 +11,11 @@ XML out, the same offers), and the bare /health, all in the same run:
 - AirShopping's p95 as a ratio to the JSON search's p95 for the same market (target
   <= 2: parsing, schema validation and the XML rendering cost at most as much again);
 - a profile of the search itself, in process: where the time goes.
+
+It migrates and seeds the scratch database `airline_bench` (made by benchmarks.network)
+and uses Redis db 2, unless DATABASE_URL and REDIS_URL name others (benchmarks/common.py
+only defaults them; the database must exist): two checkouts can then be measured one
+after the other without sharing a database.
 """
 
 import cProfile
@@ -35,9 +40,11 @@ REPEATS = 3  # every rate is the median of this many phases: one run swings abou
 PARTY = [{"type": "ADT"}, {"type": "ADT"}, {"type": "CHD"}]
 
 
-def _client(port, method, path, body, headers, tag, until, counter, errors) -> None:
+def _client(port, requests, until, counter, errors) -> None:
+    """Sends `requests` (method, path, body, headers, tag) in turn until `until`."""
     sent = failed = 0
     while time.monotonic() < until:
+        method, path, body, headers, tag = requests[(sent + failed) % len(requests)]
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         try:
             connection.request(
@@ -72,13 +79,20 @@ def load(
     clients: int,
 ) -> float:
     """Requests per second that `clients` processes get through in SECONDS."""
+    return load_mixed(port, [(method, path, body, headers, tag)], clients)
+
+
+def load_mixed(port: int, requests: list[tuple], clients: int) -> float:
+    """`load` for requests (method, path, body, headers, tag) that every client sends in
+    turn: they then share the same moments of a shared machine."""
     counter, errors = multiprocessing.Value("i", 0), multiprocessing.Value("i", 0)
-    payload = body if isinstance(body, bytes | None) else json.dumps(body).encode()
+    requests = [
+        (method, path, body if isinstance(body, bytes | None) else json.dumps(body).encode(), *rest)
+        for method, path, body, *rest in requests
+    ]
     until = time.monotonic() + SECONDS
     processes = [
-        multiprocessing.Process(
-            target=_client, args=(port, method, path, payload, headers, tag, until, counter, errors)
-        )
+        multiprocessing.Process(target=_client, args=(port, requests, until, counter, errors))
         for _ in range(clients)
     ]
     started = time.monotonic()
@@ -88,7 +102,8 @@ def load(
         p.join()
         assert p.exitcode == 0
     if errors.value:
-        print(f"  ({errors.value} client connection errors during {method} {path}, not counted)")
+        paths = ", ".join(sorted({f"{r[0]} {r[1]}" for r in requests}))
+        print(f"  ({errors.value} client connection errors during {paths}, not counted)")
     return counter.value / (time.monotonic() - started)
 
 
@@ -128,7 +143,7 @@ def main() -> None:
         scenarios = {"busy CHS-PVD": ("CHS", "PVD"), "connection-only PVD-MSY": ("PVD", "MSY")}
 
         xml_auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/xml"}
-        rows_latency, measured, ndc_ratios = [], [], []
+        rows_latency, measured, ndc_ratios, mixed_ratios = [], [], [], []
         # /health is measured before, between and after the scenarios; its median rate is
         # the reference, so one noisy phase does not swing every ratio.
         health_rates = [load(port, "GET", "/health", None, {}, "h16a", 16)]
@@ -214,6 +229,25 @@ def main() -> None:
             ndc_ratios.append(
                 (name, ms(p95(times)), ms(search_p95), f"{p95(times) / search_p95:.2f}")
             )
+            # The two again, each client sending one then the other: on a machine shared
+            # with other work, phases minutes apart see different loads; these see the same.
+            load_mixed(
+                port,
+                [
+                    ("POST", "/json/v1/offers", search, auth, f"j{tag}"),
+                    ("POST", "/ndc/v1/AirShopping", air_shopping, xml_auth, f"a{tag}"),
+                ],
+                8,
+            )
+            json_times, xml_times = server_times(log, f"j{tag}"), server_times(log, f"a{tag}")
+            mixed_ratios.append(
+                (
+                    name,
+                    f"{ms(median(xml_times))} / {ms(p95(xml_times))}",
+                    f"{ms(median(json_times))} / {ms(p95(json_times))}",
+                    f"{p95(xml_times) / p95(json_times):.2f}",
+                )
+            )
             health_rates.append(
                 load(port, "GET", "/health", None, {}, f"h16{len(health_rates)}", 16)
             )
@@ -240,6 +274,11 @@ def main() -> None:
         "AirShopping (NDC/XML) p95 against create offers (JSON) p95, same market, same run",
         ("market", "AirShopping p95", "create offers p95", "ratio (target <= 2.00)"),
         ndc_ratios,
+    )
+    _table(
+        "The same, interleaved: 8 clients each sending create offers then AirShopping",
+        ("market", "AirShopping median / p95", "create offers median / p95", "p95 ratio"),
+        mixed_ratios,
     )
     _table(
         "Requests per second at 16 concurrent clients (same run)",

@@ -9,7 +9,7 @@ BaggageAllowance (the bundle's included bags). Times are station-local without o
 (as JSON, and as NDC's AircraftScheduledDateTime is read); the offer's expiry is UTC.
 """
 
-import copy
+import functools
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any
@@ -17,10 +17,11 @@ from typing import Any
 import orjson
 from lxml import etree
 
+from airline.api import clock
 from airline.fares.terms import BundleTerms
 from ndc import xml
-from ndc.errors import payload_attributes
-from ndc.xml import amount, sub
+from ndc.errors import NDC_VERSION
+from ndc.xml import amount_text, leaf, node
 
 Json = dict[str, Any]
 
@@ -32,54 +33,57 @@ def air_shopping_rs(
     bundles: Mapping[str, BundleTerms],
     request_id: str | None,
 ) -> bytes:
-    """The JSON flat view (`data` of POST /offers) as IATA_AirShoppingRS."""
-    root = xml.message_root("IATA_AirShoppingRS")
-    response = xml.msg_sub(root, "Response")
+    """The JSON flat view (`data` of POST /offers) as IATA_AirShoppingRS. Its parts may be
+    plain or, as the stored offers keep them, ready JSON (orjson Fragments)."""
     lists = _DataLists(data["pax"], bundles)
     for n, (origin, destination) in enumerate(directions):
         lists.origin_dests[n] = (origin, destination, [])
+    offers = []
     for offer in data["offers"]:
-        for item in offer["offerItems"]:
+        items = [{**item, "flight": _read(item["flight"])} for item in offer["offerItems"]]
+        for item in items:
             lists.add_journey(item["flight"], item["legIndex"], item["fare"])
-    lists.write(response)
-
-    carrier_offers = sub(sub(response, "OffersGroup"), "CarrierOffers")
-    for offer in data["offers"]:
-        item = offer["offerItems"][0]
-        element = sub(carrier_offers, "Offer")
-        _offer(element, offer, [item], lists)
-    payload_attributes(root, request_id)
-    return xml.serialize(root)
+        offers.append((offer, items[:1]))
+    carrier_offers = [node("Offer", _offer_text(offer, items, lists)) for offer, items in offers]
+    response = xml.msg_node(
+        "Response",
+        lists.text(),
+        node("OffersGroup", node("CarrierOffers", *carrier_offers)),
+    )
+    return xml.text_document("IATA_AirShoppingRS", response, _payload_attributes(request_id))
 
 
 def offer_price_rs(
     data: Json, *, bundles: Mapping[str, BundleTerms], request_id: str | None
 ) -> bytes:
     """The JSON priced view (`data` of POST /offers/price) as IATA_OfferPriceRS."""
-    root = xml.message_root("IATA_OfferPriceRS")
-    response = xml.msg_sub(root, "Response")
     offer = data["offer"]
     lists = _DataLists(data["pax"], bundles)
-    journeys = {j["journeyId"]: j for j in data["journeys"]}
+    journeys = {j["journeyId"]: j for j in map(_read, data["journeys"])}
     for n, item in enumerate(offer["items"]):
         for ref in item["journeyRefIds"]:
             lists.add_journey(journeys[ref], n, item["fare"])
-    lists.write(response)
 
     items = [{**item, "flight": journeys[item["journeyRefIds"][0]]} for item in offer["items"]]
-    _offer(sub(response, "PricedOffer"), offer, items, lists)
+    warning = ""
     if offer["priceChanged"]:
-        warning = sub(response, "Warning")
-        sub(warning, "Code", "PriceChanged")
-        sub(
-            warning,
-            "DescText",
-            f"The total changed since the search: it was {_money(offer['previousTotal'])}, "
-            f"it is {_money(offer['totalPrice']['total'])}",
+        warning = node(
+            "Warning",
+            leaf("Code", "PriceChanged"),
+            leaf(
+                "DescText",
+                f"The total changed since the search: it was {_money(offer['previousTotal'])}, "
+                f"it is {_money(_read(offer['totalPrice'])['total'])}",
+            ),
+            leaf("LangCode", "EN"),
         )
-        sub(warning, "LangCode", "EN")
-    payload_attributes(root, request_id)
-    return xml.serialize(root)
+    response = xml.msg_node(
+        "Response",
+        lists.text(),
+        node("PricedOffer", _offer_text(offer, items, lists)),
+        warning,
+    )
+    return xml.text_document("IATA_OfferPriceRS", response, _payload_attributes(request_id))
 
 
 class _DataLists:
@@ -87,6 +91,7 @@ class _DataLists:
 
     def __init__(self, pax: list[Json], bundles: Mapping[str, BundleTerms]) -> None:
         self.pax = pax
+        self.pax_ids = [p["paxId"] for p in pax]
         self.bundles = bundles
         self.journeys: dict[str, Json] = {}
         self.origin_dests: dict[int, tuple[str, str, list[str]]] = {}
@@ -102,116 +107,148 @@ class _DataLists:
         self.price_classes.setdefault(fare["priceClassRefId"], fare)
 
     def write(self, response: etree._Element) -> None:
-        lists = sub(response, "DataLists")
-        self._baggage(lists)
+        """The DataLists element appended to `response` (for a document built in lxml)."""
+        xml.append_text(response, self.text())
+
+    def text(self) -> str:
+        """The DataLists element, as text."""
         journeys = list(self.journeys.values())
-        segments = [s for j in journeys for s in j["segments"]]
-        unique_segments = list({s["segmentId"]: s for s in segments}.values())
-        legs = list({leg["legId"]: leg for s in unique_segments for leg in s["legs"]}.values())
+        segments = list({s["segmentId"]: s for j in journeys for s in j["segments"]}.values())
+        legs = list({leg["legId"]: leg for s in segments for leg in s["legs"]}.values())
+        # 21.3 lists hold at least one entry, or are absent.
+        return node(
+            "DataLists",
+            _list("BaggageAllowanceList", self._baggage()),
+            _list("DatedMarketingSegmentList", [_marketing_segment(s) for s in segments]),
+            _list("DatedOperatingLegList", [_operating_leg(leg) for leg in legs]),
+            _list("DatedOperatingSegmentList", [_operating_segment(s) for s in segments]),
+            _list(
+                "OriginDestList",
+                [
+                    node(
+                        "OriginDest",
+                        leaf("DestCode", destination),
+                        leaf("OriginCode", origin),
+                        leaf("OriginDestID", f"OD{n + 1}"),
+                        *[leaf("PaxJourneyRefID", j) for j in journey_ids],
+                    )
+                    for n, (origin, destination, journey_ids) in sorted(self.origin_dests.items())
+                ],
+            ),
+            _list("PaxJourneyList", [_pax_journey(j) for j in journeys]),
+            _list(
+                "PaxList",
+                [node("Pax", leaf("PaxID", p["paxId"]), leaf("PTC", p["ptc"])) for p in self.pax],
+            ),
+            _list("PaxSegmentList", [_pax_segment(s) for s in segments]),
+            _list(
+                "PriceClassList",
+                [self._price_class(code, fare) for code, fare in self.price_classes.items()],
+            ),
+        )
 
-        marketing = sub(lists, "DatedMarketingSegmentList")
-        for s in unique_segments:
-            element = sub(marketing, "DatedMarketingSegment")
-            _point(element, "Arrival", s["destination"], s["arrivalDateTime"])
-            sub(element, "CarrierDesigCode", s["marketingCarrier"])
-            sub(element, "DatedMarketingSegmentId", _marketing_id(s))
-            sub(element, "DatedOperatingSegmentRefId", _operating_id(s))
-            _point(element, "Dep", s["origin"], s["departureDateTime"])
-            sub(element, "MarketingCarrierFlightNumberText", s["marketingFlightNumber"])
+    def _price_class(self, code: str, fare: Json) -> str:
+        texts = [fare.get("description")]
+        bundle = self.bundles.get(code)
+        if bundle is not None:
+            texts += [b.get("description") for b in bundle.benefits]
+        return node(
+            "PriceClass",
+            node(
+                "CabinType",
+                leaf("CabinTypeCode", fare["cabinTypeCode"]),
+                leaf("CabinTypeName", fare["cabinName"]),
+            ),
+            leaf("Code", code),
+            *[node("Desc", leaf("DescText", text)) for text in filter(None, texts)],
+            leaf("Name", fare["bundleName"]),
+            leaf("PriceClassID", code),
+        )
 
-        operating_legs = sub(lists, "DatedOperatingLegList")
-        for leg in legs:
-            element = sub(operating_legs, "DatedOperatingLeg")
-            _point(element, "Arrival", leg["destination"], leg["arrivalDateTime"])
-            if leg.get("carrierAircraftTypeCode"):
-                sub(
-                    sub(element, "CarrierAircraftType"),
-                    "CarrierAircraftTypeCode",
-                    leg["carrierAircraftTypeCode"],
-                )
-            sub(element, "DatedOperatingLegID", leg["legId"])
-            _point(element, "Dep", leg["origin"], leg["departureDateTime"])
-            sub(sub(element, "IATA_AircraftType"), "IATA_AircraftTypeCode", leg["aircraftTypeCode"])
-
-        operating = sub(lists, "DatedOperatingSegmentList")
-        for s in unique_segments:
-            element = sub(operating, "DatedOperatingSegment")
-            sub(element, "CarrierDesigCode", s["operatingCarrier"])
-            for leg in s["legs"]:
-                sub(element, "DatedOperatingLegRefID", leg["legId"])
-            sub(element, "DatedOperatingSegmentId", _operating_id(s))
-            sub(element, "Duration", s["duration"])
-            sub(element, "OperatingCarrierFlightNumberText", s["operatingFlightNumber"])
-
-        origin_dests = sub(lists, "OriginDestList")
-        for n, (origin, destination, journey_ids) in sorted(self.origin_dests.items()):
-            element = sub(origin_dests, "OriginDest")
-            sub(element, "DestCode", destination)
-            sub(element, "OriginCode", origin)
-            sub(element, "OriginDestID", f"OD{n + 1}")
-            for journey_id in journey_ids:
-                sub(element, "PaxJourneyRefID", journey_id)
-
-        pax_journeys = sub(lists, "PaxJourneyList")
-        for journey in journeys:
-            element = sub(pax_journeys, "PaxJourney")
-            sub(element, "Duration", journey["duration"])
-            sub(element, "PaxJourneyID", journey["journeyId"])
-            for s in journey["segments"]:
-                sub(element, "PaxSegmentRefID", s["segmentId"])
-
-        pax_list = sub(lists, "PaxList")
-        for pax in self.pax:
-            element = sub(pax_list, "Pax")
-            sub(element, "PaxID", pax["paxId"])
-            sub(element, "PTC", pax["ptc"])
-
-        pax_segments = sub(lists, "PaxSegmentList")
-        for s in unique_segments:
-            element = sub(pax_segments, "PaxSegment")
-            sub(element, "DatedMarketingSegmentRefId", _marketing_id(s))
-            sub(element, "PaxSegmentID", s["segmentId"])
-
-        price_classes = sub(lists, "PriceClassList")
-        for code, fare in self.price_classes.items():
-            element = sub(price_classes, "PriceClass")
-            cabin = sub(element, "CabinType")
-            sub(cabin, "CabinTypeCode", fare["cabinTypeCode"])
-            sub(cabin, "CabinTypeName", fare["cabinName"])
-            sub(element, "Code", code)
-            texts = [fare.get("description")]
-            bundle = self.bundles.get(code)
-            if bundle is not None:
-                texts += [b.get("description") for b in bundle.benefits]
-            for description in filter(None, texts):
-                sub(sub(element, "Desc"), "DescText", description)
-            sub(element, "Name", fare["bundleName"])
-            sub(element, "PriceClassID", code)
-
-        for container in list(lists):  # 21.3 lists hold at least one entry, or are absent
-            if len(container) == 0:
-                lists.remove(container)
-
-    def _baggage(self, lists: etree._Element) -> None:
+    def _baggage(self) -> list[str]:
         """Each bundle's included carry-on and checked bags (DESIGN.md §7)."""
-        allowances = sub(lists, "BaggageAllowanceList")
+        entries = []
         for code in self.price_classes:
             bundle = self.bundles.get(code)
             if bundle is None:
                 continue
             for type_code, quantity, disclosure in _allowances(bundle):
-                element = sub(allowances, "BaggageAllowance")
-                sub(element, "BaggageAllowanceID", _baggage_id(code, type_code))
-                if disclosure:
-                    sub(element, "DescText", disclosure)
-                sub(sub(element, "PieceAllowance"), "TotalQty", quantity)
-                sub(element, "TypeCode", type_code)
+                entries.append(
+                    node(
+                        "BaggageAllowance",
+                        leaf("BaggageAllowanceID", _baggage_id(code, type_code)),
+                        leaf("DescText", disclosure) if disclosure else "",
+                        node("PieceAllowance", leaf("TotalQty", quantity)),
+                        leaf("TypeCode", type_code),
+                    )
+                )
+        return entries
 
     def baggage_refs(self, code: str) -> list[str]:
         bundle = self.bundles.get(code)
         if bundle is None:
             return []
         return [_baggage_id(code, type_code) for type_code, _, _ in _allowances(bundle)]
+
+
+def _list(name: str, entries: list[str]) -> str:
+    return node(name, *entries) if entries else ""
+
+
+def _marketing_segment(s: Json) -> str:
+    return node(
+        "DatedMarketingSegment",
+        _point("Arrival", s["destination"], s["arrivalDateTime"]),
+        leaf("CarrierDesigCode", s["marketingCarrier"]),
+        leaf("DatedMarketingSegmentId", _marketing_id(s)),
+        leaf("DatedOperatingSegmentRefId", _operating_id(s)),
+        _point("Dep", s["origin"], s["departureDateTime"]),
+        leaf("MarketingCarrierFlightNumberText", s["marketingFlightNumber"]),
+    )
+
+
+def _operating_leg(leg: Json) -> str:
+    aircraft = ""
+    if leg.get("carrierAircraftTypeCode"):
+        aircraft = node(
+            "CarrierAircraftType", leaf("CarrierAircraftTypeCode", leg["carrierAircraftTypeCode"])
+        )
+    return node(
+        "DatedOperatingLeg",
+        _point("Arrival", leg["destination"], leg["arrivalDateTime"]),
+        aircraft,
+        leaf("DatedOperatingLegID", leg["legId"]),
+        _point("Dep", leg["origin"], leg["departureDateTime"]),
+        node("IATA_AircraftType", leaf("IATA_AircraftTypeCode", leg["aircraftTypeCode"])),
+    )
+
+
+def _operating_segment(s: Json) -> str:
+    return node(
+        "DatedOperatingSegment",
+        leaf("CarrierDesigCode", s["operatingCarrier"]),
+        *[leaf("DatedOperatingLegRefID", leg["legId"]) for leg in s["legs"]],
+        leaf("DatedOperatingSegmentId", _operating_id(s)),
+        leaf("Duration", s["duration"]),
+        leaf("OperatingCarrierFlightNumberText", s["operatingFlightNumber"]),
+    )
+
+
+def _pax_journey(journey: Json) -> str:
+    return node(
+        "PaxJourney",
+        leaf("Duration", journey["duration"]),
+        leaf("PaxJourneyID", journey["journeyId"]),
+        *[leaf("PaxSegmentRefID", s["segmentId"]) for s in journey["segments"]],
+    )
+
+
+def _pax_segment(s: Json) -> str:
+    return node(
+        "PaxSegment",
+        leaf("DatedMarketingSegmentRefId", _marketing_id(s)),
+        leaf("PaxSegmentID", s["segmentId"]),
+    )
 
 
 def _allowances(bundle: BundleTerms) -> list[tuple[str, int, str | None]]:
@@ -223,104 +260,205 @@ def _allowances(bundle: BundleTerms) -> list[tuple[str, int, str | None]]:
 
 
 def _offer(element: etree._Element, offer: Json, items: list[Json], lists: _DataLists) -> None:
-    """NewOfferType: an AirShopping offer (one item) or the OfferPrice priced offer."""
-    pax_ids = [p["paxId"] for p in lists.pax]
+    """NewOfferType `element` (for a document built in lxml): see _offer_text."""
+    xml.append_text(element, _offer_text(offer, items, lists))
+
+
+def _offer_text(offer: Json, items: list[Json], lists: _DataLists) -> str:
+    """NewOfferType's content: an AirShopping offer (one item) or the OfferPrice priced
+    offer. Each item's `flight` is plain (read with _read)."""
+    pax_refs = _pax_refs(tuple(lists.pax_ids))
+    parts = []
     for item in items:
         refs = lists.baggage_refs(item["fare"]["priceClassRefId"])
         if refs:
-            association = sub(element, "BaggageAssociations")
-            for ref in refs:
-                sub(association, "BaggageAllowanceRefID", ref)
-            flights = sub(association, "OfferFlightAssociations")
-            sub(sub(flights, "PaxJourneyRef"), "PaxJourneyRefID", item["flight"]["journeyId"])
-            for pax_id in pax_ids:
-                sub(association, "PaxRefID", pax_id)
-    sub(sub(element, "Desc"), "DescText", offer["description"])
-    sub(element, "OfferExpirationTimeLimitDateTime", offer["expiresAt"])
-    sub(element, "OfferID", offer["offerId"])
+            parts.append(
+                node(
+                    "BaggageAssociations",
+                    *[leaf("BaggageAllowanceRefID", ref) for ref in refs],
+                    node("OfferFlightAssociations", _journey_ref(item["flight"]["journeyId"])),
+                    pax_refs,
+                )
+            )
+    parts.append(node("Desc", leaf("DescText", offer["description"])))
+    parts.append(leaf("OfferExpirationTimeLimitDateTime", offer["expiresAt"]))
+    parts.append(leaf("OfferID", offer["offerId"]))
     for item in items:
-        _offer_item(sub(element, "OfferItem"), item, offer["ownerCode"], pax_ids)
-    sub(element, "OwnerCode", offer["ownerCode"])
-    _price(sub(element, "TotalPrice"), offer["totalPrice"])
+        parts.append(node("OfferItem", _offer_item(item, offer["ownerCode"], lists.pax_ids)))
+    parts.append(leaf("OwnerCode", offer["ownerCode"]))
+    parts.append(node("TotalPrice", _price_text(offer["totalPrice"])))
+    return "".join(parts)
 
 
-def _offer_item(element: etree._Element, item: Json, owner: str, pax_ids: list[str]) -> None:
+def _offer_item(item: Json, owner: str, pax_ids: list[str]) -> str:
     fare, flight = item["fare"], item["flight"]
+    parts = []
     for row in item["passengerPrices"]:
-        detail = sub(element, "FareDetail")
-        for segment in flight["segments"]:
-            component = sub(detail, "FareComponent")
-            cabin = sub(component, "CabinType")
-            sub(cabin, "CabinTypeCode", segment["cabinTypeCode"])
-            sub(cabin, "CabinTypeName", segment["cabinName"])
-            sub(component, "FareBasisCode", fare["fareBasisCode"])
-            sub(component, "PaxSegmentRefID", segment["segmentId"])
-            sub(component, "PriceClassRefID", fare["priceClassRefId"])
-            sub(sub(component, "RBD"), "RBD_Code", segment["rbd"])
-        for pax_id in row["paxRefIds"]:
-            sub(detail, "PaxRefID", pax_id)
-        _price(sub(detail, "Price"), row["price"])  # per passenger (DESIGN.md §11)
-    sub(element, "OfferItemID", item["offerItemId"])
-    sub(element, "OwnerCode", owner)
-    _price(sub(element, "Price"), item["totalPrice"])
+        parts.append(
+            node(
+                "FareDetail",
+                *[
+                    _fare_component(
+                        segment["cabinTypeCode"],
+                        segment["cabinName"],
+                        fare["fareBasisCode"],
+                        segment["segmentId"],
+                        fare["priceClassRefId"],
+                        segment["rbd"],
+                    )
+                    for segment in flight["segments"]
+                ],
+                _pax_refs(tuple(row["paxRefIds"])),
+                node("Price", _price_text(row["price"])),  # per passenger (DESIGN.md §11)
+            )
+        )
+    parts.append(leaf("OfferItemID", item["offerItemId"]))
+    parts.append(leaf("OwnerCode", owner))
+    parts.append(node("Price", _price_text(item["totalPrice"])))
+    association = _service_association(flight["journeyId"])
     for n, pax_id in enumerate(pax_ids, start=1):
-        service = sub(element, "Service")
-        association = sub(service, "OfferServiceAssociation")
-        sub(sub(association, "PaxJourneyRef"), "PaxJourneyRefID", flight["journeyId"])
-        sub(service, "PaxRefID", pax_id)
-        sub(service, "ServiceID", f"{item['offerItemId']}.SRV{n}")
+        parts.append(
+            node(
+                "Service",
+                association,
+                _pax_refs((pax_id,)),
+                leaf("ServiceID", f"{item['offerItemId']}.SRV{n}"),
+            )
+        )
+    return "".join(parts)
+
+
+# What recurs across the offers of a search, and of searches: written once per process.
+
+
+@functools.lru_cache(maxsize=20_000)
+def _fare_component(
+    cabin_code: str, cabin_name: str, fare_basis: str, segment_id: str, price_class: str, rbd: str
+) -> str:
+    return node(
+        "FareComponent",
+        node("CabinType", leaf("CabinTypeCode", cabin_code), leaf("CabinTypeName", cabin_name)),
+        leaf("FareBasisCode", fare_basis),
+        leaf("PaxSegmentRefID", segment_id),
+        leaf("PriceClassRefID", price_class),
+        node("RBD", leaf("RBD_Code", rbd)),
+    )
+
+
+@functools.lru_cache(maxsize=1_000)
+def _pax_refs(pax_ids: tuple[str, ...]) -> str:
+    return "".join(leaf("PaxRefID", pax_id) for pax_id in pax_ids)
+
+
+@functools.lru_cache(maxsize=20_000)
+def _journey_ref(journey_id: str) -> str:
+    return node("PaxJourneyRef", leaf("PaxJourneyRefID", journey_id))
+
+
+@functools.lru_cache(maxsize=20_000)
+def _service_association(journey_id: str) -> str:
+    return node("OfferServiceAssociation", _journey_ref(journey_id))
 
 
 def _price(element: etree._Element, price: Json) -> None:
-    """SPEC.md §1 Price as PriceType: BaseAmount, Fee, TaxSummary, TotalAmount.
+    """SPEC.md §1 Price as PriceType's content appended to `element` (for a document
+    built in lxml): see _price_text."""
+    xml.append_text(element, _price_text(price))
+
+
+def _price_text(price: Json | orjson.Fragment) -> str:
+    """SPEC.md §1 Price as PriceType's content: BaseAmount, Fee, TaxSummary, TotalAmount.
 
     A search shows few distinct prices in many places (each fare class's per-passenger
-    and item prices recur across journeys and bundles), and building elements one by one
-    is most of an AirShopping's time: each distinct price is built once per process and
-    copied (in C) wherever it recurs."""
-    key = orjson.dumps(price)
-    built = _PRICES.get(key)
-    if built is None:
+    and item prices recur across journeys and bundles): each is written once per
+    process, by its JSON."""
+    key = _json_of(price)
+    written = _PRICES.get(key)
+    if written is None:
         if len(_PRICES) > PRICE_CACHE_SIZE:
             _PRICES.clear()
-        built = _PRICES[key] = etree.Element(xml.c("Price"))
-        _build_price(built, price)
-    element.extend(copy.deepcopy(built)[:])
+        written = _PRICES[key] = _write_price(_read(price))
+    return written
 
 
 PRICE_CACHE_SIZE = 10_000
-_PRICES: dict[bytes, etree._Element] = {}
+_PRICES: dict[bytes, str] = {}
 
 
-def _build_price(element: etree._Element, price: Json) -> None:
-    amount(element, "BaseAmount", price["base"])
+def _write_price(price: Json) -> str:
+    parts = [amount_text("BaseAmount", price["base"])]
     for fee in price["fees"]:
-        fee_element = sub(element, "Fee")
-        amount(fee_element, "Amount", fee["amount"])
         label = " ".join(filter(None, (fee["type"], fee.get("code"), fee.get("description"))))
-        sub(fee_element, "DescText", label)
+        parts.append(node("Fee", amount_text("Amount", fee["amount"]), leaf("DescText", label)))
     if price["taxes"]:
-        summary = sub(element, "TaxSummary")
-        for tax in price["taxes"]:
-            tax_element = sub(summary, "Tax")
-            amount(tax_element, "Amount", tax["amount"])
-            if tax.get("description"):
-                sub(tax_element, "DescText", tax["description"])
-            if tax.get("code"):
-                sub(tax_element, "TaxCode", tax["code"])
-        total_tax = sum((Decimal(repr(t["amount"]["amount"])) for t in price["taxes"]), Decimal())
-        amount(
-            summary,
-            "TotalTaxAmount",
-            {"amount": total_tax, "currency": price["total"]["currency"]},
+        taxes = [
+            node(
+                "Tax",
+                amount_text("Amount", tax["amount"]),
+                leaf("DescText", tax["description"]) if tax.get("description") else "",
+                leaf("TaxCode", tax["code"]) if tax.get("code") else "",
+            )
+            for tax in price["taxes"]
+        ]
+        total_tax = sum((xml.decimal(t["amount"]["amount"]) for t in price["taxes"]), Decimal())
+        parts.append(
+            node(
+                "TaxSummary",
+                *taxes,
+                amount_text(
+                    "TotalTaxAmount",
+                    {"amount": total_tax, "currency": price["total"]["currency"]},
+                ),
+            )
         )
-    amount(element, "TotalAmount", price["total"])
+    parts.append(amount_text("TotalAmount", price["total"]))
+    return "".join(parts)
 
 
-def _point(parent: etree._Element, name: str, station: str, local_time: str) -> None:
-    point = sub(parent, name)
-    sub(point, "AircraftScheduledDateTime", local_time)
-    sub(point, "IATA_LocationCode", station)
+def _read(part: Any) -> Any:
+    """A part of the JSON view as plain data. The stored offers keep theirs as ready JSON
+    (orjson Fragments, offers/services.py); each distinct one is read once per process,
+    and what it reads is shared: never change it."""
+    if not isinstance(part, orjson.Fragment):
+        return part
+    key = orjson.dumps(part)
+    plain = _READ.get(key)
+    if plain is None:
+        if len(_READ) > READ_CACHE_SIZE:
+            _READ.clear()
+        plain = _READ[key] = orjson.loads(key)
+    return plain
+
+
+READ_CACHE_SIZE = 20_000
+_READ: dict[bytes, Any] = {}
+
+
+def _json_of(part: Any) -> bytes:
+    """A part's JSON, as the JSON API writes it: the key of what is written from it."""
+    return orjson.dumps(part, default=_decimal_as_number)
+
+
+def _decimal_as_number(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return float(value)
+    raise TypeError(type(value).__name__)
+
+
+def _payload_attributes(request_id: str | None) -> str:
+    """ndc.errors.payload_attributes, as text."""
+    return xml.msg_node(
+        "PayloadAttributes",
+        leaf("Timestamp", clock.format_utc(clock.now())),
+        leaf("TrxID", request_id) if request_id else "",
+        leaf("VersionNumber", NDC_VERSION),
+    )
+
+
+def _point(name: str, station: str, local_time: str) -> str:
+    return node(
+        name, leaf("AircraftScheduledDateTime", local_time), leaf("IATA_LocationCode", station)
+    )
 
 
 def _marketing_id(segment: Json) -> str:
@@ -336,4 +474,4 @@ def _baggage_id(bundle_code: str, type_code: str) -> str:
 
 
 def _money(money: Json) -> str:
-    return f"{Decimal(repr(money['amount'])):.2f} {money['currency']}"
+    return f"{xml.decimal(money['amount']):.2f} {money['currency']}"

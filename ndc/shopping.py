@@ -1,6 +1,7 @@
 """AirShopping and OfferPrice: the NDC request mapped to the JSON endpoint's input,
 validated by the same serializer, handed to the same services, rendered from the same
-JSON view of the result (DESIGN.md §9). Nothing here decides anything about offers."""
+JSON view of the result (DESIGN.md §9), its stored parts as they are (ready JSON, which
+ndc/presenters.py reads once per process). Nothing here decides anything about offers."""
 
 from typing import Any
 
@@ -27,7 +28,7 @@ def air_shopping(
     query = search_check(data=body.validated_data, now=clock.now())
     batch = offers_search(principal=principal, query=query)
     return presenters.air_shopping_rs(
-        _plain(json_presenters.flat_view(batch)),
+        json_presenters.flat_view(batch),
         directions=[(d.origin, d.destination) for d in query.directions],
         bundles=_bundles(),
         request_id=request_id,
@@ -45,15 +46,16 @@ def offer_price(*, principal: Principal, document: etree._Element, request_id: s
         principal=principal, selections=selections, passengers=body.validated_data["passengers"]
     )
     return presenters.offer_price_rs(
-        _plain(json_presenters.priced_view(batch, journeys, network_index())),
+        json_presenters.priced_view(batch, journeys, network_index()),
         bundles=_bundles(),
         request_id=request_id,
     )
 
 
 def _plain(data: Any) -> Any:
-    """The JSON view as the JSON client reads it: the stored offers keep their wire parts
-    as ready JSON (orjson Fragments), so the view is read back once, whole."""
+    """A JSON view as the JSON client reads it, read back once, whole: for the renderers
+    that take plain data only (ndc/ancillaries.py); the presenters here read the stored
+    offers' ready JSON parts themselves."""
     return orjson.loads(dumps(data))
 
 
