@@ -68,6 +68,7 @@ from benchmarks.common import (
     p95,
     prepare_environment,
     recreate_database,
+    schema_invalid,
     start_gunicorn,
     timings,
 )
@@ -503,6 +504,7 @@ def book_phase(
     return {
         "refs": refs,
         "failures": len(failures),
+        "answers": [a for r in results for a in r["answers"]],
         "rate": len(refs) / (finished - start_at),
         "seconds": finished - start_at,
         "cpu_per_order": {part: seconds / len(refs) for part, seconds in cpu.items()},
@@ -513,6 +515,7 @@ def _book_client(port: int, auth: dict, bodies: list, tag: str, start_at: float,
     time.sleep(max(0.0, start_at - time.monotonic()))
     refs, failures = [], []
     xml_auth = {**auth, "Content-Type": "application/xml"}
+    answers = []  # the NDC OrderViewRS documents, checked against the schema afterwards
     for n, body in enumerate(bodies):
         ndc = isinstance(body, bytes)
         try:
@@ -529,6 +532,7 @@ def _book_client(port: int, auth: dict, bodies: list, tag: str, start_at: float,
             continue
         if ndc and status == 200 and b"<Error>" not in raw:
             refs.append(_ndc_order_refs(raw))
+            answers.append(raw)
         elif status == 201 and not ndc:
             order = json.loads(raw)["data"]["order"]
             refs.append((order["orderId"], order["recordLocator"]))
@@ -538,6 +542,7 @@ def _book_client(port: int, auth: dict, bodies: list, tag: str, start_at: float,
         {
             "refs": refs,
             "failures": failures,
+            "answers": answers,
             "finished": time.monotonic(),
             "cpu": time.process_time(),  # this client process's CPU since it was forked
         }
@@ -1312,6 +1317,12 @@ def print_results(
     print(
         f"  NDC OrderCreate / JSON create order, both by card, p95: "
         f"{create_p95['ndc'] / create_p95['card']:.2f} (target <= 1.50)"
+    )
+    answers = [a for phase in phases["ndc"] for a in phase["answers"]]
+    invalid = schema_invalid(answers)
+    print(
+        f"  NDC OrderCreate answers checked against IATA_OrderViewRS.xsd: {len(answers)}, "
+        f"schema-invalid {len(invalid)} (target 0)" + (f"; first: {invalid[0]}" if invalid else "")
     )
 
     print_replay(phases, replays)

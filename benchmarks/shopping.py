@@ -31,12 +31,21 @@ from pathlib import Path
 
 from lxml import etree
 
-from benchmarks.common import log_path, median, ms, p95, prepare_environment, start_gunicorn
+from benchmarks.common import (
+    log_path,
+    median,
+    ms,
+    p95,
+    prepare_environment,
+    schema_invalid,
+    start_gunicorn,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 NDC_CNS = "{http://www.iata.org/IATA/2015/EASD/00/IATA_OffersAndOrdersCommonTypes}"
 SECONDS = 6  # per measured phase
 REPEATS = 3  # every rate is the median of this many phases: one run swings about 10%
+SCHEMA_DAYS = 20  # AirShopping answers per market checked against the 21.3 schema
 PARTY = [{"type": "ADT"}, {"type": "ADT"}, {"type": "CHD"}]
 
 
@@ -143,7 +152,7 @@ def main() -> None:
         scenarios = {"busy CHS-PVD": ("CHS", "PVD"), "connection-only PVD-MSY": ("PVD", "MSY")}
 
         xml_auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/xml"}
-        rows_latency, measured, ndc_ratios, mixed_ratios = [], [], [], []
+        rows_latency, measured, ndc_ratios, mixed_ratios, schema_rows = [], [], [], [], []
         # /health is measured before, between and after the scenarios; its median rate is
         # the reference, so one noisy phase does not swing every ratio.
         health_rates = [load(port, "GET", "/health", None, {}, "h16a", 16)]
@@ -251,6 +260,16 @@ def main() -> None:
             health_rates.append(
                 load(port, "GET", "/health", None, {}, f"h16{len(health_rates)}", 16)
             )
+            # Untimed: the AirShoppingRS of this market on SCHEMA_DAYS days, each checked
+            # against IATA's schema.
+            answers = [
+                _post_xml(
+                    port, _air_shopping_xml(origin, destination, day + timedelta(n)), xml_auth
+                )
+                for n in range(SCHEMA_DAYS)
+            ]
+            invalid = schema_invalid(answers)
+            schema_rows.append((name, str(len(answers)), str(len(invalid)), *invalid[:1]))
     finally:
         server.terminate()
         server.wait(timeout=15)
@@ -275,6 +294,14 @@ def main() -> None:
         ("market", "AirShopping p95", "create offers p95", "ratio (target <= 2.00)"),
         ndc_ratios,
     )
+    _table(
+        "AirShoppingRS checked against IATA's 21.3 schema (untimed, one search a day)",
+        ("market", "responses", "schema-invalid (target 0)"),
+        [row[:3] for row in schema_rows],
+    )
+    for row in schema_rows:
+        if len(row) > 3:
+            print(f"  first error, {row[0]}: {row[3]}")
     _table(
         "The same, interleaved: 8 clients each sending create offers then AirShopping",
         ("market", "AirShopping median / p95", "create offers median / p95", "p95 ratio"),
@@ -358,6 +385,15 @@ def _post(port: int, path: str, body: dict | None, headers: dict) -> dict:
     payload = json.loads(response.read())
     assert response.status in (200, 201), payload
     return payload
+
+
+def _post_xml(port: int, body: bytes, headers: dict) -> bytes:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    connection.request("POST", "/ndc/v1/AirShopping", body=body, headers=headers)
+    response = connection.getresponse()
+    answer = response.read()
+    assert response.status == 200, answer[:500]
+    return answer
 
 
 def _wait_ready(port: int) -> None:
