@@ -46,6 +46,27 @@ NDC_CNS = "{http://www.iata.org/IATA/2015/EASD/00/IATA_OffersAndOrdersCommonType
 SECONDS = 6  # per measured phase
 REPEATS = 3  # every rate is the median of this many phases: one run swings about 10%
 SCHEMA_DAYS = 20  # AirShopping answers per market checked against the 21.3 schema
+HOSTILE_REPEATS = 20  # each hostile document sent this many times
+_NDC_ROOT = (
+    b'<IATA_AirShoppingRQ xmlns="http://www.iata.org/IATA/2015/EASD/00/IATA_OffersAndOrdersMessage"'
+)
+_LAUGHS = b"".join(b'<!ENTITY lol%d "%s">' % (n, (b"&lol%d;" % (n - 1)) * 10) for n in range(1, 10))
+HOSTILE = {
+    "billion laughs": b'<?xml version="1.0"?><!DOCTYPE r [<!ENTITY lol0 "lol">'
+    + _LAUGHS
+    + b"]>"
+    + _NDC_ROOT
+    + b">&lol9;</IATA_AirShoppingRQ>",
+    "external entity, file://": b'<?xml version="1.0"?>'
+    b'<!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]>'
+    + _NDC_ROOT
+    + b">&x;</IATA_AirShoppingRQ>",
+    "external entity, http://": b'<?xml version="1.0"?>'
+    b'<!DOCTYPE r SYSTEM "http://127.0.0.1:1/x.dtd" [<!ENTITY x SYSTEM "http://127.0.0.1:1/x">]>'
+    + _NDC_ROOT
+    + b">&x;</IATA_AirShoppingRQ>",
+    "10,000-deep document": b"<a>" * 10_000 + b"</a>" * 10_000,
+}
 PARTY = [{"type": "ADT"}, {"type": "ADT"}, {"type": "CHD"}]
 
 
@@ -270,6 +291,14 @@ def main() -> None:
             ]
             invalid = schema_invalid(answers)
             schema_rows.append((name, str(len(answers)), str(len(invalid)), *invalid[:1]))
+        # A 1 MiB attribute on a real AirShoppingRQ (the last market's).
+        hostile = {
+            **HOSTILE,
+            "1 MiB attribute": air_shopping.replace(
+                b"<IATA_AirShoppingRQ ", b'<IATA_AirShoppingRQ a="' + b"x" * 2**20 + b'" ', 1
+            ),
+        }
+        hostile_rows = hostile_documents(port, server.pid, hostile, xml_auth, log)
     finally:
         server.terminate()
         server.wait(timeout=15)
@@ -302,6 +331,12 @@ def main() -> None:
     for row in schema_rows:
         if len(row) > 3:
             print(f"  first error, {row[0]}: {row[3]}")
+    _table(
+        f"Hostile NDC documents, each sent {HOSTILE_REPEATS} times by one client: status and "
+        "server time (target: 4xx in < 100 ms), workers' resident memory (target: flat)",
+        ("document", "status", "median", "max", "workers' RSS before -> after"),
+        hostile_rows,
+    )
     _table(
         "The same, interleaved: 8 clients each sending create offers then AirShopping",
         ("market", "AirShopping median / p95", "create offers median / p95", "p95 ratio"),
@@ -385,6 +420,50 @@ def _post(port: int, path: str, body: dict | None, headers: dict) -> dict:
     payload = json.loads(response.read())
     assert response.status in (200, 201), payload
     return payload
+
+
+def hostile_documents(port: int, server_pid: int, documents: dict, headers: dict, log) -> list:
+    """Each hostile document HOSTILE_REPEATS times, one at a time: its statuses, its
+    server times (from the access log) and the workers' resident memory around it."""
+    rows = []
+    for n, (name, body) in enumerate(documents.items()):
+        before = _workers_rss(server_pid)
+        statuses = set()
+        for k in range(HOSTILE_REPEATS):
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            connection.request(
+                "POST",
+                "/ndc/v1/AirShopping",
+                body=body,
+                headers={**headers, "x-request-id": f"bad{n}-{k}"},
+            )
+            response = connection.getresponse()
+            response.read()
+            connection.close()
+            statuses.add(response.status)
+        after = _workers_rss(server_pid)
+        times = server_times(log, f"bad{n}")
+        rows.append(
+            (
+                name,
+                ", ".join(str(s) for s in sorted(statuses)),
+                ms(median(times)),
+                ms(max(times)),
+                f"{before / 2**20:.0f} MiB -> {after / 2**20:.0f} MiB",
+            )
+        )
+    return rows
+
+
+def _workers_rss(master_pid: int) -> int:
+    """Resident bytes of gunicorn's workers (the master's children), from /proc."""
+    children = Path(f"/proc/{master_pid}/task/{master_pid}/children").read_text().split()
+    total = 0
+    for pid in children:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                total += int(line.split()[1]) * 1024
+    return total
 
 
 def _post_xml(port: int, body: bytes, headers: dict) -> bytes:
