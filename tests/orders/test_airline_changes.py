@@ -27,6 +27,7 @@ from tests.orders.test_exchange import (
     reshop,
     sold,
 )
+from tests.orders.test_order_ancillaries import change, seat_entry, seats, units
 from tests.webhooks.conftest import loopback_allowed, register  # noqa: F401
 from webhooks.models import WebhookEvent
 
@@ -55,12 +56,12 @@ def reload(tmp_path, start, **flights) -> None:
     """Load the test network again from SSIM, with flights changed: `f101=None` drops
     MX101, `f101={"departs": ..., "arrives": ...}` changes its (every) leg."""
     legs = network_legs(start)
-    for name, change in flights.items():
+    for name, changed in flights.items():
         number = int(name[1:])
-        if change is None:
+        if changed is None:
             del legs[number]
         else:
-            legs[number] = [replace(leg, **change) for leg in legs[number]]
+            legs[number] = [replace(leg, **changed) for leg in legs[number]]
     (tmp_path / "again.ssim").write_text(ssim_file([leg for ls in legs.values() for leg in ls]))
     call_command("load_schedule", str(tmp_path / "again.ssim"), stdout=StringIO())
 
@@ -231,6 +232,44 @@ def test_accepting_takes_the_new_times_and_keeps_tickets_and_seats(
     again = answer(api, auth, order_id, "AcceptAirlineChange", change["id"])
     error_of(again, 400, "ERR-4002", "changes.airlineChangeId")
     assert AirlineChange.objects.get(ref=change["id"]).status == "ACCEPTED"
+
+
+def test_accepting_an_aircraft_without_the_booked_seat_refunds_the_seat(
+    api, auth, network, day, tmp_path
+):
+    view = booked(api, auth, day, flight=501)
+    order_id, pax = view["order"]["orderId"], view["pax"][0]["paxId"]
+    seat_data = seats(api, auth, order_id).json()["data"]
+    # Seat F: the A320 has it, the E175 (seats A-D) does not.
+    unit, row = next(
+        (u, r)
+        for u in units(seat_data["legSeatMaps"][0])
+        if u["availability"] == "Open" and u["designator"].endswith("F")
+        for r in u.get("passengerPricing", [])
+        if r["paxRefId"] == pax
+    )
+    bought = change(
+        api, auth, order_id, {"changes": [seat_entry(seat_data, unit, row)], "payment": CARD}
+    )
+    assert bought.status_code == 200, bought.content
+    [seat] = [s for s in bought.json()["data"]["services"] if s.get("attributes", {}).get("seat")]
+    seat_total = amount(seat["totalPrice"]["total"])
+    assert seat_total > 0
+    paid = money_adds_up(order_id).paid
+    reload(tmp_path, network, f501={"aircraft": "E75", "configuration": "Y76"})
+    pending = view_of(api, auth, order_id)["airlineInitiatedChanges"][0]
+    assert pending["reasons"] == ["EQUIPMENT"]
+
+    response = answer(api, auth, order_id, "AcceptAirlineChange", pending["id"])
+
+    assert response.status_code == 200, response.content
+    after = response.json()["data"]
+    [gone] = [s for s in after["services"] if s["serviceId"] == seat["serviceId"]]
+    assert gone["statusCode"] == "CANCELLED"
+    order = money_adds_up(order_id)
+    assert order.paid == paid - seat_total
+    [refund] = Refund.objects.filter(payment__order=order)
+    assert refund.amount == seat_total
 
 
 def test_a_cancelled_flight_cannot_be_accepted(api, auth, network, day, tmp_path):
