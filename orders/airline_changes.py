@@ -39,7 +39,7 @@ from airline.api.errors import ApiError, Err
 from airline.fares.money import ZERO
 from airline.network.itineraries import MINIMUM_CONNECTING_TIME
 from airline.network.models import FlightLeg
-from airline.network.services import FLIGHTS_CHANGING, configuration_capacities, station_zone
+from airline.network.services import FLIGHTS_CHANGING, station_zone
 from offers.ancillaries import seats_of_configuration
 from offers.wire import iso_duration, local_time
 from orders import events, ids
@@ -169,7 +169,11 @@ def journey_reasons(journey: Journey) -> list[str]:
 def _equipment_lost(segment: Segment, legs: Sequence[FlightLeg]) -> bool:
     """The segment's cabin is not on a leg's aircraft now, or a seat held on the segment
     is not (or is blocked)."""
-    if any(segment.cabin not in configuration_capacities(leg.configuration) for leg in legs):
+    # From the seat layouts cached per configuration: no query per leg.
+    if any(
+        segment.cabin not in {seat.cabin for seat in seats_of_configuration(leg.configuration_id)}
+        for leg in legs
+    ):
         return True
     return bool(_seats_lost(segment, legs))
 
