@@ -9,4 +9,4 @@ class OrdersConfig(AppConfig):
     def ready(self) -> None:
         # Servicing modules add their change-order actions and reshop instructions to the
         # tables of orders.changes and orders.reshop as they load.
-        from orders import amend, cancel, exchange  # noqa: F401
+        from orders import airline_changes, amend, cancel, exchange  # noqa: F401

@@ -113,7 +113,7 @@ def cancellation_terms(order: Order, journeys: Sequence[Journey], *, now: dateti
         and now - order.created_at <= FULL_REFUND_WITHIN
         and first_departure - now >= FULL_REFUND_LEAD
     )
-    services = _live_services(order, journeys)
+    services = live_services(order, journeys)
     found = []
     for journey in journeys:
         if journey.departs_at <= now:
@@ -180,7 +180,7 @@ def _whole_reservation_only(bundle: BundleTerms) -> bool:
     return bool(_cancellation_penalty(bundle).get("fullReservationOnly"))
 
 
-def _live_services(order: Order, journeys: Iterable[Journey]) -> dict[int, list[Service]]:
+def live_services(order: Order, journeys: Iterable[Journey]) -> dict[int, list[Service]]:
     """The live seats and bags on each journey: a bag names its journey, a seat its
     segment."""
     ids = [j.pk for j in journeys]

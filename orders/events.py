@@ -10,7 +10,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from orders.models import AirlineCredit, Order, OrderEvent, Service
+from orders.models import AirlineChange, AirlineCredit, Order, OrderEvent, Service
 from sellers.authentication import Principal
 from webhooks.outbox import order_event_recorded
 
@@ -180,6 +180,29 @@ def passenger_updated(
 def contact_updated(order: Order, *, actor: str, now: datetime) -> None:
     """The booking's primary contact replaced (UpdateContact)."""
     _record(order, OrderEventKind.CONTACT_UPDATED, actor=actor, now=now)
+
+
+def airline_change_detected(order: Order, *, now: datetime, change: AirlineChange) -> None:
+    """A schedule load changed flights of the order (orders.airline_changes): the change
+    record, the journeys it covers and why. Sellers get it as
+    `order.airline_initiated_change_detected` (webhooks.outbox)."""
+    _record(
+        order,
+        OrderEventKind.AIRLINE_CHANGE_DETECTED,
+        actor="schedule",
+        now=now,
+        change=change.ref,
+        journeys=list(change.journey_refs),
+        reasons=list(change.reasons),
+    )
+
+
+def airline_change_resolved(
+    order: Order, *, actor: str, now: datetime, change: AirlineChange, kind: str
+) -> None:
+    """The seller answered an airline change: accepted it, cancelled the order for it,
+    or exchanged its journeys (`kind` says which; the money moved has its own events)."""
+    _record(order, kind, actor=actor, now=now, change=change.ref)
 
 
 def _record(order: Order, kind: str, *, actor: str, now: datetime, **detail: Any) -> None:

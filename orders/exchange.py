@@ -37,10 +37,20 @@ from offers.passengers import Pax
 from offers.services import bundles_for, journey_options, journey_reprice
 from offers.store import OfferBatch, OfferSource, batch_save, new_batch, offer_load
 from orders import events, ids
+from orders.airline_changes import change_exchanged, journey_airline_cancelled, pending_change_of
 from orders.changes import ACTIONS, Action, GiveBack, Plan
 from orders.create import journey_row, segments_write
 from orders.inputs import AcceptReshopOffer
-from orders.models import Coupon, Journey, Order, OrderItem, OrderStatus, Segment, Service
+from orders.models import (
+    AirlineChange,
+    Coupon,
+    Journey,
+    Order,
+    OrderItem,
+    OrderStatus,
+    Segment,
+    Service,
+)
 from orders.presenters import pax_wire
 from orders.reshop import INSTRUCTIONS, ReshopRequest, named_passengers
 from orders.selectors import SLIM_PREFETCH, OrderScope, order_get
@@ -68,6 +78,9 @@ class Replacement:
     passenger_prices: list[dict[str, Any]]
     change_fee: str  # Decimal as text: the bundle's fee for the whole party
     flight: dict[str, Any]  # the journey's flight wire (SPEC.md §2.4 journeys[])
+    # The pending airline change (AIC- id) the replaced journey is covered by: then the
+    # replacement is priced at what the item cost, with no fee (orders.airline_changes).
+    airline_change: str = ""
 
     @property
     def new_total(self) -> Decimal:
@@ -120,8 +133,10 @@ def reshop_itinerary(request: ReshopRequest) -> dict[str, Any]:
     pax = _party(order)
     seated = sum(1 for p in pax if p.ptc != "INF")
     choices: list[list[Replacement]] = []
+    covering = pending_change_of(order)
     for od, item in zip(wanted, replaced, strict=True):
-        _check_changeable(item, now)
+        change = _covering(covering, item)
+        _check_changeable(item, now, change=change)
         bundle = _replacement_bundle(request.principal, item, instruction.get("cabinTypeCode"))
         day = od["departureDate"]
         if day < (now - timedelta(hours=12)).date():  # SPEC.md §8: today in UTC-12
@@ -140,7 +155,9 @@ def reshop_itinerary(request: ReshopRequest) -> dict[str, Any]:
         fee = bundle.change_fee * seated
         choices.append(
             [
-                _replacement(journey, option.stored, option.price, item, fee)
+                _free_for(
+                    change, item, _replacement(journey, option.stored, option.price, item, fee)
+                )
                 for journey, option in options
                 if journey.departs_at > now
             ]
@@ -218,8 +235,40 @@ def _items_replaced(
     return chosen
 
 
-def _check_changeable(item: OrderItem, now: datetime) -> None:
-    """A journey that has departed cannot be changed; nor can a bundle without changes."""
+def _covering(change: AirlineChange | None, item: OrderItem) -> AirlineChange | None:
+    """The pending airline change covering the item's journey, if one does."""
+    return change if change is not None and item.journey.ref in change.journey_refs else None
+
+
+def _free_for(change: AirlineChange | None, item: OrderItem, r: Replacement) -> Replacement:
+    """A replacement for a journey an airline change covers costs what the item cost
+    (its price and passenger prices), with no change fee: the seller moves to another
+    flight at no charge, whatever the fare now is (orders.airline_changes)."""
+    if change is None:
+        return r
+    return replace(
+        r,
+        price=item.price,
+        passenger_prices=item.passenger_prices,
+        change_fee="0",
+        airline_change=change.ref,
+    )
+
+
+def _check_changeable(
+    item: OrderItem, now: datetime, *, change: AirlineChange | None = None
+) -> None:
+    """A journey that has departed cannot be changed; nor can a bundle without changes.
+    A journey an airline change covers can, whatever its bundle, and even past its time
+    when the airline cancelled its flight (it never flew)."""
+    if change is not None:
+        if item.journey.departs_at <= now and not journey_airline_cancelled(item.journey):
+            raise ApiError(
+                Err.CHANGE_NOT_APPLIED,
+                f"Journey {item.journey.ref} has departed; it cannot be changed",
+                path="instruction",
+            )
+        return
     if item.journey.departs_at <= now:
         raise ApiError(
             Err.CHANGE_NOT_APPLIED,
@@ -390,6 +439,7 @@ def order_quote(
     )
     quote_id = quote.offer_id(1)
     repriced = []
+    covering = pending_change_of(order)
     for n, item_id in enumerate(item_ids, start=1):
         old = by_id[item_id]
         item = items_of.get(old.replaces)
@@ -399,7 +449,8 @@ def order_quote(
                 f"{old.replaces} is no longer on the order; reshop again",
                 path="offerItemIds",
             )
-        _check_changeable(item, now)
+        change = _covering(covering, item)
+        _check_changeable(item, now, change=change)
         found = journey_reprice(segments=old.segments, pax=pax, bundle=bundle_terms(old.bundle))
         if found is None or found[0].departs_at <= now:
             raise ApiError(
@@ -408,12 +459,8 @@ def order_quote(
                 path="offerItemIds",
             )
         journey, option = found
-        repriced.append(
-            _with_item_id(
-                _replacement(journey, option.stored, option.price, item, Decimal(old.change_fee)),
-                f"{quote_id}.{n}",
-            )
-        )
+        fresh = _replacement(journey, option.stored, option.price, item, Decimal(old.change_fee))
+        repriced.append(_with_item_id(_free_for(change, item, fresh), f"{quote_id}.{n}"))
     quote.offers[quote_id] = ExchangeOffer(order.order_id, order.version, repriced).stored()
     batch_save(quote)
     quotes = [differential(r, items_of[r.replaces]) for r in repriced]
@@ -459,14 +506,24 @@ def check_accept_reshop_offer(plan: Plan, entries: Sequence[AcceptReshopOffer]) 
         )
     items_of = {i.ref: i for i in order.items.all()}
     swaps = []
+    covering = pending_change_of(order)
     for r in offer.items:
         item = items_of[r.replaces]
-        _check_changeable(item, plan.now)
+        change = _covering(covering, item) if r.airline_change else None
+        if r.airline_change and (change is None or change.ref != r.airline_change):
+            raise ApiError(
+                Err.CHANGE_NOT_APPLIED,
+                f"Airline change {r.airline_change} is no longer pending; reshop and quote again",
+                path="changes.offerId",
+            )
+        _check_changeable(item, plan.now, change=change)
         moves = _service_moves(order, item, r)
         plan.added += Price.from_wire(r.price).total - item.total
         plan.added -= sum((s.total for s, target in moves if target is None), ZERO)
         plan.retained += Decimal(r.change_fee)
-        if bundle_terms(item.bundle).refund_method == "refund":
+        if change is not None or bundle_terms(item.bundle).refund_method == "refund":
+            # A seat that cannot follow to a flight the airline made us take goes back to
+            # the card, whatever the bundle.
             plan.give_back = max(plan.give_back, GiveBack.REFUND)
         else:
             plan.give_back = max(plan.give_back, GiveBack.CREDIT)
@@ -640,6 +697,14 @@ def _exchange(plan: Plan, order: Order, swaps) -> None:
         _move_services(moves, journey, new_item, segment_rows)
         replaced.append(item.ref)
         added.append(new_item.ref)
+    for ref in {r.airline_change for _item, r, _moves, _flown in journeys if r.airline_change}:
+        change_exchanged(
+            order,
+            ref=ref,
+            journey_refs=[i.journey.ref for i, r, _m, _f in journeys if r.airline_change == ref],
+            actor=plan.actor,
+            now=plan.now,
+        )
     if order.status == OrderStatus.CONFIRMED:
         # Reissue: every open coupon is exchanged for a new ticket over the live journeys.
         Coupon.objects.filter(ticket__order=order, status=Coupon.Status.OPEN).update(

@@ -254,6 +254,24 @@ class AcceptReshopOffer:
     kind: ClassVar[str] = "AcceptReshopOffer"
 
 
+@dataclass(frozen=True)
+class AcceptAirlineChange:
+    """The order takes the schedule an airline change brought (orders.airline_changes)."""
+
+    change_id: str  # AIC- id
+    kind: ClassVar[str] = "AcceptAirlineChange"
+
+
+@dataclass(frozen=True)
+class CancelForAirlineChange:
+    """Cancel for an airline change: everything back, to the original payment
+    (`OriginalPayment`) or as airline credit (`AirlineCredit`)."""
+
+    change_id: str
+    refund_to: str = "OriginalPayment"
+    kind: ClassVar[str] = "CancelForAirlineChange"
+
+
 Change = (
     CancelUnpaidOrder
     | ConfirmHold
@@ -262,6 +280,8 @@ Change = (
     | UpdateContact
     | AcceptOffer
     | AcceptReshopOffer
+    | AcceptAirlineChange
+    | CancelForAirlineChange
 )
 
 

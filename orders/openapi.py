@@ -119,6 +119,13 @@ class OrderSegment(s.Serializer):
     arrivalDateTime = s.CharField()
     cabinTypeCode = s.CharField()
     rbd = s.CharField()
+    statusCode = s.ChoiceField(
+        choices=["CONFIRMED", "SCHEDULE_CHANGED", "AIRLINE_CANCELLED", "CANCELLED"],
+        help_text="CONFIRMED: flies as booked. SCHEDULE_CHANGED: a pending airline change "
+        "covers it (the booked times stay until it is accepted). AIRLINE_CANCELLED: the "
+        "airline cancelled its flight; unflown until the seller acts. CANCELLED: the seller "
+        "cancelled or exchanged its journey",
+    )
     legs = OrderLeg(many=True)
 
 
@@ -196,6 +203,55 @@ class OrderService(s.Serializer):
     emdNumber = s.RegexField(r"^\d{13}$", required=False, help_text="Paid services only")
 
 
+class ChangedSegment(s.Serializer):
+    segmentId = s.CharField()
+    marketingCarrier = s.CharField()
+    marketingFlightNumber = s.CharField()
+    origin = s.CharField()
+    destination = s.CharField()
+    departureDateTime = s.CharField()
+    arrivalDateTime = s.CharField()
+    cabinTypeCode = s.CharField()
+    rbd = s.CharField()
+    statusCode = s.ChoiceField(
+        choices=["CONFIRMED", "AIRLINE_CANCELLED"], required=False, help_text="In `added` only"
+    )
+
+
+class ChangedJourney(s.Serializer):
+    journeyId = s.CharField(help_text="The order's journey (journeys[].journeyId)")
+    origin = s.CharField()
+    destination = s.CharField()
+    departureDateTime = s.CharField()
+    arrivalDateTime = s.CharField()
+    duration = s.CharField()
+    segments = ChangedSegment(many=True)
+
+
+class AirlineInitiatedChange(s.Serializer):
+    id = s.CharField(help_text="AIC-...: the airlineChangeId change order answers it with")
+    status = s.ChoiceField(choices=["PENDING", "ACCEPTED", "CANCELLED", "CHANGED"])
+    detectedAt = s.DateTimeField()
+    resolvedAt = s.DateTimeField(required=False, help_text="Once answered")
+    reasons = s.ListField(
+        child=s.ChoiceField(choices=["RETIMED", "CANCELLED", "EQUIPMENT", "CONNECTION"])
+    )
+    removed = ChangedJourney(many=True, help_text="The affected journeys as booked")
+    added = ChangedJourney(
+        many=True,
+        help_text="The same journeys as their flights fly now; a journey with a cancelled "
+        "flight is not here",
+    )
+    availableActions = s.ListField(
+        child=s.ChoiceField(
+            choices=["AcceptAirlineChange", "ReshopItinerary", "CancelForAirlineChange"]
+        ),
+        help_text="While PENDING: AcceptAirlineChange and CancelForAirlineChange are change "
+        "order types; ReshopItinerary then quote and AcceptReshopOffer exchange the journeys "
+        "at no charge",
+    )
+
+
 class OrderViewData(s.Serializer):
     order = OrderHeader()
     services = OrderService(many=True)
@@ -205,6 +261,9 @@ class OrderViewData(s.Serializer):
     payments = OrderPayment(many=True)
     tickets = OrderTicket(many=True)
     credits = OrderCredit(many=True, help_text="Airline credit this order gave back")
+    airlineInitiatedChanges = AirlineInitiatedChange(
+        many=True, help_text="Schedule changes the airline made to this order's flights"
+    )
 
 
 class OrderSummary(s.Serializer):
@@ -433,6 +492,27 @@ CHANGE_EXAMPLES = [
                 "expiryDate": "1230",
                 "securityCode": "123",
             },
+        },
+    ),
+]
+
+CHANGE_EXAMPLES += [
+    OpenApiExample(
+        "Accept an airline-initiated change",
+        request_only=True,
+        value={"changes": [{"type": "AcceptAirlineChange", "airlineChangeId": "AIC-3F9A1C2B"}]},
+    ),
+    OpenApiExample(
+        "Cancel for an airline-initiated change (everything back as airline credit)",
+        request_only=True,
+        value={
+            "changes": [
+                {
+                    "type": "CancelForAirlineChange",
+                    "airlineChangeId": "AIC-3F9A1C2B",
+                    "refundTo": "AirlineCredit",
+                }
+            ]
         },
     ),
 ]

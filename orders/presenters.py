@@ -15,12 +15,29 @@ from airline.fares.money import ZERO, Fee, Price, Tax, money_wire, price_sum
 from airline.network.services import station_zone
 from offers.store import STORE_ERRORS
 from offers.wire import iso_duration, local_time
-from orders.models import Journey, Order, OrderStatus, Passenger, Payment, Segment, Service
+from orders.models import (
+    AirlineChange,
+    Journey,
+    Order,
+    OrderStatus,
+    Passenger,
+    Payment,
+    Segment,
+    Service,
+)
 from orders.selectors import LegPart, OrderParts, OrderRow, OrderSearch, order_parts
 
 VIEW_CACHE_SECONDS = 24 * 3600
 # Line statuses of the view: order items' and services' alike (SPEC.md §3).
 CONFIRMED, CANCELLED = "CONFIRMED", "CANCELLED"
+# Segment statuses of the view (README "Airline-initiated changes"): flying as booked;
+# changed by the airline, waiting for the seller (a pending airline change covers it);
+# its flight cancelled by the airline, unflown until the seller acts; its journey
+# cancelled or exchanged by the seller.
+SEGMENT_CONFIRMED = "CONFIRMED"
+SEGMENT_SCHEDULE_CHANGED = "SCHEDULE_CHANGED"
+SEGMENT_AIRLINE_CANCELLED = "AIRLINE_CANCELLED"
+SEGMENT_CANCELLED = "CANCELLED"
 
 
 def order_view_cached(order: Order, *, parts: OrderParts | None = None) -> orjson.Fragment:
@@ -86,6 +103,12 @@ def order_view(parts: OrderParts) -> dict[str, Any]:
         for item in items
     ]
     segment_refs = {s.pk: s.ref for ss in segments_of.values() for s in ss}
+    changed = {
+        ref
+        for c in parts.airline_changes
+        if c.status == AirlineChange.Status.PENDING
+        for ref in c.journey_refs
+    }
     pax_by_pk = {p.pk: p.ref for p in passengers}
     client_ids = {p.pk: p.offer_pax_id for p in passengers}
     return {
@@ -95,7 +118,7 @@ def order_view(parts: OrderParts) -> dict[str, Any]:
         ],
         "pax": [pax_wire(p, pax_by_pk, client_ids) for p in passengers],
         "contacts": [_contact_wire(c) for c in parts.contacts],
-        "journeys": [_journey_wire(j, segments_of[j.pk], parts.legs) for j in journeys],
+        "journeys": [_journey_wire(j, segments_of[j.pk], parts.legs, changed) for j in journeys],
         "payments": [_payment_wire(p) for p in parts.payments],
         "credits": [
             {
@@ -118,7 +141,26 @@ def order_view(parts: OrderParts) -> dict[str, Any]:
             for t in parts.tickets
             for c in parts.coupons[t.pk]
         ],
+        "airlineInitiatedChanges": [airline_change_wire(c) for c in parts.airline_changes],
     }
+
+
+def airline_change_wire(change: AirlineChange) -> dict[str, Any]:
+    """An `airlineInitiatedChanges[]` entry (orders.airline_changes): the journeys as
+    booked and as they fly now, and the change types that answer it while pending."""
+    pending = change.status == AirlineChange.Status.PENDING
+    wire: dict[str, Any] = {
+        "id": change.ref,
+        "status": change.status,
+        "detectedAt": clock.format_utc(change.detected_at),
+        "reasons": change.reasons,
+        "removed": change.removed,
+        "added": change.added,
+        "availableActions": change.actions if pending else [],
+    }
+    if change.resolved_at is not None:
+        wire["resolvedAt"] = clock.format_utc(change.resolved_at)
+    return wire
 
 
 def _payment_wire(p: Payment) -> dict[str, Any]:
@@ -242,7 +284,10 @@ def _contact_wire(c) -> dict[str, Any]:
 
 
 def _journey_wire(
-    journey: Journey, segments: Iterable[Segment], legs_of: Mapping[int, Sequence[LegPart]]
+    journey: Journey,
+    segments: Iterable[Segment],
+    legs_of: Mapping[int, Sequence[LegPart]],
+    changed: set[str],
 ) -> dict[str, Any]:
     segments = list(segments)
     legs = sum(len(legs_of[s.pk]) for s in segments)
@@ -254,11 +299,22 @@ def _journey_wire(
         "arrivalDateTime": local_time(journey.arrives_at, _zone(journey.destination)),
         "duration": iso_duration(journey.arrives_at - journey.departs_at),
         "stops": max(legs - 1, 0),
-        "segments": [_segment_wire(s, legs_of[s.pk]) for s in segments],
+        "segments": [
+            _segment_wire(s, legs_of[s.pk], _segment_status(journey, legs_of[s.pk], changed))
+            for s in segments
+        ],
     }
 
 
-def _segment_wire(s: Segment, legs: Iterable[LegPart]) -> dict[str, Any]:
+def _segment_status(journey: Journey, legs: Sequence[LegPart], changed: set[str]) -> str:
+    if journey.is_cancelled:
+        return SEGMENT_CANCELLED
+    if any(leg.is_cancelled for leg in legs):
+        return SEGMENT_AIRLINE_CANCELLED
+    return SEGMENT_SCHEDULE_CHANGED if journey.ref in changed else SEGMENT_CONFIRMED
+
+
+def _segment_wire(s: Segment, legs: Iterable[LegPart], status: str) -> dict[str, Any]:
     return {
         "segmentId": s.ref,
         "marketingCarrier": s.carrier,
@@ -269,6 +325,7 @@ def _segment_wire(s: Segment, legs: Iterable[LegPart]) -> dict[str, Any]:
         "arrivalDateTime": local_time(s.arrives_at, _zone(s.destination)),
         "cabinTypeCode": s.cabin,
         "rbd": s.rbd,
+        "statusCode": status,
         "legs": [
             {
                 "legId": leg.ref,

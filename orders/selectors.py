@@ -26,6 +26,7 @@ from airline.api import clock
 from airline.api.errors import ApiError, Err
 from orders.holds import order_expire_if_due
 from orders.models import (
+    AirlineChange,
     AirlineCredit,
     Contact,
     Coupon,
@@ -69,6 +70,7 @@ ORDER_VIEW_PREFETCH = (
     Prefetch("payments", Payment.objects.select_related("credit")),
     "tickets__coupons",
     "credits",
+    "airline_changes",
 )
 
 
@@ -125,6 +127,7 @@ class LegPart:
     departs_at: datetime  # UTC
     arrives_at: datetime  # UTC
     aircraft_type: str  # IATA code
+    is_cancelled: bool = False  # the airline cancelled the flight (orders.airline_changes)
 
 
 @dataclass(frozen=True)
@@ -144,6 +147,7 @@ class OrderParts:
     tickets: Sequence[Ticket]
     coupons: Mapping[int, Sequence[Coupon]]  # by ticket pk, by coupon number
     credits: Sequence[AirlineCredit] = ()  # airline credit the order gave back
+    airline_changes: Sequence[AirlineChange] = ()  # schedule changes, oldest first
     # A reserved order's payment intent, while the create flow holds it (not rendered).
     intent: "PaymentIntent | None" = None
 
@@ -188,6 +192,7 @@ def order_parts(order: Order) -> OrderParts:
                     departs_at=leg.flight_leg.departs_at,
                     arrives_at=leg.flight_leg.arrives_at,
                     aircraft_type=leg.flight_leg.aircraft_type.iata_code,
+                    is_cancelled=leg.flight_leg.is_cancelled,
                 )
                 for leg in s.legs.all()
             ]
@@ -199,6 +204,7 @@ def order_parts(order: Order) -> OrderParts:
         tickets=tickets,
         coupons={t.pk: list(t.coupons.all()) for t in tickets},
         credits=list(order.credits.all()),
+        airline_changes=list(order.airline_changes.all()),
     )
 
 

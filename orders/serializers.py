@@ -10,9 +10,11 @@ from rest_framework import serializers
 from airline.api.serializers import IsoDateField, StrictSerializer
 from offers.passengers import MAX_LISTED
 from orders.inputs import (
+    AcceptAirlineChange,
     AcceptOffer,
     AcceptReshopOffer,
     AncillaryPick,
+    CancelForAirlineChange,
     CancelJourney,
     CancelUnpaidOrder,
     CardPayment,
@@ -356,6 +358,12 @@ def change_of(wire: Mapping[str, Any]) -> Change:
         return AcceptOffer(ancillary_pick(wire))
     if kind == "AcceptReshopOffer":
         return AcceptReshopOffer(wire["offerId"], tuple(wire["offerItemIds"]))
+    if kind == "AcceptAirlineChange":
+        return AcceptAirlineChange(wire["airlineChangeId"])
+    if kind == "CancelForAirlineChange":
+        return CancelForAirlineChange(
+            wire["airlineChangeId"], wire.get("refundTo", "OriginalPayment")
+        )
     return CancelUnpaidOrder() if kind == "CancelUnpaidOrder" else ConfirmHold()
 
 
@@ -410,6 +418,8 @@ CHANGE_TYPES = [
     "ConfirmHold",
     "AcceptOffer",
     "AcceptReshopOffer",
+    "AcceptAirlineChange",
+    "CancelForAirlineChange",
 ]
 
 
@@ -441,6 +451,8 @@ CHANGE_NEEDS = {
     "CancelJourney": ("journeyRef",),
     "UpdatePassenger": ("passengerId", "patch"),
     "UpdateContact": ("contact",),
+    "AcceptAirlineChange": ("airlineChangeId",),
+    "CancelForAirlineChange": ("airlineChangeId",),
 }
 
 
@@ -461,6 +473,8 @@ class ChangeIn(StrictSerializer):
     passengerId = serializers.CharField(max_length=64, required=False)
     patch = PassengerPatchIn(required=False)
     contact = ContactIn(required=False)
+    airlineChangeId = serializers.CharField(max_length=20, required=False)
+    refundTo = serializers.ChoiceField(choices=["OriginalPayment", "AirlineCredit"], required=False)
 
     def validate(self, attrs):
         for name in CHANGE_NEEDS.get(attrs["type"], ()):

@@ -37,6 +37,12 @@ EVENT_TYPES: dict[str, str] = {
     Kind.CONTACT_UPDATED: "order.changed",
     Kind.PAYMENT_REFUNDED: "order.refunded",
     Kind.CREDIT_ISSUED: "order.refunded",
+    # A schedule change by the airline (README "Airline-initiated changes"); the seller's
+    # answer to it is a change of the order like any other.
+    Kind.AIRLINE_CHANGE_DETECTED: "order.airline_initiated_change_detected",
+    Kind.AIRLINE_CHANGE_ACCEPTED: "order.changed",
+    Kind.AIRLINE_CHANGE_CANCELLED: "order.changed",
+    Kind.AIRLINE_CHANGE_EXCHANGED: "order.changed",
 }
 PING = "ping"
 PUBLIC_TYPES: tuple[str, ...] = tuple(dict.fromkeys(EVENT_TYPES.values()))

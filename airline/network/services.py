@@ -2,7 +2,7 @@
 legs it implies."""
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -37,6 +37,29 @@ from airline.network.ssim import (
 # "subject to government approval" text of a leg under this one (SPEC.md §2.2).
 GOVT_APPROVAL_DEI = 901
 BATCH = 2000
+
+
+# Told, inside a schedule load's transaction, which flight-date legs with sales are about
+# to be retimed, re-equipped or cancelled, before they are written; each returns what to
+# run once they are. orders.airline_changes registers one (orders.apps): it locks the
+# orders flying those legs in its first call, so a load takes order rows before leg rows
+# as every change of an order does, and the two never wait on each other in a circle.
+FlightsChanging = Callable[[frozenset[int], datetime], Callable[[], None]]
+FLIGHTS_CHANGING: list[FlightsChanging] = []
+
+
+def flights_changing(leg_ids: Iterable[int], *, now: datetime) -> Callable[[], None]:
+    """Tell every FLIGHTS_CHANGING listener that these legs are about to change; the
+    returned callable tells them the change is written (call it in the same
+    transaction). The back office calls this around its own edits of flight legs."""
+    ids = frozenset(leg_ids)
+    after = [listener(ids, now) for listener in FLIGHTS_CHANGING] if ids else []
+
+    def written() -> None:
+        for done in after:
+            done()
+
+    return written
 
 
 class ScheduleError(Exception):
@@ -237,7 +260,7 @@ def schedule_load(
                 service_type=leg.service_type,
                 govt_approval_disclosure=_govt_disclosure(leg),
             )
-    result = _apply_dated_legs(carriers, wanted)
+    result = _apply_dated_legs(carriers, wanted, now=now)
     result.load = ScheduleLoad.objects.create(
         carrier=",".join(sorted(carriers)),
         file_name=file_name,
@@ -266,7 +289,9 @@ COMPARED = (
 )
 
 
-def _apply_dated_legs(carriers: set[str], wanted: dict[tuple, FlightLeg]) -> LoadResult:
+def _apply_dated_legs(
+    carriers: set[str], wanted: dict[tuple, FlightLeg], *, now: datetime
+) -> LoadResult:
     result = LoadResult(load=None)
     existing = {
         (leg.carrier, leg.flight_number, leg.flight_date, leg.leg_sequence): leg
@@ -281,6 +306,21 @@ def _apply_dated_legs(carriers: set[str], wanted: dict[tuple, FlightLeg]) -> Loa
     dropped = [leg for key, leg in existing.items() if key not in wanted]
     deletable = [leg.pk for leg in dropped if leg.pk not in with_sales]
     kept = [leg for leg in dropped if leg.pk in with_sales and not leg.is_cancelled]
+    changed, reconfigured = [], []
+    for key, new in wanted.items():
+        old = existing.get(key)
+        if old is None:
+            continue
+        if any(getattr(old, f) != getattr(new, f) for f in COMPARED):
+            if old.configuration_id != new.configuration_id:
+                reconfigured.append(old)
+            changed.append((old, new))
+    # Bookings on the legs about to change learn of it (orders.airline_changes).
+    written = flights_changing(
+        {leg.pk for leg in kept} | {old.pk for old, _ in changed if old.pk in with_sales},
+        now=now,
+    )
+
     for leg in kept:
         leg.is_cancelled = True
     FlightLeg.objects.bulk_update(kept, ["is_cancelled"], batch_size=BATCH)
@@ -290,19 +330,11 @@ def _apply_dated_legs(carriers: set[str], wanted: dict[tuple, FlightLeg]) -> Loa
     result.removed = sorted(str(leg) for leg in dropped if leg.pk not in with_sales)
     result.kept_with_sales = sorted(str(leg) for leg in kept)
 
-    changed, reconfigured = [], []
-    for key, new in wanted.items():
-        old = existing.get(key)
-        if old is None:
-            continue
-        if any(getattr(old, f) != getattr(new, f) for f in COMPARED):
-            if old.configuration_id != new.configuration_id:
-                reconfigured.append(old)
-            for f in COMPARED:
-                setattr(old, f, getattr(new, f))
-            changed.append(old)
+    for old, new in changed:
+        for f in COMPARED:
+            setattr(old, f, getattr(new, f))
     FlightLeg.objects.bulk_update(
-        changed, [f.removesuffix("_id") for f in COMPARED], batch_size=BATCH
+        [old for old, _ in changed], [f.removesuffix("_id") for f in COMPARED], batch_size=BATCH
     )
     result.legs_updated = len(changed)
 
@@ -312,6 +344,7 @@ def _apply_dated_legs(carriers: set[str], wanted: dict[tuple, FlightLeg]) -> Loa
     result.legs_created = len(created)
     inventory_create_for_legs(created)
     _resize_inventory(reconfigured)
+    written()
     return result
 
 

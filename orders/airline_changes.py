@@ -1,0 +1,479 @@
+"""Airline-initiated schedule changes (issue 17 items 5-7; README "Airline-initiated
+changes").
+
+1. Detection. A schedule load (airline.network.services) tells `flights_changing` which
+   flight-date legs with sales it is about to retime, re-equip or cancel. The orders
+   flying them are locked then (orders before legs, as every change of an order takes
+   them), and once the legs are written each order's live journeys are compared with
+   what they fly now: a segment retimed, a flight cancelled, a booked seat or cabin
+   missing from the new aircraft, or a connection now under the minimum connecting
+   time. An order with such a journey gets one pending `AirlineChange` (brought up to
+   date when a later load changes it again), its version bumped so no stale view or
+   quote survives, and one `airline_change_detected` event: the
+   `order.airline_initiated_change_detected` webhook.
+2. The seller's answer, through change order:
+   - AcceptAirlineChange: the order takes the new times (segments and journeys rewritten;
+     tickets stay valid, their coupons name the same segments); a seat that is not on
+     the new aircraft is cancelled and its value given back. Not offered while a flight
+     of the change is cancelled.
+   - CancelForAirlineChange: every journey not yet flown is cancelled with everything
+     given back, no penalty whatever the bundle, to the original payment or as airline
+     credit (`refundTo`).
+   - another flight at no charge: reshop ReshopItinerary, quote, AcceptReshopOffer, with
+     the journeys the change covers priced at what was paid, no change fee, whatever the
+     bundle (orders.exchange asks `pending_change_of`).
+   A change nobody answers stays pending; an airline-cancelled journey stays on the
+   order, live and unflown, in OrderList and in the view (segments AIRLINE_CANCELLED).
+"""
+
+import itertools
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from django.db.models import F, Prefetch
+
+from airline.api.errors import ApiError, Err
+from airline.fares.money import ZERO
+from airline.network.itineraries import MINIMUM_CONNECTING_TIME
+from airline.network.models import FlightLeg
+from airline.network.services import FLIGHTS_CHANGING, station_zone
+from offers.ancillaries import seats_of_configuration
+from offers.wire import iso_duration, local_time
+from orders import events, ids
+from orders.cancel import Cancellation, JourneyCancellation, journeys_cancel, live_services
+from orders.changes import ACTIONS, Action, GiveBack, Plan
+from orders.inputs import AcceptAirlineChange, CancelForAirlineChange
+from orders.models import (
+    AirlineChange,
+    Journey,
+    Leg,
+    Order,
+    OrderEvent,
+    OrderStatus,
+    Segment,
+    Service,
+)
+from orders.presenters import SEGMENT_AIRLINE_CANCELLED, SEGMENT_CONFIRMED
+
+LIVE = "CONFIRMED"  # an order item's status while it flies
+Reason = AirlineChange.Reason
+Status = AirlineChange.Status
+ACCEPT, CANCEL, RESHOP = "AcceptAirlineChange", "CancelForAirlineChange", "ReshopItinerary"
+
+# The orders' live journeys with their segments, legs and the flight legs they fly now.
+_TRIP = (
+    "items",
+    Prefetch(
+        "journeys",
+        queryset=Journey.objects.order_by("position").prefetch_related(
+            Prefetch(
+                "segments",
+                queryset=Segment.objects.order_by("position").prefetch_related(
+                    Prefetch("legs", Leg.objects.order_by("position").select_related("flight_leg"))
+                ),
+            )
+        ),
+    ),
+)
+
+
+# --- detection -------------------------------------------------------------------------
+
+
+def flights_changing(leg_ids: frozenset[int], now: datetime) -> Callable[[], None]:
+    """A FLIGHTS_CHANGING listener: lock the orders flying these legs now, before the
+    load writes them; once it has, detect what changed for each."""
+    order_ids = set(
+        Leg.objects.filter(
+            flight_leg_id__in=leg_ids,
+            segment__holds_inventory=True,
+            segment__order__status__in=(OrderStatus.CONFIRMED, OrderStatus.ONHOLD),
+        ).values_list("segment__order_id", flat=True)
+    )
+    # In id order, as every lock of many rows is taken here; held until the load commits.
+    locked = list(
+        Order.objects.select_for_update()
+        .filter(pk__in=order_ids)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    return lambda: airline_changes_detect(order_ids=locked, now=now)
+
+
+def airline_changes_detect(*, order_ids: Iterable[int], now: datetime) -> list[AirlineChange]:
+    """For each order (locked by the caller, in its transaction): its pending airline
+    change, created or brought up to date, when a live journey no longer flies as
+    booked; the changes written."""
+    written = []
+    orders = Order.objects.filter(pk__in=list(order_ids)).order_by("pk").prefetch_related(*_TRIP)
+    for order in orders:
+        found = [(j, r) for j in _live_journeys(order) if (r := journey_reasons(j))]
+        if found:
+            written.append(_change_record(order, found, now=now))
+    return written
+
+
+@dataclass(frozen=True)
+class _FlightNow:
+    """A booked segment as it flies now."""
+
+    segment: Segment
+    legs: tuple[FlightLeg, ...]
+
+    @property
+    def departs_at(self) -> datetime:
+        return self.legs[0].departs_at
+
+    @property
+    def arrives_at(self) -> datetime:
+        return self.legs[-1].arrives_at
+
+    @property
+    def cancelled(self) -> bool:
+        return any(leg.is_cancelled for leg in self.legs)
+
+
+def _live_journeys(order: Order) -> list[Journey]:
+    live = {i.journey_id for i in order.items.all() if i.status == LIVE}
+    return [j for j in order.journeys.all() if j.pk in live and not j.is_cancelled]
+
+
+def _now(journey: Journey) -> list[_FlightNow]:
+    return [
+        _FlightNow(s, tuple(leg.flight_leg for leg in s.legs.all())) for s in journey.segments.all()
+    ]
+
+
+def journey_reasons(journey: Journey) -> list[str]:
+    """Why a live journey (its segments and legs prefetched with their flight legs) no
+    longer flies as booked; empty when it does."""
+    flights = _now(journey)
+    reasons = set()
+    for flight in flights:
+        segment = flight.segment
+        if flight.cancelled:  # whatever else changed, it will not fly
+            reasons.add(Reason.CANCELLED)
+        elif (segment.departs_at, segment.arrives_at) != (flight.departs_at, flight.arrives_at):
+            reasons.add(Reason.RETIMED)
+        if _equipment_lost(segment, flight.legs):
+            reasons.add(Reason.EQUIPMENT)
+    for before, after in itertools.pairwise(flights):
+        if after.departs_at - before.arrives_at < MINIMUM_CONNECTING_TIME:
+            reasons.add(Reason.CONNECTION)
+    return [r for r in Reason.values if r in reasons]
+
+
+def _equipment_lost(segment: Segment, legs: Sequence[FlightLeg]) -> bool:
+    """The segment's cabin is not on a leg's aircraft now, or a seat held on the segment
+    is not (or is blocked)."""
+    # From the seat layouts cached per configuration: no query per leg.
+    if any(
+        segment.cabin not in {seat.cabin for seat in seats_of_configuration(leg.configuration_id)}
+        for leg in legs
+    ):
+        return True
+    return bool(_seats_lost(segment, legs))
+
+
+def _seats_lost(segment: Segment, legs: Sequence[FlightLeg]) -> list[Service]:
+    """The live seats on the segment that the aircraft now flying its legs does not have."""
+    configuration = {leg.pk: leg.configuration_id for leg in legs}
+    seats = Service.objects.filter(
+        segment=segment, status=Service.Status.ACTIVE, seat_row__isnull=False
+    )
+    lost = []
+    for seat in seats:
+        designator = f"{seat.seat_row}{seat.seat_column}"
+        layout = seats_of_configuration(configuration.get(seat.flight_leg_id, 0))
+        if not any(s.designator == designator and not s.blocked for s in layout):
+            lost.append(seat)
+    return lost
+
+
+def _change_record(
+    order: Order, found: Sequence[tuple[Journey, list[str]]], *, now: datetime
+) -> AirlineChange:
+    reasons = sorted({r for _, rs in found for r in rs}, key=Reason.values.index)
+    actions = [RESHOP, CANCEL] if Reason.CANCELLED in reasons else [ACCEPT, RESHOP, CANCEL]
+    values = {
+        "detected_at": now,
+        "journey_refs": [j.ref for j, _ in found],
+        "reasons": reasons,
+        "removed": [journey_booked_wire(j) for j, _ in found],
+        # A journey with a cancelled flight cannot be flown as it is: not "added".
+        "added": [journey_now_wire(j) for j, rs in found if Reason.CANCELLED not in rs],
+        "actions": actions,
+    }
+    change = AirlineChange.objects.filter(order=order, status=Status.PENDING).first()
+    if change is None:
+        change = AirlineChange.objects.create(order=order, ref=ids.new_ref("AIC"), **values)
+    else:
+        for name, value in values.items():
+            setattr(change, name, value)
+        change.save(update_fields=list(values))
+    # The view and any quote of the order as it was are stale now.
+    Order.objects.filter(pk=order.pk).update(version=F("version") + 1, updated_at=now)
+    events.airline_change_detected(order, now=now, change=change)
+    return change
+
+
+def journey_booked_wire(journey: Journey) -> dict[str, Any]:
+    """A journey as booked, in the order view's journey shape (without legs)."""
+    return _journey_wire(
+        journey, [(s, s.departs_at, s.arrives_at, None) for s in journey.segments.all()]
+    )
+
+
+def journey_now_wire(journey: Journey) -> dict[str, Any]:
+    """A journey as its flights fly now, each segment with its status."""
+    return _journey_wire(
+        journey,
+        [
+            (
+                f.segment,
+                f.departs_at,
+                f.arrives_at,
+                SEGMENT_AIRLINE_CANCELLED if f.cancelled else SEGMENT_CONFIRMED,
+            )
+            for f in _now(journey)
+        ],
+    )
+
+
+def _journey_wire(journey: Journey, segments: Sequence[tuple]) -> dict[str, Any]:
+    departs, arrives = segments[0][1], segments[-1][2]
+    return {
+        "journeyId": journey.ref,
+        "origin": journey.origin,
+        "destination": journey.destination,
+        "departureDateTime": local_time(departs, station_zone(journey.origin)),
+        "arrivalDateTime": local_time(arrives, station_zone(journey.destination)),
+        "duration": iso_duration(arrives - departs),
+        "segments": [
+            {
+                "segmentId": s.ref,
+                "marketingCarrier": s.carrier,
+                "marketingFlightNumber": str(s.flight_number),
+                "origin": s.origin,
+                "destination": s.destination,
+                "departureDateTime": local_time(at, station_zone(s.origin)),
+                "arrivalDateTime": local_time(to, station_zone(s.destination)),
+                "cabinTypeCode": s.cabin,
+                "rbd": s.rbd,
+                **({"statusCode": status} if status else {}),
+            }
+            for s, at, to, status in segments
+        ],
+    }
+
+
+# --- what reshop reads ------------------------------------------------------------------
+
+
+def journey_airline_cancelled(journey: Journey) -> bool:
+    """Whether the airline cancelled a flight of the journey."""
+    return FlightLeg.objects.filter(
+        pk__in=Leg.objects.filter(segment__journey=journey).values("flight_leg_id"),
+        is_cancelled=True,
+    ).exists()
+
+
+def pending_change_of(order: Order) -> AirlineChange | None:
+    """The order's pending airline change, if any: its journeys are exchanged at no
+    charge (orders.exchange)."""
+    return AirlineChange.objects.filter(order=order, status=Status.PENDING).first()
+
+
+def change_exchanged(
+    order: Order, *, ref: str, journey_refs: Sequence[str], actor: str, now: datetime
+) -> None:
+    """Under the order's lock, once journeys the pending change `ref` covers were
+    exchanged: the change is CHANGED when none of its journeys is left live (ERR-4002 if
+    it is no longer pending: the quote was priced for it)."""
+    change = (
+        AirlineChange.objects.select_for_update()
+        .filter(order=order, ref=ref, status=Status.PENDING)
+        .first()
+    )
+    if change is None:
+        raise ApiError(
+            Err.CHANGE_NOT_APPLIED,
+            f"Airline change {ref} is no longer pending; reshop and quote again",
+            path="changes.offerId",
+        )
+    left = Journey.objects.filter(
+        order=order, ref__in=change.journey_refs, is_cancelled=False
+    ).exclude(ref__in=journey_refs)
+    if not left.exists():
+        _resolve(order, change, Status.CHANGED, actor=actor, now=now)
+
+
+def _resolve(order: Order, change: AirlineChange, status: str, *, actor: str, now) -> None:
+    AirlineChange.objects.filter(pk=change.pk).update(
+        status=status, resolved_at=now, resolved_by=actor[:80]
+    )
+    kind = {
+        Status.ACCEPTED: OrderEvent.Kind.AIRLINE_CHANGE_ACCEPTED,
+        Status.CANCELLED: OrderEvent.Kind.AIRLINE_CHANGE_CANCELLED,
+        Status.CHANGED: OrderEvent.Kind.AIRLINE_CHANGE_EXCHANGED,
+    }[status]
+    events.airline_change_resolved(order, actor=actor, now=now, change=change, kind=kind)
+
+
+# --- change order: AcceptAirlineChange, CancelForAirlineChange ---------------------------
+
+
+def _change_of(plan: Plan, entries: Sequence[AcceptAirlineChange | CancelForAirlineChange]):
+    """The one pending change the entry names, offering the entry's action; ERR-4002
+    otherwise (an unknown id included: the order is the seller's, the change is not on
+    it)."""
+    if len(entries) != 1:
+        raise ApiError(
+            Err.CHANGE_NOT_APPLIED, "Answer an airline change once per request", path="changes"
+        )
+    entry = entries[0]
+    change = AirlineChange.objects.filter(order=plan.order, ref=entry.change_id).first()
+    if change is None:
+        raise ApiError(
+            Err.CHANGE_NOT_APPLIED,
+            f"Airline change {entry.change_id} is not on this order",
+            path="changes.airlineChangeId",
+        )
+    if change.status != Status.PENDING:
+        raise ApiError(
+            Err.CHANGE_NOT_APPLIED,
+            f"Airline change {change.ref} is {change.status}; only a pending one can be answered",
+            path="changes.airlineChangeId",
+        )
+    if entry.kind not in change.actions:
+        raise ApiError(
+            Err.CHANGE_NOT_APPLIED,
+            f"Airline change {change.ref} cannot be answered with {entry.kind}: a flight "
+            "of it is cancelled; cancel or change to another flight",
+            path="changes.type",
+        )
+    return change
+
+
+def _covered(plan: Plan, change: AirlineChange) -> list[Journey]:
+    """The change's journeys still live on the order (as read with SLIM_PREFETCH)."""
+    live = {i.journey_id for i in plan.order.items.all() if i.status == LIVE}
+    return [
+        j
+        for j in plan.order.journeys.all()
+        if j.ref in change.journey_refs and j.pk in live and not j.is_cancelled
+    ]
+
+
+def check_accept_airline_change(plan: Plan, entries: Sequence[AcceptAirlineChange]) -> Any:
+    """The new times for the change's journeys; seats the new aircraft lacks cancelled,
+    their value given back to the card (or voided on a hold)."""
+    change = _change_of(plan, entries)
+    journeys = _covered(plan, change)
+    segments = [s for j in journeys for s in j.segments.all()]
+    flight_legs = {
+        leg.pk: leg
+        for leg in FlightLeg.objects.filter(
+            pk__in=[leg.flight_leg_id for s in segments for leg in s.legs.all()]
+        )
+    }
+    lost = [
+        seat
+        for s in segments
+        for seat in _seats_lost(s, [flight_legs[leg.flight_leg_id] for leg in s.legs.all()])
+    ]
+    value = sum((seat.total for seat in lost), ZERO)
+    plan.added -= value
+    if plan.settles:
+        plan.give_back = max(plan.give_back, GiveBack.REFUND)
+    else:
+        plan.voided += value
+    # Must still fly when the change commits (changes._check_still_flying, under lock).
+    plan.leg_ids |= set(flight_legs)
+
+    def do_accept_airline_change(plan: Plan, locked: Order) -> None:
+        for journey in journeys:
+            _retime(journey, flight_legs)
+        Service.objects.filter(pk__in=[seat.pk for seat in lost]).update(
+            status=Service.Status.CANCELLED
+        )
+        _resolve(locked, change, Status.ACCEPTED, actor=plan.actor, now=plan.now)
+
+    return do_accept_airline_change
+
+
+def _retime(journey: Journey, flight_legs: dict[int, FlightLeg]) -> None:
+    """The journey and its segments take the times their flights fly now; their coupons
+    stay open on the same segments (the tickets are revalidated, not reissued)."""
+    segments = list(journey.segments.all())
+    for segment in segments:
+        legs = [flight_legs[leg.flight_leg_id] for leg in segment.legs.all()]
+        segment.departs_at, segment.arrives_at = legs[0].departs_at, legs[-1].arrives_at
+    Segment.objects.bulk_update(segments, ["departs_at", "arrives_at"])
+    journey.departs_at, journey.arrives_at = segments[0].departs_at, segments[-1].arrives_at
+    journey.departure_date = journey.departs_at.astimezone(station_zone(journey.origin)).date()
+    journey.save(update_fields=["departs_at", "arrives_at", "departure_date"])
+
+
+def check_cancel_for_airline_change(plan: Plan, entries: Sequence[CancelForAirlineChange]) -> Any:
+    """Every journey of the order not yet flown, and those of the change even past their
+    time (they never flew), cancelled with everything they are worth given back: no
+    penalty whatever the bundle, to the original payment or as airline credit."""
+    change = _change_of(plan, entries)
+    order = plan.order
+    covered = {j.pk for j in _covered(plan, change)}
+    live_items = {i.journey_id: i for i in order.items.all() if i.status == LIVE}
+    journeys = [
+        j
+        for j in order.journeys.all()
+        if j.pk in live_items and (j.pk in covered or j.departs_at > plan.now)
+    ]
+    services = live_services(order, journeys)
+    paid = plan.settles
+    to_credit = entries[0].refund_to == "AirlineCredit"
+    found = []
+    for journey in journeys:
+        on_it = tuple(services.get(journey.pk, ()))
+        value = live_items[journey.pk].total + sum((s.total for s in on_it), ZERO)
+        back = value if paid else ZERO
+        found.append(
+            JourneyCancellation(
+                item=live_items[journey.pk],
+                journey=journey,
+                services=on_it,
+                value=value,
+                penalty=ZERO,
+                refund=ZERO if to_credit else back,
+                credit=back if to_credit else ZERO,
+            )
+        )
+    whole = len(journeys) == len(live_items)
+    cancellation = Cancellation(journeys=tuple(found), whole_order=whole, paid=paid)
+    plan.added -= cancellation.value
+    if paid:
+        owed = _sum(j.refund for j in found), _sum(j.credit for j in found)
+        plan.refund_owed += owed[0]
+        plan.credit_owed += owed[1]
+    else:
+        plan.voided += cancellation.value
+    plan.cancelled = plan.cancelled or whole
+
+    def do_cancel_for_airline_change(plan: Plan, locked: Order) -> None:
+        journeys_cancel(plan, locked, cancellation)
+        _resolve(locked, change, Status.CANCELLED, actor=plan.actor, now=plan.now)
+
+    return do_cancel_for_airline_change
+
+
+def _sum(values: Iterable[Decimal]) -> Decimal:
+    return sum(values, ZERO)
+
+
+# Registered when the app is ready (orders.apps).
+ACTIONS[ACCEPT] = Action(check_accept_airline_change, alone=True)
+ACTIONS[CANCEL] = Action(check_cancel_for_airline_change, alone=True)
+if flights_changing not in FLIGHTS_CHANGING:
+    FLIGHTS_CHANGING.append(flights_changing)
