@@ -21,6 +21,7 @@ from airline.network.models import Station
 from airline.network.services import station_zone
 from orders.holds import order_cancel_hold
 from orders.models import (
+    AirlineChange,
     AirlineCredit,
     Contact,
     Journey,
@@ -227,6 +228,51 @@ class CreditInline(ReadOnlyInline):
     expires_at_utc = staticmethod(utc_column("expires_at", "Expires"))
 
 
+class AirlineChangeInline(ReadOnlyInline):
+    """Schedule changes the airline made to booked flights (README "Airline-initiated
+    changes"): what the booking was and is now, and what the seller did about it."""
+
+    model = AirlineChange
+    verbose_name_plural = "airline-initiated changes"
+    fields = [
+        "ref",
+        "status",
+        "reason_list",
+        "detected_at_utc",
+        "was",
+        "now",
+        "resolved_at_utc",
+        "resolved_by",
+    ]
+    readonly_fields = ["reason_list", "detected_at_utc", "was", "now", "resolved_at_utc"]
+    detected_at_utc = staticmethod(utc_column("detected_at", "Detected"))
+    resolved_at_utc = staticmethod(utc_column("resolved_at", "Resolved"))
+
+    @admin.display(description="Reasons")
+    def reason_list(self, change: AirlineChange) -> str:
+        return ", ".join(change.reasons)
+
+    @admin.display(description="As booked")
+    def was(self, change: AirlineChange) -> str:
+        return _journeys_text(change.removed)
+
+    @admin.display(description="As it flies now")
+    def now(self, change: AirlineChange) -> str:
+        return _journeys_text(change.added) or "-"
+
+
+def _journeys_text(journeys: list) -> str:
+    """Journeys of the order view shape, a line each: flights with local times."""
+    return "; ".join(
+        " ".join(
+            f"{s['marketingCarrier']}{s['marketingFlightNumber']} {s['origin']}-"
+            f"{s['destination']} {s['departureDateTime'].replace('T', ' ')[:16]}"
+            for s in journey.get("segments", [])
+        )
+        for journey in journeys
+    )
+
+
 class OrderEventInline(ReadOnlyInline):
     model = OrderEvent
     verbose_name_plural = "history"
@@ -412,6 +458,7 @@ class OrderAdmin(admin.ModelAdmin):
         PaymentInline,
         CreditInline,
         TicketInline,
+        AirlineChangeInline,
         OrderEventInline,
     ]
     actions = ["cancel_unpaid_hold"]

@@ -419,3 +419,23 @@ def test_another_seller_a_read_only_key_and_an_unknown_change_are_refused(
     )
     error_of(missing, 422, "ERR-1005")
     assert AirlineChange.objects.get(ref=change_id).status == "PENDING"
+
+
+def test_the_booking_page_shows_the_change_to_support_staff(
+    api, auth, client, network, day, tmp_path
+):
+    from tests.orders.test_admin_roles import staff_in
+
+    view = booked(api, auth, day, flight=101)
+    reload(tmp_path, network, f101=RETIMED_101)
+    [change] = AirlineChange.objects.filter(order__order_id=view["order"]["orderId"])
+    support = staff_in(client, "Support")
+
+    page = support.get(f"/admin/orders/order/{Order.objects.get(pk=change.order_id).pk}/change/")
+
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "airline-initiated changes" in text.lower()
+    assert change.ref in text
+    assert "RETIMED" in text
+    assert f"MX101 PVD-CHS {day.isoformat()} 08:30" in text  # as it flies now, local
