@@ -317,6 +317,7 @@ class _IndexHolder:
                 started = time.monotonic()
                 index = build_index(version)
                 self._index = index  # the swap: requests pick it up on their next read
+                self._checked_at = time.monotonic()
                 # The index is hundreds of thousands of long-lived objects; left to the
                 # cyclic collector, every full collection walks them all (~100 ms pauses,
                 # the p95 of every endpoint: benchmarks/orders.py). Frozen, they are
