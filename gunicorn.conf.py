@@ -12,7 +12,10 @@ access_log_format = '%(h)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(B)s %(M)sms "%(a)s"
 def on_starting(server):
     """Before any worker starts: the metrics directory exists and holds no files of
     processes that are gone (airline/api/metrics.py). Loading the settings sets
-    PROMETHEUS_MULTIPROC_DIR for the workers when METRICS_ENABLED."""
+    PROMETHEUS_MULTIPROC_DIR for the workers when METRICS_ENABLED.
+
+    Then this node's SECRET_KEY is checked against the other live nodes' (airline/nodes.py):
+    a different one stops it here, before it answers anything."""
     import os
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "airline.settings")
@@ -23,10 +26,29 @@ def on_starting(server):
 
         multiprocess_dir_prepare()
 
+    import redis
+
+    from airline.nodes import SecretKeyMismatch, secret_key_claim
+
+    try:
+        secret_key_claim()
+    except SecretKeyMismatch as exc:
+        server.log.error("Refusing to start: %s", exc)
+        raise SystemExit(f"Refusing to start: {exc}") from None
+    except redis.RedisError as exc:
+        # Redis is down: start anyway (every API call says so, ERR-8002); the workers'
+        # heartbeat checks the key once Redis is back.
+        server.log.warning("SECRET_KEY not checked against other nodes: %s", exc)
+
 
 def post_worker_init(worker):
     """Start building this worker's itinerary index at once, so /health turns ok without
-    waiting for a first request to ask (SPEC.md §4.3)."""
+    waiting for a first request to ask (SPEC.md §4.3); keep this node's SECRET_KEY
+    fingerprint alive, and /health at 503 should another live node's differ."""
+    from airline.api.readiness import register_readiness_check
     from airline.network.itineraries import warm_network_index
+    from airline.nodes import heartbeat_in_background, secret_key_agrees
 
     warm_network_index()
+    register_readiness_check("secret_key", secret_key_agrees)
+    heartbeat_in_background()

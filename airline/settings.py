@@ -229,6 +229,12 @@ if WHITENOISE_USE_FINDERS:
 # also starts it at worker boot, gunicorn.conf.py). The test suite turns this off so no
 # warming thread outlives the test that started it.
 NETWORK_WARM_ON_HEALTH_CHECK = env_bool("NETWORK_WARM_ON_HEALTH_CHECK", AIRLINE_ENV != "test")
+# A worker whose index is behind the network version (a schedule load or a fleet edit,
+# on any node) builds the new one in a background thread and keeps answering from the
+# old one until it is swapped in. The test suite builds in the request instead: its data
+# sits in the test's uncommitted transaction, which another thread's connection cannot
+# see (tests that exercise the background build commit theirs).
+NETWORK_REBUILD_IN_BACKGROUND = env_bool("NETWORK_REBUILD_IN_BACKGROUND", AIRLINE_ENV != "test")
 
 # --- Fares (DESIGN.md §7) ----------------------------------------------------------------
 # US taxes per passenger per one-way journey (airline/fares/taxes.py explains each key).

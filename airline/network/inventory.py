@@ -145,19 +145,25 @@ def booking_class_position(rbd: str) -> tuple[str, int]:
 
 
 def leg_availability(leg_ids: Iterable[int]) -> dict[int, dict[str, dict[str, int]]]:
-    """Seats sellable now on each leg, per cabin and booking class: one query for a whole
-    search. A class's figure is the tightest nested limit at or above it.
+    """Seats sellable now on each leg, per cabin and booking class (none on a leg that no
+    longer operates): one query for a whole search. A class's figure is the tightest
+    nested limit at or above it.
 
     Plain SQL: this is the hottest query of shopping, and the ORM's own work cost more
     than the database's (0.9 ms against 0.3 ms for a busy search's 20 legs)."""
     ids = sorted(set(leg_ids))
     if not ids:
         return {}
-    table = LegInventory._meta.db_table
+    # Only legs that still operate: the worker's index may be a few seconds behind a
+    # schedule load, and a leg it still shows may have been deleted (no rows left) or
+    # cancelled (rows kept for its bookings); either way it has no seats to offer.
+    inventory, legs = LegInventory._meta.db_table, FlightLeg._meta.db_table
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT leg_id, cabin, rbd, authorized - sold FROM {table} "  # noqa: S608
-            f"WHERE leg_id IN ({', '.join(['%s'] * len(ids))}) ORDER BY leg_id, cabin, rank",
+            f"SELECT i.leg_id, i.cabin, i.rbd, i.authorized - i.sold FROM {inventory} i "  # noqa: S608
+            f"JOIN {legs} l ON l.id = i.leg_id AND NOT l.is_cancelled "
+            f"WHERE i.leg_id IN ({', '.join(['%s'] * len(ids))}) "
+            "ORDER BY i.leg_id, i.cabin, i.rank",
             ids,
         )
         rows = cursor.fetchall()

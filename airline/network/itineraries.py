@@ -4,13 +4,15 @@ A journey is one segment (nonstop, or direct: one flight number over several leg
 connection of two segments of different flights at the same station, with at least the
 minimum connecting time and at most the maximum, never revisiting a station.
 
-Each worker process keeps the dated legs in memory (read-only; rebuilt from the database
-when a newer schedule is loaded), so building journeys costs no query.
+Each worker process keeps the dated legs in memory (read-only; rebuilt from the database,
+in the background, when the network version moves on), so building journeys costs no
+query. Every node and worker does the same on its own: the shared state is the database.
 """
 
 import bisect
 import gc
 import itertools
+import logging
 import threading
 import time
 from collections import defaultdict
@@ -22,11 +24,13 @@ from zoneinfo import ZoneInfo
 from django.conf import settings
 from django.db import DatabaseError, connection
 
-from airline.network.models import AircraftType, FlightLeg, ScheduleLoad, Station
+from airline.network.models import AircraftType, FlightLeg, NetworkVersion, ScheduleLoad, Station
 
 MINIMUM_CONNECTING_TIME = timedelta(minutes=45)
 MAXIMUM_CONNECTING_TIME = timedelta(hours=6)
 VERSION_CHECK_SECONDS = 1.0  # how stale a worker's view of the schedule version may be
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +130,7 @@ class NetworkIndex:
         aircraft_codes: dict[str, str] | None = None,
     ) -> None:
         self.version = version
+        self.has_schedule = True  # build_index says whether any schedule was ever loaded
         self.time_zones = {code: ZoneInfo(name) for code, name in time_zones.items()}
         self.aircraft_codes = aircraft_codes or {}
         self._legs = {leg.id: leg for leg in legs}
@@ -155,6 +160,10 @@ class NetworkIndex:
             key: ([leg.departs_at for leg in legs], legs) for key, legs in towards.items()
         }
         self.served_markets = self._markets()
+
+    @property
+    def leg_count(self) -> int:
+        return len(self._legs)
 
     def station_zone(self, code: str) -> ZoneInfo:
         return self.time_zones[code]
@@ -247,60 +256,84 @@ class NetworkIndex:
 
 
 class _IndexHolder:
-    """The process's current index, built on demand and rebuilt when the schedule
-    version moves on; building happens on one thread at a time."""
+    """The process's current index. The first one is built on demand (nothing can be
+    answered without it); later ones, when the network version moves on, are built by a
+    background thread while requests keep using the current one, then swapped in with
+    one assignment. One build at a time; `_flags` is never held while building, so
+    /health never waits on a build (SPEC.md §4.3)."""
 
     def __init__(self) -> None:
         self._index: NetworkIndex | None = None
-        self._lock = threading.Lock()
+        self._build_lock = threading.Lock()
+        self._flags = threading.Lock()
+        self._building = False
         self._checked_at = 0.0
-        self._warming = False
 
     def get(self) -> NetworkIndex:
         index = self._index
-        if index is not None and time.monotonic() - self._checked_at < VERSION_CHECK_SECONDS:
+        if index is None:
+            return self._build()
+        if time.monotonic() - self._checked_at < VERSION_CHECK_SECONDS:
             return index
-        version = schedule_version()
         self._checked_at = time.monotonic()
-        if index is not None and index.version == version:
+        if schedule_version() == index.version:
             return index
-        with self._lock:
-            # Only ever forward: a slower build of an older version must not replace a
-            # newer index another thread installed meanwhile.
-            if self._index is None or version > self._index.version:
-                self._index = build_index(version)
+        if not settings.NETWORK_REBUILD_IN_BACKGROUND:
+            return self._build()
+        self.build_in_background()
+        return index  # until the new one is swapped in
+
+    @property
+    def has_schedule(self) -> bool:
+        """An index of a loaded schedule is in memory."""
+        return self._index is not None and self._index.has_schedule
+
+    def build_in_background(self) -> None:
+        """Start a build unless one is running; returns at once."""
+        with self._flags:
+            if self._building:
+                return
+            self._building = True
+        threading.Thread(target=self._build_then_close, name="network-index", daemon=True).start()
+
+    def _build_then_close(self) -> None:
+        try:
+            self._build()
+        except DatabaseError:
+            # Not ready, or the database is down: the current index stays, /health keeps
+            # its answer, and the next version check starts another build.
+            logger.exception("network index build failed")
+        finally:
+            with self._flags:
+                self._building = False
+            connection.close()  # this thread's own connection
+
+    def _build(self) -> NetworkIndex:
+        with self._build_lock:
+            # Read under the lock: a build that waited for another one sees the version
+            # that one built and does not repeat it.
+            version = schedule_version()
+            if self._index is None or self._index.version != version:
+                started = time.monotonic()
+                index = build_index(version)
+                self._index = index  # the swap: requests pick it up on their next read
+                self._checked_at = time.monotonic()
                 # The index is hundreds of thousands of long-lived objects; left to the
                 # cyclic collector, every full collection walks them all (~100 ms pauses,
                 # the p95 of every endpoint: benchmarks/orders.py). Frozen, they are
                 # skipped; reference counting still frees them when the index is replaced.
                 gc.collect()
                 gc.freeze()
+                logger.info(
+                    "network index version %s built: %s legs in %.2f s",
+                    version,
+                    index.leg_count,
+                    time.monotonic() - started,
+                )
             return self._index
 
-    @property
-    def has_schedule(self) -> bool:
-        """An index of a loaded schedule is in memory (version 0 means none is loaded)."""
-        return self._index is not None and self._index.version > 0
-
-    def warm_in_background(self) -> None:
-        with self._lock:
-            if self._warming:
-                return
-            self._warming = True
-
-        def warm() -> None:
-            try:
-                self.get()
-            except DatabaseError:
-                pass  # not ready; /health keeps saying loading and a later call retries
-            finally:
-                self._warming = False
-                connection.close()  # this thread's own connection
-
-        threading.Thread(target=warm, name="network-index-warm", daemon=True).start()
-
     def reset(self) -> None:
-        with self._lock:
+        with self._build_lock:
             self._index = None
             self._checked_at = 0.0
 
@@ -309,13 +342,18 @@ _holder = _IndexHolder()
 
 
 def network_index() -> NetworkIndex:
-    """This process's index of the current schedule (built now if it is not warm)."""
+    """This process's index of the current schedule: built now only when the process has
+    none yet; a newer version is built in the background (NETWORK_REBUILD_IN_BACKGROUND)
+    and served once it is complete, so for a few seconds after a change a worker answers
+    from the previous version. Pricing and booking re-read the legs from the database
+    (inventory.leg_availability, inventory.legs_lock), so a stale index never sells a
+    flight that is gone."""
     return _holder.get()
 
 
 def warm_network_index() -> None:
     """Build this process's index in a background thread (gunicorn's post_worker_init)."""
-    _holder.warm_in_background()
+    _holder.build_in_background()
 
 
 def reset_network_index() -> None:
@@ -324,18 +362,19 @@ def reset_network_index() -> None:
 
 def network_is_ready() -> bool:
     """Readiness for /health: a schedule is loaded and this process's index is warm.
-    Not warm yet: start warming in the background and say so."""
+    Not warm yet: start warming in the background and say so, at once."""
     if _holder.has_schedule:
         return True
     if settings.NETWORK_WARM_ON_HEALTH_CHECK:
-        _holder.warm_in_background()
+        _holder.build_in_background()
     return False
 
 
 def schedule_version() -> int:
-    """The newest schedule load's id, 0 when none is loaded (one indexed row, read at most
-    once per VERSION_CHECK_SECONDS per process)."""
-    return ScheduleLoad.objects.order_by("-id").values_list("id", flat=True).first() or 0
+    """The network's version (NetworkVersion: moved by every schedule load and every edit
+    of a station, aircraft type or seat configuration); one primary-key read, at most
+    once per VERSION_CHECK_SECONDS per process."""
+    return NetworkVersion.current()
 
 
 def build_index(version: int) -> NetworkIndex:
@@ -356,7 +395,9 @@ def build_index(version: int) -> NetworkIndex:
     legs = [DatedLeg(*row) for row in rows.iterator(chunk_size=5000)]
     zones = dict(Station.objects.values_list("code", "time_zone"))
     aircraft = dict(AircraftType.objects.values_list("iata_code", "carrier_code"))
-    return NetworkIndex(version, legs, zones, aircraft)
+    index = NetworkIndex(version, legs, zones, aircraft)
+    index.has_schedule = ScheduleLoad.objects.exists()
+    return index
 
 
 def is_valid_market(origin: str, destination: str) -> bool:

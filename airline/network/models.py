@@ -1,8 +1,9 @@
 """The airline's network: stations, fleet, the schedule and the seat inventory of every
 flight-date leg (DESIGN.md §6)."""
 
-from django.db import models
+from django.db import connection, models
 from django.db.models import F, Q
+from django.db.models.signals import post_delete, post_save
 
 
 class CabinCode(models.TextChoices):
@@ -257,3 +258,53 @@ class LegInventory(models.Model):
 
     def __str__(self) -> str:
         return f"{self.leg} {self.rbd}: {self.sold}/{self.authorized}"
+
+
+class NetworkVersion(models.Model):
+    """The version of what every worker's in-memory itinerary index is built from: the
+    schedule, stations, aircraft types and seat configurations (airline/network/
+    itineraries.py). One row, bumped in the transaction of every change to those (the
+    signals below), so a change commits with its version and the version never runs
+    ahead of the data; each worker compares it with its index's at most once per
+    VERSION_CHECK_SECONDS and rebuilds in the background when it moved.
+
+    A counter in one row rather than the newest id of a table: ids are drawn before
+    commit, so a later id can commit first and a worker that saw it would never notice
+    the earlier one; bumps of one row queue on its lock and commit in order."""
+
+    number = models.PositiveBigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"network version {self.number}"
+
+    @classmethod
+    def bump(cls) -> None:
+        """Move the version on, inside the caller's transaction (an upsert: the row is
+        created by the migration, but a flushed test database has none)."""
+        table = connection.ops.quote_name(cls._meta.db_table)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"INSERT INTO {table} (id, number) VALUES (1, 1) "  # noqa: S608
+                f"ON CONFLICT (id) DO UPDATE SET number = {table}.number + 1"
+            )
+
+    @classmethod
+    def current(cls) -> int:
+        return cls.objects.filter(pk=1).values_list("number", flat=True).first() or 0
+
+
+# Every save or delete of what the index holds moves the version (admin edits included:
+# an aircraft type's carrier code, a seat configuration, a station's time zone). Bulk
+# writes send no signals; the one that makes them, a schedule load, saves a ScheduleLoad.
+INDEXED_MODELS = (Station, AircraftType, SeatConfiguration, CabinLayout, ScheduleLoad)
+
+
+def _network_changed(sender, **kwargs) -> None:
+    NetworkVersion.bump()
+
+
+for _model in INDEXED_MODELS:
+    post_save.connect(_network_changed, sender=_model, dispatch_uid=f"version-{_model.__name__}")
+    post_delete.connect(
+        _network_changed, sender=_model, dispatch_uid=f"version-del-{_model.__name__}"
+    )
