@@ -1,6 +1,7 @@
 """The background worker (DESIGN.md §10): a plain loop over a table of jobs, each run at
-its own interval. `manage.py run_worker` runs it forever; `--once` runs every job once,
-for cron and tests. Later work adds a job by adding a row to `jobs()`.
+its own interval (a job marked `again_while_busy` runs again at once while it finds
+work, so a queue keeps up with its load). `manage.py run_worker` runs it forever;
+`--once` runs every job once, for cron and tests. Later work adds a job by adding a row to `jobs()`.
 
 A job that fails (an exception, the database gone) is logged and tried again at its next
 interval: it never stops the worker. Database connections are closed between jobs when
