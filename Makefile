@@ -68,6 +68,7 @@ bench: $(VENV)/.dev
 	$(PY) -m benchmarks.shopping
 	$(PY) -m benchmarks.orders
 	$(PY) -m benchmarks.servicing
+	$(PY) -m benchmarks.webhooks
 
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check --fix .

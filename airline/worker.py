@@ -1,6 +1,7 @@
 """The background worker (DESIGN.md §10): a plain loop over a table of jobs, each run at
-its own interval. `manage.py run_worker` runs it forever; `--once` runs every job once,
-for cron and tests. Later work adds a job by adding a row to `jobs()`.
+its own interval (a job marked `again_while_busy` runs again at once while it finds
+work, so a queue keeps up with its load). `manage.py run_worker` runs it forever;
+`--once` runs every job once, for cron and tests. Later work adds a job by adding a row to `jobs()`.
 
 A job that fails (an exception, the database gone) is logged and tried again at its next
 interval: it never stops the worker. Database connections are closed between jobs when
@@ -31,6 +32,10 @@ class Job:
     name: str
     interval: float  # seconds between the starts of two rounds
     run: Callable[[], dict | None]
+    # Run again at once (after any other job that is due) while a round did something:
+    # for a queue that must keep up with its load, such as webhook delivery; the
+    # interval is then only how often an idle queue is looked at.
+    again_while_busy: bool = False
 
 
 def jobs() -> list[Job]:
@@ -40,7 +45,7 @@ def jobs() -> list[Job]:
     from orders.holds import holds_expire
     from orders.reconcile import payments_reconcile
     from orders.refunds import refunds_retry
-    from webhooks.delivery import webhooks_deliver
+    from webhooks.delivery import webhooks_deliver_due
 
     return [
         # A lapsed hold's seats are back on sale within one sweep, whether or not
@@ -57,8 +62,14 @@ def jobs() -> list[Job]:
             settings.WORKER_RECONCILE_SECONDS,
             lambda: {"refunds_sent": refunds_retry()},
         ),
-        # The webhook outbox: due deliveries claimed, sent and recorded (webhooks.delivery).
-        Job("deliver_webhooks", settings.WORKER_WEBHOOK_SECONDS, webhooks_deliver),
+        # The webhook outbox: due deliveries claimed, sent and recorded (webhooks.delivery),
+        # round after round for up to a few seconds while there are any.
+        Job(
+            "deliver_webhooks",
+            settings.WORKER_WEBHOOK_SECONDS,
+            webhooks_deliver_due,
+            again_while_busy=True,
+        ),
         Job(
             "purge_idempotency_keys",
             3600,
@@ -115,24 +126,27 @@ def run_forever(
         if delay > 0:
             wait(delay)
             continue  # the stop may have come, or a clock moved: look again
-        _run(job)
-        due[job.name] = clock() + job.interval
+        busy = _run(job)
+        due[job.name] = clock() + (0 if busy and job.again_while_busy else job.interval)
     logger.info("worker stopped")
 
 
-def _run(job: Job) -> None:
+def _run(job: Job) -> bool:
+    """Runs the job; says whether it did anything."""
     _close_stale_connections()
     started = time.perf_counter()
     try:
         done = job.run()
     except Exception:
         logger.exception("job failed", extra={"fields": {"job": job.name}})
-        return
+        return False
     finally:
         _close_stale_connections()
-    if done and any(done.values()):
-        seconds = round(time.perf_counter() - started, 3)
-        logger.info("job done", extra={"fields": {"job": job.name, "seconds": seconds, **done}})
+    if not (done and any(done.values())):
+        return False
+    seconds = round(time.perf_counter() - started, 3)
+    logger.info("job done", extra={"fields": {"job": job.name, "seconds": seconds, **done}})
+    return True
 
 
 def _close_stale_connections() -> None:

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from airline.worker import Job, StopSignal, run_forever
-from webhooks.delivery import webhooks_deliver
+from webhooks.delivery import webhooks_deliver, webhooks_deliver_due
 
 
 class Command(BaseCommand):
@@ -30,7 +30,10 @@ class Command(BaseCommand):
         stop = StopSignal()
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, stop.set)
-        run_forever(
-            [Job("deliver_webhooks", settings.WORKER_WEBHOOK_SECONDS, webhooks_deliver)],
-            stop=stop,
+        job = Job(
+            "deliver_webhooks",
+            settings.WORKER_WEBHOOK_SECONDS,
+            webhooks_deliver_due,
+            again_while_busy=True,
         )
+        run_forever([job], stop=stop)
