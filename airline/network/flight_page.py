@@ -76,7 +76,7 @@ class FlightPage:
     cabins: list[CabinLoad] = field(default_factory=list)
     travellers: list[Traveller] = field(default_factory=list)
     seat_map: list[CabinMap] = field(default_factory=list)
-    seats_sold: int = 0  # seats with a passenger in them on the map
+    seats_sold: int = 0  # seats assigned to a passenger
 
 
 def flight_page(*, leg: FlightLeg) -> FlightPage:

@@ -45,6 +45,8 @@ CHROMIUM_FLAGS = (
     "--disable-sync",
     "--window-size=1400,1000",
 )
+WINDOW = (1400, 1000)
+SHOT_MAX_HEIGHT = 8000  # pixels: long lists are cut there
 
 
 def _required() -> bool:
@@ -97,9 +99,15 @@ class Browser:
         self.shot(step)
 
     def shot(self, step: str) -> Path:
+        """The whole page as a PNG (the window stretched to the page, up to a limit)."""
         self.taken += 1
         target = self.shots / f"{self.taken:02d}-{step}.png"
-        assert self.driver.save_screenshot(str(target)), target
+        height = self.driver.execute_script("return document.documentElement.scrollHeight")
+        self.driver.set_window_size(WINDOW[0], min(max(height, WINDOW[1]), SHOT_MAX_HEIGHT))
+        try:
+            assert self.driver.save_screenshot(str(target)), target
+        finally:
+            self.driver.set_window_size(*WINDOW)
         return target
 
     @property

@@ -72,7 +72,7 @@ def test_the_page_shows_the_load_the_passengers_and_the_seats_sold(
     taken = rf'<td class="sold" data-seat="{seat}" title="LOVELACE/Ada \({held.record_locator}\)">'
     assert re.search(taken, html)
     assert html.count('class="sold" data-seat=') == 1
-    assert "Seat map (1 seat taken)" in html
+    assert "Seat map (1 seat assigned)" in html
     assert html.count('class="free" data-seat=') == 76 - 1
 
 
@@ -99,5 +99,5 @@ def test_an_empty_flight_says_so(admin_client, network, travel_day):
     html = page_of(admin_client, mx101(travel_day))
 
     assert "No booking holds a seat on this flight." in html
-    assert "Seat map (0 seats taken)" in html
+    assert "Seat map (0 seats assigned)" in html
     assert 'id="cabin-Y-sold">0 / 76<' in html
