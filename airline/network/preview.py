@@ -113,7 +113,8 @@ def schedule_preview(*, schedule: SsimSchedule, sha256: str) -> SchedulePreview:
         )
     )
     zones = _zones(
-        {p.origin for p in wanted.values()} | {leg.origin_id for leg in existing.values()}
+        {code for p in wanted.values() for code in (p.origin, p.destination)}
+        | {code for leg in existing.values() for code in (leg.origin_id, leg.destination_id)}
     )
 
     def when(moment: datetime, station: str) -> str:
@@ -132,6 +133,8 @@ def schedule_preview(*, schedule: SsimSchedule, sha256: str) -> SchedulePreview:
             elif not leg.is_cancelled:
                 dated.append(("cancelled", leg.pk, dropped))
                 affected[leg.pk] = (dropped.flight, "cancelled")
+            else:
+                preview.unchanged += 1  # cancelled already, kept for its bookings
             continue
         differences = _differences(leg, plan, when)
         if not differences:

@@ -11,10 +11,13 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from airline.backoffice import local_time
 from airline.network.models import FlightLeg, ScheduleLoad
 from airline.network.preview import schedule_preview
 from airline.network.ssim import parse_ssim
 from tests.network.ssim_builder import Leg, ssim_file
+from tests.network.test_schedule_load import SAMPLES
+from tests.offers.conftest import CST
 from tests.orders import conftest as booking
 from tests.orders import test_admin as bookings
 from tests.orders.test_admin_roles import staff_in
@@ -94,9 +97,10 @@ def test_the_preview_lists_the_changes_and_the_bookings_on_them_and_writes_nothi
     booked = [c for c in preview.retimed if c.bookings]
     assert [c.flight for c in booked] == [f"MX101 {travel_day} PVD-CHS"]
     assert booked[0].bookings == 2
-    assert booked[0].change == (
-        f"departs {travel_day} 07:00 EST -> {travel_day} 08:30 EST; "
-        f"arrives {travel_day} 09:05 EST -> {travel_day} 10:35 EST"
+    assert booked[0].change == retiming(
+        FlightLeg.objects.get(flight_number=101, flight_date=travel_day),
+        timedelta(minutes=90),  # 07:00 -> 08:30
+        "America/New_York",
     )
     assert sorted(b.record_locator for b in preview.bookings) == sorted(
         [held.record_locator, paid.record_locator]
@@ -243,3 +247,42 @@ def test_the_preview_of_a_schedule_reads_the_file_as_the_loader_does(network):
     assert not preview.same_as_last
     assert preview.problems == []
     assert preview.changes_anything
+
+
+def test_the_third_party_sample_previews_and_loads(admin_client):
+    sample = (SAMPLES / "avionworx-sample.ssim").read_text(encoding="latin-1")
+
+    page = upload(admin_client, sample, "avionworx-sample.ssim")
+
+    preview = page.context["preview"]
+    assert preview.carriers == ["XX"]
+    assert preview.added
+    assert (preview.retimed, preview.cancelled, preview.removed) == ([], [], [])
+    assert f'id="count-added">{len(preview.added)}<' in page.content.decode()
+    confirm(admin_client, page)
+    assert FlightLeg.objects.filter(carrier="XX").count() == len(preview.added)
+
+
+def test_times_are_local_to_each_station(network):
+    end = network + timedelta(days=60)
+    later = Leg(702, "CLT", "MSY", time(11, 40), time(12, 45), network, end, arrival_offset=CST)
+
+    preview = schedule_preview(schedule=parse_ssim(ssim_file([later])), sha256="y" * 64)
+
+    assert preview.retimed[0].change == retiming(
+        FlightLeg.objects.get(flight_number=702, flight_date=network),
+        timedelta(minutes=30),
+        "America/Chicago",  # MSY's; the departure is CLT's, New York's zone
+    )
+
+
+def retiming(leg: FlightLeg, later: timedelta, arrival_zone: str) -> str:
+    """What the preview says of `leg` moved `later`, in each station's local time (EST or
+    EDT as the date falls)."""
+    departs, arrives = leg.departs_at, leg.arrives_at
+    return (
+        f"departs {local_time(departs, 'America/New_York')}"
+        f" -> {local_time(departs + later, 'America/New_York')}; "
+        f"arrives {local_time(arrives, arrival_zone)}"
+        f" -> {local_time(arrives + later, arrival_zone)}"
+    )
