@@ -1,13 +1,17 @@
 """Back office for stations, fleet, booking classes, the schedule and inventory.
 
 Fleet and booking classes are edited here; the schedule comes only from SSIM files
-(`load_schedule`), so schedule and inventory screens are read-only. Times are shown in
-the station's own zone and say which (README "Back office")."""
+(`load_schedule`, or an upload here that previews its changes first), so schedule and
+inventory screens are read-only. Times are shown in the station's own zone and say which
+(README "Back office")."""
 
+import hashlib
 import re
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.core.cache import cache
+from django.core.exceptions import PermissionDenied
 from django.db.models import (
     ExpressionWrapper,
     F,
@@ -21,10 +25,15 @@ from django.db.models import (
     Value,
 )
 from django.db.models.functions import Coalesce, NullIf
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
 from django.utils.html import format_html
 
 from airline.api import clock
 from airline.backoffice import local_time, utc_time
+from airline.network.flight_page import flight_page
 from airline.network.models import (
     AircraftType,
     BookingClass,
@@ -36,6 +45,9 @@ from airline.network.models import (
     SeatConfiguration,
     Station,
 )
+from airline.network.preview import schedule_preview
+from airline.network.services import ScheduleError, known_station, schedule_load
+from airline.network.ssim import SsimFileError, parse_ssim
 
 # The flight-date pages read the bookings on each leg: a view of orders from the network
 # side, so the import goes up a layer here and only here.
@@ -138,6 +150,25 @@ class BookingClassAdmin(admin.ModelAdmin):
     list_display_links = ["rbd"]
 
 
+UPLOAD_KEPT_SECONDS = 3600  # between an upload's preview and its confirmation
+PREVIEW_ROWS = 200  # flights listed per kind of change; the rest are counted
+
+
+class ScheduleUploadForm(forms.Form):
+    file = forms.FileField(
+        label="SSIM file", help_text="IATA SSIM Chapter 7, as `manage.py load_schedule` reads"
+    )
+
+
+def _upload_key(sha256: str) -> str:
+    return f"schedule-upload:{sha256}"
+
+
+def _schedule_version() -> int:
+    """The newest load's id: the stored schedule's version (network/models.py)."""
+    return ScheduleLoad.objects.values_list("pk", flat=True).first() or 0
+
+
 def flight_list(flights: list[str]) -> str:
     return format_html("<br>".join(["{}"] * len(flights)), *flights) if flights else "None"
 
@@ -167,6 +198,126 @@ class ScheduleLoadAdmin(ReadOnlyAdmin):
         "kept_with_sales",
     ]
     readonly_fields = ["loaded", "removed", "kept_with_sales"]
+    change_list_template = "admin/network/scheduleload/change_list.html"
+
+    def get_urls(self):
+        upload = self.admin_site.admin_view(self.upload_view)
+        return [
+            path("upload/", upload, name="network_scheduleload_upload"),
+            *super().get_urls(),
+        ]
+
+    def has_upload_permission(self, request: HttpRequest) -> bool:
+        # Loading a schedule makes a ScheduleLoad: the model's own "add" permission.
+        return request.user.has_perm("network.add_scheduleload")
+
+    def changelist_view(self, request, extra_context=None):
+        extra_context = {**(extra_context or {}), "can_upload": self.has_upload_permission(request)}
+        return super().changelist_view(request, extra_context)
+
+    def upload_view(self, request: HttpRequest) -> HttpResponse:
+        """Upload an SSIM file, see what it would change, then confirm: the file waits in
+        the cache between the two (not in a form field: schedules run to megabytes), and
+        is applied by the same service as `manage.py load_schedule`."""
+        if not self.has_upload_permission(request):
+            raise PermissionDenied
+        if request.method == "POST" and "confirm" in request.POST:
+            return self._confirm_upload(request)
+        form = ScheduleUploadForm(request.POST or None, request.FILES or None)
+        if request.method == "POST" and form.is_valid():
+            upload = form.cleaned_data["file"]
+            text = upload.read().decode("latin-1")  # as schedule_load_file reads a file
+            try:
+                schedule = parse_ssim(text, known_station=known_station)
+            except SsimFileError as exc:
+                form.add_error("file", [str(error) for error in exc.errors[:50]])
+            else:
+                sha256 = hashlib.sha256(text.encode("latin-1")).hexdigest()
+                cache.set(
+                    _upload_key(sha256), {"name": upload.name, "text": text}, UPLOAD_KEPT_SECONDS
+                )
+                return self._preview_page(request, schedule, sha256, upload.name)
+        return TemplateResponse(
+            request,
+            "admin/network/scheduleload/upload.html",
+            {**self._page_context(request, "Upload a schedule"), "form": form},
+        )
+
+    def _confirm_upload(self, request: HttpRequest) -> HttpResponse:
+        sha256 = request.POST.get("sha256", "")
+        kept = cache.get(_upload_key(sha256)) if re.fullmatch(r"[0-9a-f]{64}", sha256) else None
+        if kept is None:
+            self.message_user(
+                request, "That preview has expired; upload the file again.", messages.ERROR
+            )
+            return redirect("admin:network_scheduleload_upload")
+        schedule = parse_ssim(kept["text"], known_station=known_station)
+        if request.POST.get("version") != str(_schedule_version()):
+            # Another load landed since the preview: what it showed is no longer what
+            # this file would do. Show it again rather than apply it unseen.
+            self.message_user(
+                request,
+                "The schedule changed since this preview; check the changes again.",
+                messages.WARNING,
+            )
+            return self._preview_page(request, schedule, sha256, kept["name"])
+        try:
+            result = schedule_load(
+                schedule=schedule, file_name=kept["name"], sha256=sha256, now=clock.now()
+            )
+        except ScheduleError as exc:
+            self.message_user(request, f"Not loaded, nothing changed: {exc}", messages.ERROR)
+            return redirect("admin:network_scheduleload_upload")
+        cache.delete(_upload_key(sha256))
+        if result.load is None:
+            self.message_user(
+                request, f"{kept['name']} is the schedule loaded last; nothing changed."
+            )
+            return redirect("admin:network_scheduleload_changelist")
+        summary = (
+            f"Loaded {kept['name']} (version {result.load.pk}): "
+            f"{result.legs_created} flight-date legs created, {result.legs_updated} updated, "
+            f"{result.legs_removed} removed, {result.legs_kept_with_sales} kept as cancelled "
+            "because they have sales."
+        )
+        self.log_addition(request, result.load, summary)
+        self.message_user(request, summary, messages.SUCCESS)
+        return redirect("admin:network_scheduleload_change", result.load.pk)
+
+    def _preview_page(self, request, schedule, sha256: str, name: str) -> TemplateResponse:
+        preview = schedule_preview(schedule=schedule, sha256=sha256)
+        return TemplateResponse(
+            request,
+            "admin/network/scheduleload/preview.html",
+            {
+                **self._page_context(request, f"What loading {name} would change"),
+                "preview": preview,
+                "file_name": name,
+                "sha256": sha256,
+                "version": _schedule_version(),
+                "shown": PREVIEW_ROWS,
+                "first": f":{PREVIEW_ROWS}",
+                "sections": [
+                    ("added", "Flights added", preview.added),
+                    ("retimed", "Flights retimed", preview.retimed),
+                    ("changed", "Flights otherwise changed", preview.changed),
+                    (
+                        "cancelled",
+                        "Flights cancelled, kept for their bookings",
+                        preview.cancelled,
+                    ),
+                    ("removed", "Flights removed (nothing sold)", preview.removed),
+                ],
+            },
+        )
+
+    def _page_context(self, request, title: str) -> dict:
+        return {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": title,
+            "changelist_url": reverse("admin:network_scheduleload_changelist"),
+        }
 
     @admin.display(description="Loaded (UTC)", ordering="loaded_at")
     def loaded(self, load: ScheduleLoad) -> str:
@@ -215,6 +366,9 @@ class LegInventoryInline(admin.TabularInline):
     fields = ["cabin", "rank", "rbd", "authorized", "sold"]
     readonly_fields = fields
     can_delete = False
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("leg")  # each row names its leg
 
     def has_add_permission(self, request, obj=None):
         return False
@@ -296,12 +450,22 @@ class FlightLegAdmin(ReadOnlyAdmin):
         "load_factor",
     ]
     inlines = [LegInventoryInline]
+    change_form_template = "admin/network/flightleg/change_form.html"
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        if obj is not None:
+            context["flight"] = flight_page(leg=obj)
+        return super().render_change_form(request, context, add, change, form_url, obj)
 
     def get_queryset(self, request):
         cabins = LegInventory.objects.filter(rank=0)
         return (
             super()
             .get_queryset(request)
+            # The leg page shows these read-only; the list joins the same (list_select_related).
+            .select_related(
+                "origin", "destination", "aircraft_type", "configuration__aircraft_type"
+            )
             .annotate(
                 seats=per_leg_sum(cabins, "leg", "authorized"),
                 seats_sold=per_leg_sum(cabins, "leg", "sold"),
