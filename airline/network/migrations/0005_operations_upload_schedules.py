@@ -22,7 +22,7 @@ def grant(apps, schema_editor):
 class Migration(migrations.Migration):
     dependencies = [
         ("orders", "0013_staff_roles"),
-        ("network", "0003_schedule_load_flights_and_labels"),
+        ("network", "0004_network_version"),
     ]
 
     operations = [migrations.RunPython(grant, migrations.RunPython.noop)]
