@@ -50,20 +50,20 @@ def order_view_rs(data: Json, *, request_id: str | None) -> bytes:
     """The JSON order view (`data`, read back as plain JSON) as IATA_OrderViewRS."""
     root = xml.message_root("IATA_OrderViewRS")
     response = xml.msg_sub(root, "Response")
-    _data_lists(sub(response, "DataLists"), data)
-    _order(sub(response, "Order"), data)
-    for ticket in _tickets(data):
+    write_data_lists(sub(response, "DataLists"), data)
+    write_order(sub(response, "Order"), data)
+    for ticket in ticket_doc_infos(data):
         response.append(ticket)
     payload_attributes(root, request_id)
     for payment in data["payments"]:
-        _payment(xml.msg_sub(root, "PaymentFunctions"), payment, data["order"]["orderId"])
+        write_payment(xml.msg_sub(root, "PaymentFunctions"), payment, data["order"]["orderId"])
     return xml.serialize(root)
 
 
 # --- Order ---------------------------------------------------------------------------
 
 
-def _order(element: etree._Element, data: Json) -> None:
+def write_order(element: etree._Element, data: Json) -> None:
     order = data["order"]
     owner = order["ownerCode"]
     sub(element, "CreationDateTime", order["creationDateTime"])
@@ -179,7 +179,7 @@ def _service(element: etree._Element, service: Json, legs_of: dict[str, list[str
 # --- DataLists ------------------------------------------------------------------------
 
 
-def _data_lists(lists: etree._Element, data: Json) -> None:
+def write_data_lists(lists: etree._Element, data: Json) -> None:
     journeys = data["journeys"]
     segments = [s for j in journeys for s in j["segments"]]
     legs = [leg for s in segments for leg in s["legs"]]
@@ -356,7 +356,7 @@ def _pax(element: etree._Element, pax: Json, carried_by: str | None) -> None:
 # --- Tickets, EMDs and payments ----------------------------------------------------------
 
 
-def _tickets(data: Json) -> list[etree._Element]:
+def ticket_doc_infos(data: Json) -> list[etree._Element]:
     by_number: dict[str, list[Json]] = {}
     for row in data["tickets"]:
         by_number.setdefault(row["ticketNumber"], []).append(row)
@@ -395,7 +395,7 @@ def _tickets(data: Json) -> list[etree._Element]:
     return documents
 
 
-def _payment(element: etree._Element, payment: Json, order_id: str) -> None:
+def write_payment(element: etree._Element, payment: Json, order_id: str) -> None:
     sub(sub(element, "OrderAssociation"), "OrderRefID", order_id)
     summary = sub(element, "PaymentProcessingSummary")
     amount(summary, "Amount", payment["amount"])

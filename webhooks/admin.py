@@ -28,10 +28,20 @@ class WebhookEndpointForm(forms.ModelForm):
         widget=forms.CheckboxSelectMultiple,
         help_text="None ticked: every event type.",
     )
+    format = forms.ChoiceField(
+        choices=WebhookEndpoint.Format.choices,
+        initial=WebhookEndpoint.Format.JSON,
+        required=False,
+        widget=forms.RadioSelect,
+        help_text="What each event is sent as; JSON when none is chosen.",
+    )
 
     class Meta:
         model = WebhookEndpoint
-        fields = ["seller", "url", "events"]
+        fields = ["seller", "url", "events", "format"]
+
+    def clean_format(self) -> str:
+        return self.cleaned_data["format"] or WebhookEndpoint.Format.JSON
 
     def clean_url(self) -> str:
         url = self.cleaned_data["url"]
@@ -71,8 +81,16 @@ class DeliveryInline(admin.TabularInline):
 @admin.register(WebhookEndpoint)
 class WebhookEndpointAdmin(admin.ModelAdmin):
     form = WebhookEndpointForm
-    list_display = ["webhook_id", "seller", "url", "active", "failing_since", "created_at"]
-    list_filter = ["active"]
+    list_display = [
+        "webhook_id",
+        "seller",
+        "url",
+        "format",
+        "active",
+        "failing_since",
+        "created_at",
+    ]
+    list_filter = ["active", "format"]
     search_fields = ["webhook_id", "url", "seller__code"]
     list_select_related = ["seller"]
     # The secret is never a field: it is shown once, in the message after creation.
@@ -92,12 +110,12 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
 
     def get_fields(self, request, obj=None):
         if obj is None:
-            return ["seller", "url", "events"]
-        return ["seller", "url", "events", *self.readonly_fields]
+            return ["seller", "url", "events", "format"]
+        return ["seller", "url", "events", "format", *self.readonly_fields]
 
     def get_readonly_fields(self, request, obj=None):
         # Where an endpoint sends is fixed at creation: register a new one instead.
-        return [*self.readonly_fields, "seller", "url", "events"] if obj else []
+        return [*self.readonly_fields, "seller", "url", "events", "format"] if obj else []
 
     def save_model(self, request, obj, form, change):
         if change:
@@ -106,6 +124,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
             seller=form.cleaned_data["seller"],
             url=form.cleaned_data["url"],
             events=form.cleaned_data["events"],
+            format=form.cleaned_data["format"],
             now=clock.now(),
         )
         obj.pk, obj.webhook_id = registered.endpoint.pk, registered.endpoint.webhook_id

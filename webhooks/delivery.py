@@ -44,8 +44,9 @@ from django.db import transaction
 from django.db.models import Exists, F, OuterRef, Q
 
 from airline.api import clock
+from ndc.notifications import order_change_notif_rq
 from webhooks.addresses import RefusedUrl, Target, url_check
-from webhooks.models import WebhookDelivery, WebhookEndpoint
+from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from webhooks.outbox import event_data_render
 
 logger = logging.getLogger("airline.webhooks")
@@ -171,6 +172,7 @@ class Claimed:
     url: str
     secret: str
     body: bytes
+    content_type: str
     event_id: str
 
 
@@ -217,7 +219,7 @@ def _attempt(send: Sender, c: Claimed) -> Outcome:
     # Runs on a pool thread: no database here, only the network.
     timestamp = str(int(clock.now().timestamp()))
     headers = {
-        "Content-Type": "application/json",
+        "Content-Type": c.content_type,
         "User-Agent": "airline-webhooks/1",
         "Webhook-Id": c.event_id,
         "Webhook-Timestamp": timestamp,
@@ -272,7 +274,7 @@ def deliveries_claim(*, now: datetime, limit: int) -> list[Claimed]:
         )
     claims = (
         WebhookDelivery.objects.filter(pk__in=taken)
-        .select_related("endpoint", "event")
+        .select_related("endpoint", "event__seller")
         .order_by("next_attempt_at", "id")
     )
     return [_claimed(d) for d in claims]
@@ -281,7 +283,24 @@ def deliveries_claim(*, now: datetime, limit: int) -> list[Claimed]:
 def _claimed(d: WebhookDelivery) -> Claimed:
     event = d.event
     data = event.data or event_data_render(event.pk)
-    body = orjson.dumps(
+    if d.endpoint.format == WebhookEndpoint.Format.NDC:
+        body, content_type = _ndc_body(event, data), "application/xml"
+    else:
+        body, content_type = _json_body(event, data), "application/json"
+    return Claimed(
+        pk=d.pk,
+        attempt=d.attempts,
+        endpoint_id=d.endpoint_id,
+        url=d.endpoint.url,
+        secret=d.endpoint.secret,
+        body=body,
+        content_type=content_type,
+        event_id=event.event_id,
+    )
+
+
+def _json_body(event: WebhookEvent, data: str) -> bytes:
+    return orjson.dumps(
         {
             "id": event.event_id,
             "type": event.type,
@@ -291,14 +310,17 @@ def _claimed(d: WebhookDelivery) -> Claimed:
             "data": orjson.Fragment(data),
         }
     )
-    return Claimed(
-        pk=d.pk,
-        attempt=d.attempts,
-        endpoint_id=d.endpoint_id,
-        url=d.endpoint.url,
-        secret=d.endpoint.secret,
-        body=body,
+
+
+def _ndc_body(event: WebhookEvent, data: str) -> bytes:
+    # The same event and order view as the JSON body, as IATA_OrderChangeNotifRQ.
+    return order_change_notif_rq(
         event_id=event.event_id,
+        event_type=event.type,
+        sequence=event.sequence,
+        created_at=event.created_at,
+        seller_code=event.seller.code,
+        data=orjson.loads(data),
     )
 
 

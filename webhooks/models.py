@@ -15,12 +15,19 @@ from sellers.models import Seller
 class WebhookEndpoint(models.Model):
     """A seller's URL that receives its orders' events, signed with `secret`."""
 
+    class Format(models.TextChoices):
+        # The signed JSON event (README "## Webhooks"), or the same event as an
+        # IATA_OrderChangeNotifRQ document (ndc.notifications) for NDC sellers.
+        JSON = "json", "JSON event"
+        NDC = "ndc", "NDC (IATA_OrderChangeNotifRQ)"
+
     id = models.BigAutoField(primary_key=True)
     webhook_id = models.CharField(max_length=32, unique=True)
     seller = models.ForeignKey(Seller, on_delete=models.CASCADE, related_name="webhooks")
     url = models.CharField(max_length=2000)  # checked by webhooks.addresses, not URLField
     # The public event types it wants; empty means every type.
     events = models.JSONField(default=list, blank=True)
+    format = models.CharField(max_length=4, choices=Format.choices, default=Format.JSON)
     # Kept readable: every delivery is signed with it (HMAC). Shown to the seller once.
     secret = models.CharField(max_length=64)
     active = models.BooleanField(default=True)

@@ -18,6 +18,12 @@ class WebhookIn(StrictSerializer):
         default=list,
         help_text="Event types to receive; absent or empty: every type",
     )
+    format = serializers.ChoiceField(
+        choices=WebhookEndpoint.Format.values,
+        required=False,
+        default=WebhookEndpoint.Format.JSON,
+        help_text="json: the JSON event; ndc: IATA_OrderChangeNotifRQ (application/xml)",
+    )
 
 
 def webhook_wire(endpoint: WebhookEndpoint, *, secret: str | None = None) -> dict[str, Any]:
@@ -26,6 +32,7 @@ def webhook_wire(endpoint: WebhookEndpoint, *, secret: str | None = None) -> dic
         "webhookId": endpoint.webhook_id,
         "url": endpoint.url,
         "events": endpoint.events,
+        "format": endpoint.format,
         "active": endpoint.active,
         "createdAt": clock.format_utc(endpoint.created_at),
     }
@@ -40,6 +47,7 @@ class WebhookOut(serializers.Serializer):
     webhookId = serializers.CharField()
     url = serializers.CharField()
     events = serializers.ListField(child=serializers.ChoiceField(choices=PUBLIC_TYPES))
+    format = serializers.ChoiceField(choices=WebhookEndpoint.Format.values)
     active = serializers.BooleanField()
     createdAt = serializers.DateTimeField()
     secret = serializers.CharField(

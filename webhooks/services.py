@@ -44,17 +44,26 @@ def check_event_types(events: Sequence[str]) -> None:
 
 
 def endpoint_register(
-    *, seller: Seller, url: str, events: Sequence[str], now: datetime
+    *,
+    seller: Seller,
+    url: str,
+    events: Sequence[str],
+    now: datetime,
+    format: str = WebhookEndpoint.Format.JSON,
 ) -> Registered:
-    """A new active endpoint for the seller, with a fresh secret."""
+    """A new active endpoint for the seller, with a fresh secret; `format` says whether it
+    gets the JSON event or IATA_OrderChangeNotifRQ."""
     check_webhook_url(url)
     check_event_types(events)
+    if format not in WebhookEndpoint.Format.values:
+        raise ApiError(Err.VALIDATION, f"Unknown webhook format: {format}", path="format")
     secret = "whsec_" + secrets.token_urlsafe(32)
     endpoint = WebhookEndpoint.objects.create(
         webhook_id="whk_" + secrets.token_hex(12),
         seller=seller,
         url=url,
         events=list(dict.fromkeys(events)),
+        format=format,
         secret=secret,
         created_at=now,
     )

@@ -40,6 +40,11 @@ class WebhooksView(ServiceView):
                 request_only=True,
             ),
             OpenApiExample(
+                "NDC seller",
+                value={"url": "https://agency.example.com/hooks/ndc", "format": "ndc"},
+                request_only=True,
+            ),
+            OpenApiExample(
                 "Some events",
                 value={
                     "url": "https://agency.example.com/hooks/airline",
@@ -53,11 +58,17 @@ class WebhooksView(ServiceView):
     def post(self, request, version):
         """Register an https URL for the seller's order events. The answer carries the
         signing `secret`, shown this once (README "## Webhooks": verifying signatures).
+        `format: ndc` sends each event as an IATA_OrderChangeNotifRQ document instead
+        of the JSON event, signed the same way.
         A URL that is not https, or whose host resolves to a loopback, private,
         link-local or metadata address, is ERR-1005 with `path: url`."""
         body = self.body(WebhookIn)
         registered = endpoint_register(
-            seller=self.principal.seller, url=body["url"], events=body["events"], now=clock.now()
+            seller=self.principal.seller,
+            url=body["url"],
+            events=body["events"],
+            format=body["format"],
+            now=clock.now(),
         )
         return ok(webhook_wire(registered.endpoint, secret=registered.secret), status=201)
 
