@@ -282,10 +282,10 @@ def test_two_nodes_share_revocations_rate_limits_and_seats_and_survive_a_restart
     assert health[-1][0] == 200
     assert all(s == 503 and body == {"status": "loading"} for s, body, *_ in health[:-1]), health
     # Loading is said at once: no 503 waited on the index being built. Measured on a
-    # busy 2-core machine, though, no 503 is seen at all: the restarted node's first
-    # /health is answered ~5 s after it starts listening (each worker loads Django after
-    # the master has bound the port) and is already 200, its ~1.5 s server time the index
-    # build's thread competing for the GIL. test_a_starting_node_answers_health_at_once
+    # busy 2-core machine, though, often no 503 is seen at all: the restarted node's
+    # first /health is answered 2.5-5 s after the connection (each worker loads Django
+    # after the master has bound the port) and is already 200, its 0.6-1.5 s server time
+    # the index build's thread competing for the GIL. test_a_starting_node_answers_health_at_once
     # holds the issue's bound, expected to fail until that is fixed.
     loading = [server[r] for s, _, _, r in health if s == 503]
     assert all(seconds < HEALTH_AT_ONCE_SECONDS for seconds in loading), health
@@ -430,3 +430,31 @@ def health_until_ready(url, timeout=90):
             break
         time.sleep(0.01)  # polling a warming node, not timing behaviour
     return answers
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="measured: a starting node's first /health answer takes 1-5 s from the accepted "
+    "connection (workers load Django after the port is bound, then the first request "
+    "shares the GIL with the index build), often already 200; issue 18 item 7 wants 503 "
+    "`loading` at once",
+)
+def test_a_starting_node_answers_health_at_once(tmp_path):
+    """What a load balancer sees of a node starting: from the first connection it
+    accepts, /health answers within HEALTH_AT_ONCE_SECONDS, 503 `loading` until ready."""
+    fleet_ensure(DEMO_FLEET)
+    env = env_of_node()
+    manage(env, "load_schedule", str(schedule(tmp_path, 101)))
+    url = f"http://127.0.0.1:{free_port()}"
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        polled = pool.submit(health_until_ready, url)  # from before the node listens
+        with gunicorn(env, tmp_path / "a.log", workers=2, port=urlsplit(url).port):
+            health = polled.result()
+
+    print(
+        f"starting node's /health (status, client s): {[(s, round(t, 3)) for s, _, t, _ in health]}"
+    )
+    assert health[-1][0] == 200
+    assert all(s == 503 and body == {"status": "loading"} for s, body, *_ in health[:-1]), health
+    assert max(t for _, _, t, _ in health) < HEALTH_AT_ONCE_SECONDS, health
