@@ -1,5 +1,6 @@
 """Real gunicorn processes for end-to-end tests, on free loopback ports."""
 
+import json
 import os
 import socket
 import subprocess
@@ -78,11 +79,16 @@ def manage(env: dict[str, str], *args: str) -> str:
 
 @contextmanager
 def gunicorn(
-    env: dict[str, str], log: Path, *, workers: int = 1, args: tuple[str, ...] = ()
+    env: dict[str, str],
+    log: Path,
+    *,
+    workers: int = 1,
+    args: tuple[str, ...] = (),
+    port: int | None = None,
 ) -> Iterator[Server]:
     """A gunicorn serving the project until the block ends; waits for /health to answer.
-    `args` are more gunicorn options."""
-    port = free_port()
+    `args` are more gunicorn options; `port` one to reuse (a node restarted), else a free one."""
+    port = port or free_port()
     with log.open("w") as out:
         process = subprocess.Popen(
             [
@@ -133,3 +139,17 @@ def _wait_until_up(server: Server, process: subprocess.Popen) -> None:
         except requests.RequestException:
             time.sleep(0.1)  # polling a starting process, not timing behaviour
     raise AssertionError(f"gunicorn did not start in {START_TIMEOUT_SECONDS} s:\n{server.output()}")
+
+
+def server_seconds(logs: list[Path], request_id_prefix: str) -> dict[str, float]:
+    """The server's own time (its access-log line, airline/api/middleware.py) of each
+    request whose x-request-id starts with `request_id_prefix`, by request id: what a
+    request cost the node, without the client's or the loopback's share."""
+    found = {}
+    for log in logs:
+        for line in log.read_text().splitlines():
+            if f'"request_id":"{request_id_prefix}' not in line:
+                continue
+            fields = json.loads(line)
+            found[fields["request_id"]] = fields["duration_ms"] / 1000
+    return found
