@@ -44,7 +44,7 @@ def test_transaction_pooling_turns_server_side_cursors_off(tmp_path):
 def test_server_side_cursors_stay_on_without_a_pooler(tmp_path):
     # Without the pooler a large .iterator() streams from the server, as Django's default.
     # Prepared statements stay off either way (Django's default for psycopg 3).
-    assert database_settings(tmp_path) == "False None"
+    assert database_settings(tmp_path, DB_TRANSACTION_POOLING="") == "False None"
 
 
 def open_cursors() -> int:
