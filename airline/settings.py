@@ -122,6 +122,14 @@ if DATABASE_URL:
             DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 300), conn_health_checks=True
         )
     }
+    # Behind a pooler in transaction mode (PgBouncer pool_mode=transaction), each
+    # transaction gets whichever server connection is free, so nothing may outlive one.
+    # A server-side cursor does: .iterator() outside a transaction (the itinerary index
+    # build) declares it WITH HOLD on one server connection and fetches it from another
+    # ("cursor ... does not exist"). Prepared statements need nothing: Django already
+    # turns psycopg's off (prepare_threshold None). README "Production".
+    if env_bool("DB_TRANSACTION_POOLING", False):
+        DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
