@@ -10,7 +10,8 @@ from pathlib import Path
 
 import psycopg
 
-BENCH_DATABASE = "airline_bench"
+# BENCH_DATABASE names another scratch database, for a bench beside someone else's.
+BENCH_DATABASE = os.environ.get("BENCH_DATABASE", "airline_bench")
 
 
 def prepare_environment() -> None:

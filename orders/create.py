@@ -78,6 +78,7 @@ from orders.models import (
     Segment,
 )
 from orders.payments import Card, Charge, card_check, credit_card_check
+from orders.rows import rows_insert
 from orders.selectors import (
     LegPart,
     OrderParts,
@@ -416,27 +417,31 @@ def _write_order(
         ) from None
     passenger_rows = passengers_write(order, passengers)
     contact_row = contact_write(order, contact)
-    journeys = Journey.objects.bulk_create(
-        journey_row(
-            order,
-            ref=_journey_ref(b),
-            position=position,
-            journey=b.journey,
-        )
-        for position, b in enumerate(booked, start=1)
+    journeys = rows_insert(
+        [
+            journey_row(
+                order,
+                ref=_journey_ref(b),
+                position=position,
+                journey=b.journey,
+            )
+            for position, b in enumerate(booked, start=1)
+        ]
     )
-    items = OrderItem.objects.bulk_create(
-        OrderItem(
-            order=order,
-            journey=journey,
-            ref=ids.new_ref("OOI"),
-            bundle=b.item.bundle,
-            total=Price.from_wire(b.item.total_price).total,
-            price=stored_json(b.item.total_price),
-            fare=stored_json(b.item.fare),
-            passenger_prices=stored_json(b.item.passenger_prices),
-        )
-        for journey, b in zip(journeys, booked, strict=True)
+    items = rows_insert(
+        [
+            OrderItem(
+                order=order,
+                journey=journey,
+                ref=ids.new_ref("OOI"),
+                bundle=b.item.bundle,
+                total=Price.from_wire(b.item.total_price).total,
+                price=stored_json(b.item.total_price),
+                fare=stored_json(b.item.fare),
+                passenger_prices=stored_json(b.item.passenger_prices),
+            )
+            for journey, b in zip(journeys, booked, strict=True)
+        ]
     )
     segment_rows, legs = segments_write(
         order,
@@ -656,7 +661,7 @@ def order_insert(order: Order, *, duplicate: Callable[[], Exception]) -> None:
     again with a fresh draw. That clash is rare (there are 32^6, about 10^9, locators),
     and a savepoint around every insert cost every booking two round trips."""
     try:
-        order.save(force_insert=True)
+        rows_insert([order])
     except IntegrityError as exc:
         if "record_locator" in str(exc):
             raise LocatorTaken from exc
@@ -701,17 +706,17 @@ def passengers_write(order: Order, passengers: Iterable[PassengerIn]) -> list[Pa
         for position, p in enumerate(passengers, start=1)
     }
     infants = [row for row in rows.values() if row.ptc == "INF"]
-    Passenger.objects.bulk_create(infants)
+    rows_insert(infants)
     for p in passengers:
         if p.infant_pax_id:
             rows[p.pax_id].infant = rows[p.infant_pax_id]
-    Passenger.objects.bulk_create([row for row in rows.values() if row.ptc != "INF"])
+    rows_insert([row for row in rows.values() if row.ptc != "INF"])
     return sorted(rows.values(), key=lambda row: row.position)
 
 
 def contact_write(order: Order, contact: ContactIn) -> Contact:
     """The order's contact."""
-    return Contact.objects.create(
+    row = Contact(
         order=order,
         ref=ids.new_ref("CTC"),
         email=contact.email,
@@ -720,6 +725,8 @@ def contact_write(order: Order, contact: ContactIn) -> Contact:
         surname=contact.surname,
         postal_address=stored_json(contact.postal_address),
     )
+    rows_insert([row])
+    return row
 
 
 def segments_write(order: Order, segments: Sequence[tuple]) -> tuple[list[Segment], list[Leg]]:
@@ -746,10 +753,12 @@ def segments_write(order: Order, segments: Sequence[tuple]) -> tuple[list[Segmen
                 seats=seats,
             )
         )
-    rows = Segment.objects.bulk_create(rows)
-    legs = Leg.objects.bulk_create(
-        Leg(segment=row, flight_leg_id=leg.id, ref=ref_id("LEG", leg.id), position=n)
-        for row, (_, s, *_rest) in zip(rows, segments, strict=True)
-        for n, leg in enumerate(s.legs, start=1)
+    rows_insert(rows)
+    legs = rows_insert(
+        [
+            Leg(segment=row, flight_leg_id=leg.id, ref=ref_id("LEG", leg.id), position=n)
+            for row, (_, s, *_rest) in zip(rows, segments, strict=True)
+            for n, leg in enumerate(s.legs, start=1)
+        ]
     )
     return rows, legs

@@ -161,12 +161,29 @@ def stored_json(value: Any) -> Any:
     return _jsonb_order(value)
 
 
+# The jsonb order of each set of keys met, as written: an order's JSON repeats a few
+# shapes (a price, a tax) hundreds of times, and sorting each again cost a booking ~1 ms.
+_key_orders: dict[tuple[str, ...], tuple[str, ...]] = {}
+KEY_ORDERS_MAX = 10_000
+
+
 def _jsonb_order(value: Any) -> Any:
     if isinstance(value, dict):
-        keys = sorted(value, key=lambda k: (len(k.encode()), k.encode()))
-        return {k: _jsonb_order(value[k]) for k in keys}
+        written = tuple(value)
+        keys = _key_orders.get(written)
+        if keys is None:
+            keys = tuple(sorted(written, key=lambda k: (len(k.encode()), k.encode())))
+            if len(_key_orders) > KEY_ORDERS_MAX:
+                _key_orders.clear()
+            _key_orders[written] = keys
+        # Leaves (most values) are taken as they are, without a call each.
+        return {
+            k: _jsonb_order(v) if isinstance(v, dict | list | tuple) else v
+            for k in keys
+            for v in (value[k],)
+        }
     if isinstance(value, list | tuple):
-        return [_jsonb_order(v) for v in value]
+        return [_jsonb_order(v) if isinstance(v, dict | list | tuple) else v for v in value]
     return value
 
 

@@ -2,6 +2,7 @@
 one seller it acts as (SPEC.md §5, DESIGN.md §5 and §11)."""
 
 from dataclasses import dataclass
+from datetime import datetime
 from uuid import UUID
 
 import redis.exceptions
@@ -9,6 +10,7 @@ from django.db import DatabaseError
 from rest_framework.authentication import BaseAuthentication
 from rest_framework_simplejwt.exceptions import TokenError
 from rest_framework_simplejwt.tokens import AccessToken
+from rest_framework_simplejwt.utils import aware_utcnow, datetime_from_epoch
 
 from airline.api.errors import ApiError, Err
 from sellers.authcache import remembered
@@ -100,16 +102,38 @@ def key_from_header(raw: str) -> ApiKey:
 
 
 def principal_from_token(token: str) -> Principal:
-    try:
-        claims = AccessToken(token)
-        prefix, seller_id = str(claims[KEY_CLAIM]), UUID(str(claims[SELLER_CLAIM]))
-    except (TokenError, KeyError, ValueError, TypeError, OverflowError):
-        # OverflowError: a signed token whose `exp` no date can hold (1e30).
-        raise ApiError(Err.UNAUTHENTICATED, "The bearer token is invalid or has expired") from None
+    prefix, seller_id = _token_claims(token)
     try:
         return remembered((prefix, seller_id), lambda: _resolve(prefix, seller_id))
     except STORE_ERRORS as exc:
         raise auth_store_unavailable() from exc
+
+
+# Tokens whose signature and claims were checked, each with the instant it stops being
+# valid: checking a signature costs more than the rest of authentication. A token is a
+# signed, immutable string, so all that changes for it over time is its expiry, which a
+# reuse checks as simplejwt does (real time, LEEWAY). Whether its key and seller are
+# still usable is checked on every request either way (`remembered` below).
+_verified: dict[str, tuple[str, UUID, datetime]] = {}
+VERIFIED_MAX_ENTRIES = 50_000
+
+
+def _token_claims(token: str) -> tuple[str, UUID]:
+    """(key prefix, seller id) of a valid bearer token; ERR-8000 when it is not."""
+    known = _verified.get(token)
+    if known is not None and aware_utcnow() < known[2]:
+        return known[0], known[1]
+    try:
+        claims = AccessToken(token)
+        prefix, seller_id = str(claims[KEY_CLAIM]), UUID(str(claims[SELLER_CLAIM]))
+        valid_until = datetime_from_epoch(claims["exp"]) + claims.get_token_backend().get_leeway()
+    except (TokenError, KeyError, ValueError, TypeError, OverflowError):
+        # OverflowError: a signed token whose `exp` no date can hold (1e30).
+        raise ApiError(Err.UNAUTHENTICATED, "The bearer token is invalid or has expired") from None
+    if len(_verified) > VERIFIED_MAX_ENTRIES:
+        _verified.clear()
+    _verified[token] = (prefix, seller_id, valid_until)
+    return prefix, seller_id
 
 
 def _resolve(prefix: str, seller_id: UUID) -> Principal:

@@ -56,11 +56,7 @@ def order_event_recorded(order: Order, kind: str, *, now: datetime) -> None:
     """The outbox rows of one order event (orders.events._record calls this inside the
     change's transaction). Nothing is written when no endpoint wants the event."""
     event_type = EVENT_TYPES[kind]
-    endpoints = [
-        e
-        for e in WebhookEndpoint.objects.filter(seller_id=order.seller_id, active=True)
-        if e.wants(event_type)
-    ]
+    endpoints = _endpoints_wanting(order.seller_id, event_type)
     if not endpoints:
         return
     event = WebhookEvent.objects.create(
@@ -86,24 +82,43 @@ def ping_record(endpoint: WebhookEndpoint, *, now: datetime) -> WebhookEvent:
         created_at=now,
         data=orjson.dumps({"webhookId": endpoint.webhook_id}).decode(),
     )
-    _deliveries_create(event, [endpoint], now=now)
+    _deliveries_create(event, [endpoint.pk], now=now)
     return event
 
 
-def _deliveries_create(
-    event: WebhookEvent, endpoints: Iterable[WebhookEndpoint], *, now: datetime
-) -> None:
+def _endpoints_wanting(seller_id, event_type: str) -> list[int]:
+    """The ids of the seller's active endpoints that want `event_type`. Plain SQL: every
+    order event asks, most sellers have no endpoint, and the ORM's own work on the
+    query cost several times the database's."""
+    table = WebhookEndpoint._meta.db_table
+    events = WebhookEndpoint._meta.get_field("events")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f'SELECT "id", "events" FROM "{table}" '  # noqa: S608
+            'WHERE "seller_id" = %s AND "active" ORDER BY "id"',
+            [seller_id],
+        )
+        rows = cursor.fetchall()
+    wanting = []
+    for endpoint_id, raw in rows:
+        wanted = events.from_db_value(raw, None, connection)
+        if not wanted or event_type in wanted:  # as WebhookEndpoint.wants: empty is all
+            wanting.append(endpoint_id)
+    return wanting
+
+
+def _deliveries_create(event: WebhookEvent, endpoint_ids: Iterable[int], *, now: datetime) -> None:
     WebhookDelivery.objects.bulk_create(
         WebhookDelivery(
             event=event,
-            endpoint=e,
+            endpoint_id=e,
             order_id=event.order_id,
             sequence=event.sequence,
             created_at=now,
             next_attempt_at=now,
             give_up_at=now + timedelta(hours=settings.WEBHOOK_RETRY_HOURS),
         )
-        for e in endpoints
+        for e in endpoint_ids
     )
 
 

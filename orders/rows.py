@@ -1,0 +1,75 @@
+"""New rows of one model written in one INSERT, without the ORM's query compiler.
+
+A booking inserts into eight tables, a handful of rows each; building, compiling and
+binding each of those INSERTs through the ORM (bulk_create, save) cost more CPU than
+the database spent running them. Here the statement of each model and row count is
+built once per process, and each value goes through its field's own
+`get_db_prep_save`, as the ORM's would: the same rows, the same SQL shape (plain
+`VALUES` rows, `RETURNING` the ids, which the hold replay of benchmarks/replay.py
+reads back).
+"""
+
+from collections.abc import Sequence
+from functools import cache
+from typing import TypeVar
+
+from django.db import connection
+from django.db.models import Field, Model
+
+M = TypeVar("M", bound=Model)
+
+
+@cache
+def _plan(model: type[Model]) -> tuple[str, str, tuple[Field, ...], str, tuple]:
+    """(INSERT head, RETURNING tail, the fields written in column order, one row's
+    placeholders, (field, converters) of each column returned) of a model whose primary
+    key the database assigns. Returned, as by the ORM: the primary key and every column
+    with a database default (the row then holds the value as the database stored it,
+    e.g. a Decimal for a decimal column given an int)."""
+    meta = model._meta
+    fields = tuple(f for f in meta.concrete_fields if f is not meta.auto_field)
+    quote = connection.ops.quote_name
+    table = quote(meta.db_table)
+    columns = ", ".join(quote(f.column) for f in fields)
+    head = f"INSERT INTO {table} ({columns}) VALUES "  # noqa: S608 (names from the model)
+    returned = tuple(meta.db_returning_fields)
+    tail = " RETURNING " + ", ".join(f"{table}.{quote(f.column)}" for f in returned)
+    converters = tuple(
+        (f, [*connection.ops.get_db_converters(col), *col.get_db_converters(connection)])
+        for f in returned
+        for col in [f.get_col(meta.db_table)]
+    )
+    return head, tail, fields, f"({', '.join(['%s'] * len(fields))})", converters
+
+
+@cache
+def _statement(model: type[Model], count: int) -> str:
+    head, tail, _fields, row, _returned = _plan(model)
+    return head + ", ".join([row] * count) + tail
+
+
+def rows_insert(rows: Sequence[M]) -> Sequence[M]:
+    """Insert new rows of one model (its primary key assigned by the database) in one
+        statement, and set their primary keys (and columns with a database default) from what
+    the database returned, as save() and bulk_create do. Returns `rows`."""
+    if not rows:
+        return rows
+    model = type(rows[0])
+    _head, _tail, fields, _row, returned = _plan(model)
+    params = []
+    for row in rows:
+        # What bulk_create checks too: a related row must have been saved first, and
+        # its id is taken from it if it was saved after being assigned.
+        row._prepare_related_fields_for_save(operation_name="rows_insert")
+        params.extend(f.get_db_prep_save(f.pre_save(row, True), connection) for f in fields)
+    with connection.cursor() as cursor:
+        cursor.execute(_statement(model, len(rows)), params)
+        written = cursor.fetchall()
+    for row, values in zip(rows, written, strict=True):
+        for (field, converters), value in zip(returned, values, strict=True):
+            for convert in converters:
+                value = convert(value, field, connection)
+            setattr(row, field.attname, value)
+        row._state.adding = False
+        row._state.db = connection.alias
+    return rows
