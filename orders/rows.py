@@ -35,7 +35,7 @@ def _plan(model: type[Model]) -> tuple[str, str, tuple[Field, ...], str, tuple]:
     returned = tuple(meta.db_returning_fields)
     tail = " RETURNING " + ", ".join(f"{table}.{quote(f.column)}" for f in returned)
     converters = tuple(
-        (f, [*connection.ops.get_db_converters(col), *col.get_db_converters(connection)])
+        (f, col, [*connection.ops.get_db_converters(col), *col.get_db_converters(connection)])
         for f in returned
         for col in [f.get_col(meta.db_table)]
     )
@@ -66,9 +66,11 @@ def rows_insert(rows: Sequence[M]) -> Sequence[M]:
         cursor.execute(_statement(model, len(rows)), params)
         written = cursor.fetchall()
     for row, values in zip(rows, written, strict=True):
-        for (field, converters), value in zip(returned, values, strict=True):
+        for (field, column, converters), value in zip(returned, values, strict=True):
+            # Converters take the expression, as the ORM passes them (SQLite's decimal
+            # converter reads its output_field).
             for convert in converters:
-                value = convert(value, field, connection)
+                value = convert(value, column, connection)
             setattr(row, field.attname, value)
         row._state.adding = False
         row._state.db = connection.alias

@@ -92,11 +92,13 @@ def _endpoints_wanting(seller_id, event_type: str) -> list[int]:
     query cost several times the database's."""
     table = WebhookEndpoint._meta.db_table
     events = WebhookEndpoint._meta.get_field("events")
+    # The seller's key as this database stores it (a uuid in PostgreSQL, text in SQLite).
+    seller = WebhookEndpoint._meta.get_field("seller").target_field
     with connection.cursor() as cursor:
         cursor.execute(
             f'SELECT "id", "events" FROM "{table}" '  # noqa: S608
             'WHERE "seller_id" = %s AND "active" ORDER BY "id"',
-            [seller_id],
+            [seller.get_db_prep_value(seller_id, connection)],
         )
         rows = cursor.fetchall()
     wanting = []

@@ -74,11 +74,14 @@ def legs_lock(leg_ids: Iterable[int]) -> dict[int, LockedLeg]:
     if not ids:
         return {}
     legs, types = FlightLeg._meta.db_table, AircraftType._meta.db_table
+    # SQLite (the embedded default) has no row locks: its writers are serialized whole,
+    # as the ORM's select_for_update is a no-op there.
+    lock = " FOR UPDATE OF l" if connection.features.has_select_for_update_of else ""
     with connection.cursor() as cursor:
         cursor.execute(
             f'SELECT l."id", l."is_cancelled", l."departs_at", l."arrives_at", t."iata_code" '  # noqa: S608
             f'FROM "{legs}" l INNER JOIN "{types}" t ON l."aircraft_type_id" = t."id" '
-            f'WHERE l."id" IN ({", ".join(["%s"] * len(ids))}) ORDER BY l."id" FOR UPDATE OF l',
+            f'WHERE l."id" IN ({", ".join(["%s"] * len(ids))}) ORDER BY l."id"{lock}',
             ids,
         )
         return {row[0]: LockedLeg(*row) for row in cursor.fetchall()}
