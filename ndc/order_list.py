@@ -34,10 +34,9 @@ from typing import Any
 
 from lxml import etree
 
-from airline.api.errors import ApiError, Err
 from ndc import xml
 from ndc.errors import payload_attributes
-from ndc.xml import MSG, c, element_path, sub, text
+from ndc.xml import MSG, c, element_path, refused, sub, text
 from orders.checks import check_order_search
 from orders.presenters import order_list_page
 from orders.selectors import orders_list
@@ -144,7 +143,7 @@ def order_list_query(document: etree._Element) -> tuple[dict[str, str], list[tup
     if travel is not None:
         day = _one_day(travel)
         if query.get("departureDate", day) != day:
-            raise _refused(travel, f"the travel date {day} is not DepFilterCriteria/DepDate")
+            raise refused(travel, f"the travel date {day} is not DepFilterCriteria/DepDate")
         query["departureDate"] = day
 
     query.update(_paging(document))
@@ -160,13 +159,13 @@ def _refuse_unsupported(criteria: etree._Element) -> None:
             node = node.getparent()
         if "/".join(reversed(steps)) not in _SUPPORTED:
             reason = f"not an OrderList filter we apply; filter by {_SUPPORTED_TEXT}"
-            raise _refused(element, reason)
+            raise refused(element, reason)
 
 
 def _one_day(travel: etree._Element) -> str:
     first, last = text(travel, "EffectiveDate"), text(travel, "ExpirationDate")
     if first is None or first != last:
-        raise _refused(
+        raise refused(
             travel,
             "orders are searched by one departure date: send EffectiveDate and "
             "ExpirationDate with the same date",
@@ -187,11 +186,6 @@ def _paging(document: etree._Element) -> dict[str, str]:
         if element is not None:
             found[field] = (element.text or "").strip()
     return found
-
-
-def _refused(element: etree._Element, reason: str) -> ApiError:
-    where = element_path(element)
-    return ApiError(Err.VALIDATION, f"{where}: {reason}", path=where)
 
 
 # --- Response ------------------------------------------------------------------------

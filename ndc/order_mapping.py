@@ -36,7 +36,7 @@ from datetime import date
 from lxml import etree
 
 from airline.api.errors import ApiError, Err
-from ndc.xml import MSG, c, element_path, text
+from ndc.xml import MSG, c, element_path, refused, text
 from orders.inputs import (
     AcceptOffer,
     AcceptReshopOffer,
@@ -109,12 +109,6 @@ ORDER_CREATE_PATHS = {
 ORDER_RETRIEVE_PATHS: dict[str, str] = {}
 
 
-def refuse(element: etree._Element, message: str) -> ApiError:
-    """ERR-1005 naming `element` by its XPath."""
-    where = element_path(element)
-    return ApiError(Err.VALIDATION, f"{where}: {message}", path=where)
-
-
 def request_of(document: etree._Element) -> etree._Element:
     return document.find(f"{{{MSG}}}Request")
 
@@ -128,7 +122,7 @@ def create_input(document: etree._Element) -> CreateOrderInput:
     create = request.find(c("CreateOrder"))
     quoted = create.find(c("AcceptSelectedQuotedOfferList"))
     if quoted is None:
-        raise refuse(
+        raise refused(
             create[0],
             "only AcceptSelectedQuotedOfferList is supported: book the OfferPriceRS "
             "PricedOffer (and the ALaCarteOffer items of its seats and services)",
@@ -150,23 +144,23 @@ def create_input(document: etree._Element) -> CreateOrderInput:
                     ItemSelection(text(item, "OfferItemRefID"), tuple(_texts(item, "PaxRefID")))
                 )
             else:
-                raise refuse(
+                raise refused(
                     item,
                     "the flights are those of the first SelectedPricedOffer (the priced "
                     "offer); a later one selects seats (SelectedSeat) or services "
                     "(SelectedALaCarteOfferItem)",
                 )
     if not item_ids:
-        raise refuse(flight_offer, "select the priced offer's flight items")
+        raise refused(flight_offer, "select the priced offer's flight items")
     lists = request.find(c("DataLists"))
     contacts = _contacts(lists)
     if not contacts:
         where = lists if lists is not None else request
-        raise refuse(where, "a ContactInfoList with the booking contact is required")
+        raise refused(where, "a ContactInfoList with the booking contact is required")
     booking_contact_id = next(iter(contacts))
     pax_list = lists.find(c("PaxList"))
     if pax_list is None:
-        raise refuse(lists, "a PaxList naming every passenger is required")
+        raise refused(lists, "a PaxList naming every passenger is required")
     paxes = pax_list.findall(c("Pax"))
     carriers = _infant_carriers(paxes)
     passengers = [
@@ -182,7 +176,7 @@ def create_input(document: etree._Element) -> CreateOrderInput:
     for pax in paxes:
         ref = text(pax, "ContactInfoRefID")
         if ref and ref not in contacts:
-            raise refuse(pax.find(c("ContactInfoRefID")), f"{ref!r} is no ContactInfoID")
+            raise refused(pax.find(c("ContactInfoRefID")), f"{ref!r} is no ContactInfoID")
     return CreateOrderInput(
         offer_id=text(flight_offer, "OfferRefID"),
         item_ids=item_ids,
@@ -205,7 +199,7 @@ def ancillary_pick(offer_id: str, item: etree._Element) -> AncillaryPick | None:
     if a_la_carte is not None:
         quantity = text(a_la_carte, "Qty")
         if quantity not in ("1", "1.0"):
-            raise refuse(
+            raise refused(
                 a_la_carte.find(c("Qty")),
                 "one of each item per passenger: select another item for another bag",
             )
@@ -214,9 +208,9 @@ def ancillary_pick(offer_id: str, item: etree._Element) -> AncillaryPick | None:
         row = text(seat, "SeatRowNumber")
         column = text(seat, "ColumnID") or ""
         if not row.isdigit() or not 1 <= int(row) <= 99:
-            raise refuse(seat.find(c("SeatRowNumber")), "a row number from 1 to 99")
+            raise refused(seat.find(c("SeatRowNumber")), "a row number from 1 to 99")
         if len(column) != 1 or not column.isalpha():
-            raise refuse(seat.find(c("ColumnID")), "a seat column letter")
+            raise refused(seat.find(c("ColumnID")), "a seat column letter")
         picked_seat = (int(row), column.upper())
     return AncillaryPick(
         offer_id=offer_id,
@@ -243,7 +237,7 @@ def _infant_carriers(paxes: Iterable[etree._Element]) -> dict[str, str]:
         adult = text(pax, "PaxRefID")
         if adult and text(pax, "PTC") == "INF":
             if adult in carriers:
-                raise refuse(pax.find(c("PaxRefID")), f"{adult} already carries an infant")
+                raise refused(pax.find(c("PaxRefID")), f"{adult} already carries an infant")
             carriers[adult] = text(pax, "PaxID")
     return carriers
 
@@ -255,13 +249,13 @@ def passenger_data(
     ptc = text(pax, "PTC")
     if ptc not in PTCS:
         where = pax.find(c("PTC"))
-        raise refuse(where if where is not None else pax, f"PTC is one of {', '.join(PTCS)}")
+        raise refused(where if where is not None else pax, f"PTC is one of {', '.join(PTCS)}")
     individual = pax.find(c("Individual"))
     if individual is None:
-        raise refuse(pax, "Individual (GivenName, Surname) is required")
+        raise refused(pax, "Individual (GivenName, Surname) is required")
     given_names = _texts(individual, "GivenName")
     if not given_names:
-        raise refuse(individual, "GivenName is required")
+        raise refused(individual, "GivenName is required")
     email, phone = ("", "")
     if own_contact is not None:
         email, phone = _email(own_contact), _phone(own_contact)
@@ -287,7 +281,7 @@ def loyalty_program(account: etree._Element | None) -> LoyaltyProgram | None:
         return None
     number = text(account, "AccountNumber")
     if not number:
-        raise refuse(account, "AccountNumber is required")
+        raise refused(account, "AccountNumber is required")
     return LoyaltyProgram(
         account_number=number,
         program_code=text(account, "LoyaltyProgram", "ProgramCode") or "",
@@ -298,7 +292,7 @@ def loyalty_program(account: etree._Element | None) -> LoyaltyProgram | None:
 def travel_document(doc: etree._Element) -> TravelDocument:
     kind = text(doc, "IdentityDocTypeCode")
     if kind not in DOCUMENT_TYPES:
-        raise refuse(
+        raise refused(
             doc.find(c("IdentityDocTypeCode")),
             f"IdentityDocTypeCode is one of {', '.join(DOCUMENT_TYPES)}",
         )
@@ -315,7 +309,7 @@ def contact_data(contact: etree._Element) -> ContactData:
     """A ContactInfo as the booking contact (create order's, UpdateContact's)."""
     email = _email(contact)
     if not email:
-        raise refuse(contact, "EmailAddress/EmailAddressText is required")
+        raise refused(contact, "EmailAddress/EmailAddressText is required")
     individual = contact.find(c("Individual"))
     address = contact.find(c("PostalAddress"))
     return ContactData(
@@ -331,10 +325,10 @@ def postal_address(address: etree._Element) -> PostalAddress:
     lines = _texts(address, "StreetText")
     city = text(address, "CityName")
     if not lines or not city:
-        raise refuse(address, "StreetText and CityName are required")
+        raise refused(address, "StreetText and CityName are required")
     country = _country(address, "CountryCode")
     if not country:
-        raise refuse(address, "CountryCode is required")
+        raise refused(address, "CountryCode is required")
     return PostalAddress(
         line1=lines[0],
         line2=lines[1] if len(lines) > 1 else "",
@@ -350,10 +344,10 @@ def payment_data(functions: list[etree._Element]) -> PaymentData:
     if not functions:
         return Hold()
     if len(functions) > 1:
-        raise refuse(functions[1], "one payment per request")
+        raise refused(functions[1], "one payment per request")
     details = functions[0].find(c("PaymentProcessingDetails"))
     if details is None:
-        raise refuse(functions[0], "PaymentProcessingDetails with the PaymentMethod is required")
+        raise refused(functions[0], "PaymentProcessingDetails with the PaymentMethod is required")
     return payment_method(details)
 
 
@@ -404,7 +398,7 @@ def retrieve_ref(document: etree._Element) -> tuple[str, str | None, str]:
         named = booking.find(c("BookingID"))
         owner = text(booking, "Carrier", "AirlineDesigCode")
         return text(booking, "BookingID"), owner, element_path(named)
-    raise refuse(
+    raise refused(
         criteria,
         "name the order: OrderFilterCriteria (OrderID) or BookingRefFilterCriteria "
         "(BookingID, the record locator)",
@@ -446,7 +440,7 @@ def _gender(individual: etree._Element) -> str:
     if code is None:
         return ""
     if code not in GENDERS:
-        raise refuse(individual.find(c("GenderCode")), "GenderCode M or F")
+        raise refused(individual.find(c("GenderCode")), "GenderCode M or F")
     return GENDERS[code]
 
 
@@ -455,7 +449,7 @@ def _country(element: etree._Element, name: str) -> str:
     if value is None:
         return ""
     if len(value) != 2 or not value.isalpha() or not value.isupper():
-        raise refuse(element.find(c(name)), "a two-letter ISO 3166-1 country code")
+        raise refused(element.find(c(name)), "a two-letter ISO 3166-1 country code")
     return value
 
 
@@ -573,7 +567,7 @@ def change_request(document: etree._Element) -> ChangeRequest:
             changes.append(update)
             used_contacts |= used
         else:
-            raise refuse(
+            raise refused(
                 chosen,
                 "not offered; use AcceptSelectedQuotedOfferList (seats, services, a "
                 "quoted reshop offer), AcceptCancelledOffer, CancelUnpaidOrder or UpdatePax",
@@ -589,7 +583,9 @@ def change_request(document: etree._Element) -> ChangeRequest:
         if paying_order or not (changes or cancelled_items or cancel_every_journey):
             changes.append(ConfirmHold())
     if not (changes or cancelled_items or cancel_every_journey):
-        raise refuse(request, "name a change: ChangeOrderChoice, a ContactInfo or PaymentFunctions")
+        raise refused(
+            request, "name a change: ChangeOrderChoice, a ContactInfo or PaymentFunctions"
+        )
     return ChangeRequest(order_ref, changes, payment, cancelled_items, cancel_every_journey)
 
 
@@ -615,7 +611,7 @@ def _update_pax(
     current = text(update, "Current", "PaxRefID")
     new_ref = text(update, "New", "PaxRefID")
     if current is None or new_ref is None:
-        raise refuse(update, "Current and New (a DataLists Pax with the new details) are required")
+        raise refused(update, "Current and New (a DataLists Pax with the new details) are required")
     paxes = (
         {text(p, "PaxID"): p for p in lists.iterfind(f"{c('PaxList')}/{c('Pax')}")}
         if (lists is not None)
@@ -623,7 +619,7 @@ def _update_pax(
     )
     pax = paxes.get(new_ref)
     if pax is None:
-        raise refuse(update.find(c("New")), f"{new_ref!r} is no PaxID of DataLists/PaxList")
+        raise refused(update.find(c("New")), f"{new_ref!r} is no PaxID of DataLists/PaxList")
     individual = pax.find(c("Individual"))
     name = None
     if individual is not None:
@@ -635,7 +631,7 @@ def _update_pax(
     contact_ref = text(pax, "ContactInfoRefID")
     own = contacts.get(contact_ref) if contact_ref else None
     if contact_ref and own is None:
-        raise refuse(pax.find(c("ContactInfoRefID")), f"{contact_ref!r} is no ContactInfoID")
+        raise refused(pax.find(c("ContactInfoRefID")), f"{contact_ref!r} is no ContactInfoID")
     documents = pax.findall(c("IdentityDoc"))
     patch = PassengerPatch(
         name=name,

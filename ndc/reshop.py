@@ -35,11 +35,11 @@ from typing import Any
 
 from lxml import etree
 
-from airline.api.errors import ApiError, Err
+from airline.api.errors import ApiError
 from ndc import reshop_presenters
 from ndc.mapping import CABIN_CODES
 from ndc.shopping import _bundles, _plain
-from ndc.xml import MSG, c, element_path, text
+from ndc.xml import MSG, c, refused, text
 from orders.exchange import LIVE, order_quote
 from orders.reshop import order_reshop
 from orders.selectors import OrderScope, order_get
@@ -159,7 +159,7 @@ def order_reshop_input(document: etree._Element) -> tuple[str, dict[str, Any]]:
     if cancel is not None:
         named = cancel.find(c("OrderRefID"))
         if (named.text or "").strip() != order_ref:
-            raise _refused(named, f"{named.text!r} is not the order of Request/OrderRefID")
+            raise refused(named, f"{named.text!r} is not the order of Request/OrderRefID")
         return order_ref, {"instruction": {"type": "CancelOrder"}}
     choice = update.find(f"{c('ReshopOrder')}/{c('ReshopOrderChoice')}")[0]
     name = etree.QName(choice).localname
@@ -167,7 +167,7 @@ def order_reshop_input(document: etree._Element) -> tuple[str, dict[str, Any]]:
         return order_ref, _service_order(choice)
     if name == "UpdatePaxName":
         return order_ref, {"instruction": _name_change(choice)}
-    raise _refused(
+    raise refused(
         choice,
         "only ServiceOrder (new flights, order items removed) and UpdatePaxName are "
         "reshopped; CancelOrderRef quotes a cancellation",
@@ -179,14 +179,14 @@ def _service_order(service_order: etree._Element) -> dict[str, Any]:
     add = service_order.find(c("AddOfferItems"))
     if add is None:
         if not deleted:
-            raise _refused(
+            raise refused(
                 service_order, "name new flights (AddOfferItems) or order items to remove"
             )
         return {"instruction": {"type": "DeleteOrderItems", "orderItemRefIds": deleted}}
     flight_request = add.find(c("FlightRequest"))
     criteria = flight_request.find(c("FlightRequestOriginDestinationsCriteria"))
     if criteria is None:
-        raise _refused(
+        raise refused(
             flight_request[0],
             "only FlightRequestOriginDestinationsCriteria (origin, destination and date per "
             "direction) is supported",
@@ -212,7 +212,7 @@ def _service_order(service_order: etree._Element) -> dict[str, Any]:
         if (cabin.text or "").strip()
     ]
     if len({cabin.text.strip() for cabin in cabins}) > 1:
-        raise _refused(cabins[1], "one cabin per request, the same for every direction")
+        raise refused(cabins[1], "one cabin per request, the same for every direction")
     if cabins:
         code = cabins[0].text.strip()
         instruction["cabinTypeCode"] = CABIN_CODES.get(code, code)
@@ -226,7 +226,7 @@ def _service_order(service_order: etree._Element) -> dict[str, Any]:
 def _name_change(update: etree._Element) -> dict[str, Any]:
     refs = update.findall(c("PaxRefID"))
     if len(refs) > 1:
-        raise _refused(refs[1], "one passenger per name change")
+        raise refused(refs[1], "one passenger per name change")
     instruction = {
         "type": "NameChange",
         "paxRefId": text(update, "PaxRefID"),
@@ -247,17 +247,17 @@ def order_quote_input(document: etree._Element) -> tuple[str, dict[str, Any], bo
     payload = document.find(f"{{{MSG}}}Payload")
     repriced = payload.find(c("RepricedOrder"))
     if repriced is not None:
-        raise _refused(
+        raise refused(
             repriced, "the order is repriced through a reshop offer: name it in SelectedOffers"
         )
     existing = payload.find(c("ExistingOrder"))
     if existing is None:
-        raise _refused(payload, "name the order in ExistingOrder/OrderID", path=f"{_QUOTE}")
+        raise refused(payload, "name the order in ExistingOrder/OrderID", path=f"{_QUOTE}")
     selected = payload.findall(c("SelectedOffers"))
     if not selected:
-        raise _refused(payload, "select the reshop offer to quote in SelectedOffers")
+        raise refused(payload, "select the reshop offer to quote in SelectedOffers")
     if len(selected) > 1:
-        raise _refused(selected[1], "one reshop offer per quote")
+        raise refused(selected[1], "one reshop offer per quote")
     [offer] = selected
     items = offer.findall(c("SelectedOfferItem"))
     body: dict[str, Any] = {
@@ -270,7 +270,7 @@ def order_quote_input(document: etree._Element) -> tuple[str, dict[str, Any], bo
         known = {p["paxId"] for p in passengers}
         for ref in refs:
             if (ref.text or "").strip() not in known:
-                raise _refused(ref, f"{ref.text!r} is not a PaxID of PaxList")
+                raise refused(ref, f"{ref.text!r} is not a PaxID of PaxList")
         body["passengers"] = passengers
         return text(existing, "OrderID"), body, False
     distinct = list(dict.fromkeys((ref.text or "").strip() for ref in refs))
@@ -289,8 +289,3 @@ def _passengers(pax: list[etree._Element]) -> list[dict[str, str]]:
             passenger["type"] = ptc
         passengers.append(passenger)
     return passengers
-
-
-def _refused(element: etree._Element, why: str, path: str | None = None) -> ApiError:
-    where = path or element_path(element)
-    return ApiError(Err.VALIDATION, f"{where}: {why}", path=where)

@@ -197,6 +197,13 @@ def element_path(element: etree._Element) -> str:
     return "/" + "/".join(reversed(steps))
 
 
+def refused(element: etree._Element, why: str, *, path: str | None = None) -> ApiError:
+    """ERR-1005 naming the request element at fault by its XPath (or `path`), in the
+    error's `path` and at the head of its description, as every NDC refusal does."""
+    where = path or element_path(element)
+    return ApiError(Err.VALIDATION, f"{where}: {why}", path=where)
+
+
 _CLARK = re.compile(r"\{[^}]*\}")
 
 
