@@ -11,6 +11,8 @@ from django.contrib.admin.models import CHANGE, LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.db.models import Model
 from django.http import HttpRequest
+from django.template.response import TemplateResponse
+from django.utils.cache import add_never_cache_headers
 
 
 def local_time(moment: datetime | None, zone: str | ZoneInfo) -> str:
@@ -26,6 +28,22 @@ def utc_time(moment: datetime | None) -> str:
     if moment is None:
         return "-"
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def one_time_page(
+    model_admin: admin.ModelAdmin, request: HttpRequest, template: str, **context
+) -> TemplateResponse:
+    """The answer to a create that shows a secret once (extends
+    admin/one_time_secret.html): in the body, marked never to be cached; no redirect, so
+    the secret never travels in a cookie (Django's message cookie is signed, not
+    encrypted) and a reload cannot show it again."""
+    response = TemplateResponse(
+        request,
+        template,
+        {**model_admin.admin_site.each_context(request), "opts": model_admin.opts, **context},
+    )
+    add_never_cache_headers(response)
+    return response
 
 
 def log_action(request: HttpRequest, objects: Iterable[Model], message: str) -> None:

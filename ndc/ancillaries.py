@@ -22,10 +22,9 @@ from typing import Any
 from lxml import etree
 
 from airline.api import clock
-from airline.api.errors import ApiError, Err
 from ndc import ancillary_presenters
 from ndc.shopping import _plain
-from ndc.xml import MSG, c, element_path, text
+from ndc.xml import MSG, c, refused, text
 from offers import ancillaries as services
 from offers.serializers import AncillaryIn
 from orders.ancillaries import order_trip
@@ -99,11 +98,10 @@ def _answer(
             trip = _order_trip(principal, order_request, passengers)
         else:
             chosen = core[0]
-            raise ApiError(
-                Err.VALIDATION,
-                f"{element_path(chosen)}: name an offer (OfferRequest) or an order "
+            raise refused(
+                chosen,
+                "name an offer (OfferRequest) or an order "
                 "(OrderRequest); seats and services of flights alone are not offered",
-                path=element_path(chosen),
             )
         data = build(
             trip=trip,
@@ -117,11 +115,9 @@ def _answer(
 def _offer_trip(offer_request: etree._Element, passengers, *, seller_id: str, now):
     offers = offer_request.findall(c("Offer"))
     if len(offers) > 1:
-        raise ApiError(
-            Err.VALIDATION,
-            f"{element_path(offers[1])}: one offer per request (a priced offer holds every "
-            "flight of the trip)",
-            path=element_path(offers[1]),
+        raise refused(
+            offers[1],
+            "one offer per request (a priced offer holds every flight of the trip)",
         )
     [offer] = offers
     body: dict[str, Any] = {

@@ -12,7 +12,7 @@ from typing import Any
 from lxml import etree
 
 from airline.api.errors import ApiError, Err
-from ndc.xml import MSG, c, element_path, text
+from ndc.xml import MSG, c, refused, text
 
 # IATA's cabin type codes (PADIS 9873) beside the letters the JSON API uses (SPEC.md §1).
 CABIN_CODES = {"1": "F", "2": "C", "4": "W", "5": "Y"}
@@ -51,11 +51,10 @@ def air_shopping_input(document: etree._Element) -> dict[str, Any]:
     criteria = flight_request.find(c("FlightRequestOriginDestinationsCriteria"))
     if criteria is None:
         chosen = flight_request[0]
-        raise ApiError(
-            Err.VALIDATION,
-            f"{element_path(chosen)}: only FlightRequestOriginDestinationsCriteria "
+        raise refused(
+            chosen,
+            "only FlightRequestOriginDestinationsCriteria "
             "(origin, destination and date per direction) is supported",
-            path=element_path(chosen),
         )
     directions = criteria.findall(c("OriginDestCriteria"))
     body: dict[str, Any] = {
@@ -102,21 +101,18 @@ def offer_price_input(document: etree._Element) -> dict[str, Any]:
     selected = priced_offer.find(c("SelectedOfferList"))
     if selected is None:
         chosen = priced_offer[0]
-        raise ApiError(
-            Err.VALIDATION,
-            f"{element_path(chosen)}: only SelectedOfferList is supported; order items are "
-            "repriced with OrderReshop",
-            path=element_path(chosen),
+        raise refused(
+            chosen,
+            "only SelectedOfferList is supported; order items are repriced with OrderReshop",
         )
     pax_list = request.find(f"{c('DataLists')}/{c('PaxList')}")
     passengers = _passengers(pax_list)
     known = {p.get("paxId") for p in passengers}
     for ref in selected.iter(c("PaxRefID")):
         if (ref.text or "").strip() not in known:
-            raise ApiError(
-                Err.VALIDATION,
-                f"{element_path(ref)}: {ref.text!r} is not a PaxID of DataLists/PaxList",
-                path=element_path(ref),
+            raise refused(
+                ref,
+                f"{ref.text!r} is not a PaxID of DataLists/PaxList",
             )
     return {
         "selections": [

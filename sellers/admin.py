@@ -4,11 +4,9 @@ import copy
 
 from django import forms
 from django.contrib import admin, messages
-from django.template.response import TemplateResponse
-from django.utils.cache import add_never_cache_headers
 
 from airline.api import clock
-from airline.backoffice import log_action, utc_column
+from airline.backoffice import log_action, one_time_page, utc_column
 from sellers.models import ApiKey, Partner, Seller
 from sellers.services import (
     api_key_check,
@@ -137,19 +135,15 @@ class ApiKeyAdmin(admin.ModelAdmin):
         answer to the create, marked never to be cached; no redirect, so it never
         travels in a cookie and a reload cannot show it again."""
         issued = request.issued_api_key
-        response = TemplateResponse(
+        return one_time_page(
+            self,
             request,
             "admin/sellers/apikey/issued.html",
-            {
-                **self.admin_site.each_context(request),
-                "opts": self.opts,
-                "title": "API key created",
-                "key": issued.key,
-                "raw": issued.raw,
-            },
+            title="API key created",
+            object_label=issued.key.prefix,
+            key=issued.key,
+            raw=issued.raw,
         )
-        add_never_cache_headers(response)
-        return response
 
     @admin.action(description="Revoke the selected keys (their tokens stop working at once)")
     def revoke(self, request, queryset):

@@ -5,11 +5,9 @@ services the API uses (STYLE.md 11)."""
 
 from django import forms
 from django.contrib import admin, messages
-from django.template.response import TemplateResponse
-from django.utils.cache import add_never_cache_headers
 
 from airline.api import clock
-from airline.backoffice import log_action
+from airline.backoffice import log_action, one_time_page
 from webhooks.addresses import RefusedUrl, url_check
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 from webhooks.outbox import PUBLIC_TYPES
@@ -137,19 +135,15 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
         to the create, marked never to be cached; no redirect, so it never travels in a
         cookie and a reload cannot show it again."""
         registered = request.registered_webhook
-        response = TemplateResponse(
+        return one_time_page(
+            self,
             request,
             "admin/webhooks/webhookendpoint/registered.html",
-            {
-                **self.admin_site.each_context(request),
-                "opts": self.opts,
-                "title": "Webhook endpoint registered",
-                "endpoint": registered.endpoint,
-                "secret": registered.secret,
-            },
+            title="Webhook endpoint registered",
+            object_label=registered.endpoint.webhook_id,
+            endpoint=registered.endpoint,
+            secret=registered.secret,
         )
-        add_never_cache_headers(response)
-        return response
 
     def has_resend_permission(self, request) -> bool:
         return request.user.has_perm("webhooks.resend_webhookdelivery")
