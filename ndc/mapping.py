@@ -11,7 +11,7 @@ from typing import Any
 
 from lxml import etree
 
-from airline.api.errors import ApiError, Err
+from airline.api.errors import ApiError
 from ndc.xml import MSG, c, refused, text
 
 # IATA's cabin type codes (PADIS 9873) beside the letters the JSON API uses (SPEC.md §1).
@@ -47,12 +47,25 @@ OFFER_PRICE_PATHS = {
 def air_shopping_input(document: etree._Element) -> dict[str, Any]:
     """IATA_AirShoppingRQ -> the body of POST /json/{v}/offers (SPEC.md §4.4)."""
     request = document.find(f"{{{MSG}}}Request")
-    flight_request = request.find(c("FlightRequest"))
+    body = flight_request_input(request.find(c("FlightRequest")))
+    body["passengers"] = _passengers(request.find(c("PaxList")))
+    currencies = [
+        text(parameter, "CurCode")
+        for parameter in request.findall(f"{c('ResponseParameters')}/{c('CurParameter')}")
+    ]
+    if currencies:
+        # SPEC.md §4.4: one currency; the first asked is the one checked.
+        body["currency"] = currencies[0]
+    return body
+
+
+def flight_request_input(flight_request: etree._Element) -> dict[str, Any]:
+    """A FlightRequest (AirShopping's, OrderReshop's new flights) -> `originDestinations`
+    and, when one is asked, `cabinTypeCode`, as the JSON bodies carry them."""
     criteria = flight_request.find(c("FlightRequestOriginDestinationsCriteria"))
     if criteria is None:
-        chosen = flight_request[0]
         raise refused(
-            chosen,
+            flight_request[0],
             "only FlightRequestOriginDestinationsCriteria "
             "(origin, destination and date per direction) is supported",
         )
@@ -65,32 +78,23 @@ def air_shopping_input(document: etree._Element) -> dict[str, Any]:
                 "departureDate": text(od, "OriginDepCriteria", "Date"),
             }
             for od in directions
-        ],
-        "passengers": _passengers(request.find(c("PaxList"))),
+        ]
     }
-    cabins = {
-        text(cabin, "CabinTypeCode")
+    cabins = [
+        cabin
         for od in directions
-        for cabin in od.findall(c("CabinType"))
-        if text(cabin, "CabinTypeCode")
-    }
-    if len(cabins) > 1:
-        raise ApiError(
-            Err.VALIDATION,
-            f"{AIR_SHOPPING_PATHS['cabinTypeCode']}: one cabin per request, not "
-            + ", ".join(sorted(cabins)),
-            path=AIR_SHOPPING_PATHS["cabinTypeCode"],
-        )
-    if cabins:
-        [cabin] = cabins
-        body["cabinTypeCode"] = CABIN_CODES.get(cabin, cabin)
-    currencies = [
-        text(parameter, "CurCode")
-        for parameter in request.findall(f"{c('ResponseParameters')}/{c('CurParameter')}")
+        for cabin in od.findall(f"{c('CabinType')}/{c('CabinTypeCode')}")
+        if (cabin.text or "").strip()
     ]
-    if currencies:
-        # SPEC.md §4.4: one currency; the first asked is the one checked.
-        body["currency"] = currencies[0]
+    codes = sorted({cabin.text.strip() for cabin in cabins})
+    if len(codes) > 1:
+        raise refused(
+            next(cabin for cabin in cabins if cabin.text.strip() != cabins[0].text.strip()),
+            "one cabin per request, the same for every direction, not " + ", ".join(codes),
+        )
+    if codes:
+        [code] = codes
+        body["cabinTypeCode"] = CABIN_CODES.get(code, code)
     return body
 
 

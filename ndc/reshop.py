@@ -37,7 +37,7 @@ from lxml import etree
 
 from airline.api.errors import ApiError
 from ndc import reshop_presenters
-from ndc.mapping import CABIN_CODES
+from ndc.mapping import flight_request_input
 from ndc.shopping import _bundles, _plain
 from ndc.xml import MSG, c, refused, text
 from orders.exchange import LIVE, order_quote
@@ -183,39 +183,12 @@ def _service_order(service_order: etree._Element) -> dict[str, Any]:
                 service_order, "name new flights (AddOfferItems) or order items to remove"
             )
         return {"instruction": {"type": "DeleteOrderItems", "orderItemRefIds": deleted}}
-    flight_request = add.find(c("FlightRequest"))
-    criteria = flight_request.find(c("FlightRequestOriginDestinationsCriteria"))
-    if criteria is None:
-        raise refused(
-            flight_request[0],
-            "only FlightRequestOriginDestinationsCriteria (origin, destination and date per "
-            "direction) is supported",
-        )
-    directions = criteria.findall(c("OriginDestCriteria"))
     instruction: dict[str, Any] = {
         "type": "ReshopItinerary",
-        "originDestinations": [
-            {
-                "origin": text(od, "OriginDepCriteria", "IATA_LocationCode"),
-                "destination": text(od, "DestArrivalCriteria", "IATA_LocationCode"),
-                "departureDate": text(od, "OriginDepCriteria", "Date"),
-            }
-            for od in directions
-        ],
+        **flight_request_input(add.find(c("FlightRequest"))),
     }
     if deleted:
         instruction["deleteOrderItemRefIds"] = deleted
-    cabins = [
-        cabin
-        for od in directions
-        for cabin in od.findall(f"{c('CabinType')}/{c('CabinTypeCode')}")
-        if (cabin.text or "").strip()
-    ]
-    if len({cabin.text.strip() for cabin in cabins}) > 1:
-        raise refused(cabins[1], "one cabin per request, the same for every direction")
-    if cabins:
-        code = cabins[0].text.strip()
-        instruction["cabinTypeCode"] = CABIN_CODES.get(code, code)
     body: dict[str, Any] = {"instruction": instruction}
     passengers = _passengers(add.findall(f"{c('PaxList')}/{c('Pax')}"))
     if passengers:
