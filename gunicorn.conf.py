@@ -8,6 +8,12 @@
 accesslog = None
 access_log_format = '%(h)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(B)s %(M)sms "%(a)s"'
 
+# The master loads the application (airline/wsgi.py) before it binds the port and forks:
+# a node accepts no connection before a worker can answer it, and /health answers 503
+# `loading` at once while the workers build their schedule indexes (issue 18). Code
+# changes therefore need a restart of the master, not a HUP.
+preload_app = True
+
 
 def on_starting(server):
     """Before any worker starts: the metrics directory exists and holds no files of

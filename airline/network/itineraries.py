@@ -13,9 +13,12 @@ import bisect
 import gc
 import itertools
 import logging
+import sys
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from functools import cached_property
@@ -29,6 +32,7 @@ from airline.network.models import AircraftType, FlightLeg, NetworkVersion, Sche
 MINIMUM_CONNECTING_TIME = timedelta(minutes=45)
 MAXIMUM_CONNECTING_TIME = timedelta(hours=6)
 VERSION_CHECK_SECONDS = 1.0  # how stale a worker's view of the schedule version may be
+BUILD_SWITCH_INTERVAL = 0.001  # seconds; the GIL hand-over while an index is built (5 ms otherwise)
 
 logger = logging.getLogger(__name__)
 
@@ -315,15 +319,16 @@ class _IndexHolder:
             version = schedule_version()
             if self._index is None or self._index.version != version:
                 started = time.monotonic()
-                index = build_index(version)
+                with _yielding_to_requests():
+                    index = build_index(version)
+                    # The index is hundreds of thousands of long-lived objects; left to
+                    # the cyclic collector, every full collection walks them all (~100 ms
+                    # pauses, the p95 of every endpoint: benchmarks/orders.py). Frozen,
+                    # they are skipped; reference counting still frees them when the
+                    # index is replaced.
+                    gc.freeze()
                 self._index = index  # the swap: requests pick it up on their next read
                 self._checked_at = time.monotonic()
-                # The index is hundreds of thousands of long-lived objects; left to the
-                # cyclic collector, every full collection walks them all (~100 ms pauses,
-                # the p95 of every endpoint: benchmarks/orders.py). Frozen, they are
-                # skipped; reference counting still frees them when the index is replaced.
-                gc.collect()
-                gc.freeze()
                 logger.info(
                     "network index version %s built: %s legs in %.2f s",
                     version,
@@ -336,6 +341,28 @@ class _IndexHolder:
         with self._build_lock:
             self._index = None
             self._checked_at = 0.0
+
+
+@contextmanager
+def _yielding_to_requests() -> Iterator[None]:
+    """While the index is built beside the requests this worker serves from the previous
+    one (issue 18: no search stalled over 200 ms):
+    - no cyclic collection: each one the build's allocations trigger, and a
+      `gc.collect()` before freezing, would walk the objects built so far in one hold of
+      the GIL, 50-100 ms on end. What the build leaves behind is freed by reference
+      counting; the requests' own cycles wait for the collector for the seconds of a build;
+    - the GIL changes hands every BUILD_SWITCH_INTERVAL instead of every 5 ms, so a request
+      back from a query or Redis gets it sooner (a search makes a dozen such trips).
+    Both are process-wide, and restored after."""
+    collecting, interval = gc.isenabled(), sys.getswitchinterval()
+    gc.disable()
+    sys.setswitchinterval(BUILD_SWITCH_INTERVAL)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(interval)
+        if collecting:
+            gc.enable()
 
 
 _holder = _IndexHolder()
