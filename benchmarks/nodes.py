@@ -23,13 +23,13 @@ Reported per operation: requests per second (the median of the phases), the time
 request took as its client saw it and as the server did (median, p95; the server's from
 each node's access log), the gunicorn CPU per request, and the non-2xx answers; two
 nodes as a ratio to one, same run. On two cores four workers do no more than two: the
-ratio to expect is about 1.0, and what the run shows is that the second node costs
-nothing per request and adds no errors. Server time is not the figure to compare: with
-8 clients and 4 workers on 2 cores, requests wait for a core inside a worker (counted)
-instead of in the listen queue (not counted), so it grows while the client's time does
-not. Any non-2xx answer stops the
-benchmark, except create order's sold-out ERR-4001 (a booking class filled between price
-and book; the spread over markets and days makes it rare), which is counted.
+ratio to expect is about 1.0, and the run is there to show whether the second node
+costs anything per request or adds errors. Server time is not the figure to compare:
+with 8 clients and 4 workers on 2 cores, requests wait for a core inside a worker
+(counted) instead of in the listen queue (not counted), so it grows with two nodes
+while the clients' time does not. Any non-2xx answer stops the benchmark, except create
+order's sold-out ERR-4001 (a booking class filled between price and book; the spread
+over markets and days makes it rare), which is counted.
 """
 
 import json
