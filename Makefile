@@ -61,7 +61,8 @@ fuzz: $(VENV)/.dev
 	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-1000} $(VENV)/bin/pytest tests/e2e/test_contract.py
 
 ## bench: performance figures beside same-run references (a scratch database airline_bench);
-## holds per second against the same holds' SQL replayed by pgbench -f (benchmarks/replay.py)
+## holds per second against the same holds' SQL replayed by pgbench -f (benchmarks/replay.py);
+## create offers and create order on two nodes against one (benchmarks/nodes.py)
 bench: $(VENV)/.dev
 	@command -v pgbench >/dev/null || { echo "make bench needs pgbench (PostgreSQL client tools)"; exit 1; }
 	$(PY) -m benchmarks.network
@@ -69,6 +70,7 @@ bench: $(VENV)/.dev
 	$(PY) -m benchmarks.orders
 	$(PY) -m benchmarks.servicing
 	$(PY) -m benchmarks.webhooks
+	$(PY) -m benchmarks.nodes
 
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check --fix .

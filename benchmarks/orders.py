@@ -52,6 +52,7 @@ import random
 import re
 import subprocess
 import time
+from collections.abc import Collection, Sequence
 from datetime import UTC, date, datetime, timedelta
 from io import StringIO
 from pathlib import Path
@@ -304,9 +305,12 @@ def _nonstop_markets() -> list[tuple[str, str]]:
         return [tuple(row) for row in cursor.fetchall()]
 
 
-def prepare_offers(port: int, auth: dict, markets: list, wanted: int) -> tuple[list, float, int]:
+def prepare_offers(
+    port: int | Sequence[int], auth: dict, markets: list, wanted: int
+) -> tuple[list, float, int]:
     """Create-order bodies for `wanted` priced round trips: each a different market-day
-    (the demo schedule has ~76-150 seats per flight-date; a booking takes 3 each way)."""
+    (the demo schedule has ~76-150 seats per flight-date; a booking takes 3 each way).
+    With several ports (nodes), the clients are dealt out among them (`client_ports`)."""
     today = datetime.now(tz=UTC).date()
     rng = random.Random(7)
     span = 290  # outbound days 3..292, back 7 days later: inside the 330-day schedule
@@ -317,7 +321,11 @@ def prepare_offers(port: int, auth: dict, markets: list, wanted: int) -> tuple[l
         tasks.append((origin, destination, day.isoformat(), rng.choice(SURNAMES)))
     started = time.monotonic()
     results = _run_clients(
-        _prepare_client, [(port, auth, tasks[n::CLIENTS]) for n in range(CLIENTS)]
+        _prepare_client,
+        [
+            (client_port, auth, tasks[n::CLIENTS])
+            for n, client_port in enumerate(client_ports(port, CLIENTS))
+        ],
     )
     seconds = time.monotonic() - started
     bodies = [body for result in results for body in result["bodies"]]
@@ -481,18 +489,28 @@ def _ancillaries_client(port: int, auth: dict, bodies: list, seed: int, results)
 
 
 def book_phase(
-    port: int, auth: dict, bodies: list, payment: dict, tag: str, server_pid: int
+    port: int | Sequence[int],
+    auth: dict,
+    bodies: list,
+    payment: dict,
+    tag: str,
+    server_pid: int | Collection[int],
 ) -> dict:
     """CLIENTS processes book their share of `bodies` one after another, all starting at
     one instant; the rate is orders created over the time until the last one finished.
-    Beside it, the CPU each part of the machine spent in the phase."""
+    Beside it, the CPU each part of the machine spent in the phase, and each order's
+    seconds as its client saw them (the server's own are in its log). With several ports
+    (nodes), the clients are dealt out among them in turn, as `client_ports` says."""
     ndc = tag.startswith("on")  # the NDC phases: the same bookings as OrderCreateRQs
     requests = [order_create_xml(b) if ndc else {**b, "payment": payment} for b in bodies]
     start_at = time.monotonic() + 0.3
     before = cpu_snapshot(server_pid)
     results = _run_clients(
         _book_client,
-        [(port, auth, requests[n::CLIENTS], tag, start_at) for n in range(CLIENTS)],
+        [
+            (client_port, auth, requests[n::CLIENTS], tag, start_at)
+            for n, client_port in enumerate(client_ports(port, CLIENTS))
+        ],
     )
     cpu = cpu_spent(before, cpu_snapshot(server_pid))
     cpu["clients"] = sum(r["cpu"] for r in results)
@@ -503,7 +521,8 @@ def book_phase(
         print(f"  ({len(failures)} of {len(bodies)} bookings in phase {tag} failed: {failures[0]})")
     return {
         "refs": refs,
-        "failures": len(failures),
+        "failures": failures,  # each "status body", as _book_client saw it
+        "latencies": [t for r in results for t in r["latencies"]],
         "answers": [a for r in results for a in r["answers"]],
         "rate": len(refs) / (finished - start_at),
         "seconds": finished - start_at,
@@ -513,11 +532,12 @@ def book_phase(
 
 def _book_client(port: int, auth: dict, bodies: list, tag: str, start_at: float, results) -> None:
     time.sleep(max(0.0, start_at - time.monotonic()))
-    refs, failures = [], []
+    refs, failures, latencies = [], [], []
     xml_auth = {**auth, "Content-Type": "application/xml"}
     answers = []  # the NDC OrderViewRS documents, checked against the schema afterwards
     for n, body in enumerate(bodies):
         ndc = isinstance(body, bytes)
+        sent_at = time.monotonic()
         try:
             status, raw = _call(
                 port,
@@ -538,10 +558,13 @@ def _book_client(port: int, auth: dict, bodies: list, tag: str, start_at: float,
             refs.append((order["orderId"], order["recordLocator"]))
         else:
             failures.append(f"{status} {raw[:200]!r}")
+            continue
+        latencies.append(time.monotonic() - sent_at)
     results.put(
         {
             "refs": refs,
             "failures": failures,
+            "latencies": latencies,
             "answers": answers,
             "finished": time.monotonic(),
             "cpu": time.process_time(),  # this client process's CPU since it was forked
@@ -549,10 +572,12 @@ def _book_client(port: int, auth: dict, bodies: list, tag: str, start_at: float,
     )
 
 
-def cpu_snapshot(server_pid: int, pids: list[int] | None = None) -> dict:
-    """CPU seconds (user + system) spent so far by each gunicorn process and each
-    PostgreSQL process (backends, WAL writer, checkpointer), by pid, and by the whole
-    machine. With `pids`, only those processes are read."""
+def cpu_snapshot(server_pid: int | Collection[int], pids: list[int] | None = None) -> dict:
+    """CPU seconds (user + system) spent so far by each gunicorn process (of the master
+    `server_pid`, or of each of several) and each PostgreSQL process (backends, WAL
+    writer, checkpointer), by pid, and by the whole machine. With `pids`, only those
+    processes are read."""
+    masters = {server_pid} if isinstance(server_pid, int) else set(server_pid)
     tick = os.sysconf("SC_CLK_TCK")
     spent = {"gunicorn": {}, "postgresql": {}}
     entries = Path("/proc").iterdir() if pids is None else (Path(f"/proc/{p}") for p in pids)
@@ -568,7 +593,7 @@ def cpu_snapshot(server_pid: int, pids: list[int] | None = None) -> dict:
         fields = stat[stat.rindex(")") + 2 :].split()
         pid, ppid = int(entry.name), int(fields[1])
         seconds = (int(fields[11]) + int(fields[12])) / tick
-        if pid == server_pid or ppid == server_pid:
+        if pid in masters or ppid in masters:
             spent["gunicorn"][pid] = seconds
         elif name == "postgres":
             spent["postgresql"][pid] = seconds
@@ -579,7 +604,7 @@ def cpu_snapshot(server_pid: int, pids: list[int] | None = None) -> dict:
     return spent
 
 
-def cpu_watch(server_pid: int, process: subprocess.Popen) -> dict[str, float]:
+def cpu_watch(server_pid: int | Collection[int], process: subprocess.Popen) -> dict[str, float]:
     """CPU spent (as cpu_spent) while `process` runs, counting the processes that start
     and end meanwhile, as pgbench's PostgreSQL backends do, by their last reading: every
     0.1 s the processes seen so far are read again (the whole of /proc once, early on,
@@ -632,24 +657,52 @@ def load_requests(
     clients: int = CLIENTS,
     seconds: float = SECONDS,
 ) -> float:
+    """`load_phase`'s requests per second, its failures printed."""
+    result = load_phase(port, requests, headers, tag, clients, seconds)
+    if result["failed"]:
+        print(f"  ({result['failed']} failed requests in phase {tag}: {result['error']})")
+    return result["rate"]
+
+
+def load_phase(
+    port: int | Sequence[int],
+    requests: list[tuple],
+    headers: dict,
+    tag: str,
+    clients: int = CLIENTS,
+    seconds: float = SECONDS,
+) -> dict:
     """`clients` processes send `requests` (method, path, body), each client from its own
-    place in the list, for `seconds`; requests per second. Only a 200 counts. All start
-    at one instant once every client process is up, as in book_phase, so that starting
-    the client processes (CPU on the same two cores) is not inside the timed phase."""
+    place in the list, for `seconds`: requests per second (only a 2xx counts), each 2xx's
+    seconds as its client saw them, how many failed and the first failure. All start at
+    one instant once every client process is up, as in book_phase, so that starting the
+    client processes (CPU on the same two cores) is not inside the timed phase. With
+    several ports (nodes), the clients are dealt out among them in turn (`client_ports`)."""
     start_at = time.monotonic() + 0.3
     until = start_at + seconds
     results = _run_clients(
         _load_client,
         [
-            (port, requests, headers, f"{tag}-{n}", n * len(requests) // clients, start_at, until)
-            for n in range(clients)
+            (
+                client_port,
+                requests,
+                headers,
+                f"{tag}-{n}",
+                n * len(requests) // clients,
+                start_at,
+                until,
+            )
+            for n, client_port in enumerate(client_ports(port, clients))
         ],
     )
-    failed = sum(r["failed"] for r in results)
-    if failed:
-        error = next(r["error"] for r in results if r["error"])
-        print(f"  ({failed} failed requests in phase {tag}: {error})")
-    return sum(r["sent"] for r in results) / (time.monotonic() - start_at)
+    sent = sum(r["sent"] for r in results)
+    return {
+        "rate": sent / (time.monotonic() - start_at),
+        "sent": sent,
+        "latencies": [t for r in results for t in r["latencies"]],
+        "failed": sum(r["failed"] for r in results),
+        "error": next((r["error"] for r in results if r["error"]), ""),
+    }
 
 
 def _load_client(
@@ -665,19 +718,22 @@ def _load_client(
     time.sleep(max(0.0, start_at - time.monotonic()))
     sent = failed = 0
     error = ""
+    latencies = []
     while time.monotonic() < until:
         method, path, body = requests[position % len(requests)]
         position += 1
+        sent_at = time.monotonic()
         try:
             status, raw = _call(port, method, path, body, headers, f"{tag}-{sent + failed}")
         except (OSError, http.client.HTTPException) as exc:
             status, raw = 0, repr(exc).encode()
-        if status == 200:
+        if 200 <= status < 300:
             sent += 1
+            latencies.append(time.monotonic() - sent_at)
         else:
             failed += 1
             error = error or f"{status} {raw[:200]!r}"
-    results.put({"sent": sent, "failed": failed, "error": error})
+    results.put({"sent": sent, "latencies": latencies, "failed": failed, "error": error})
 
 
 # --- Seat maps and AcceptOffer -----------------------------------------------------------
@@ -1340,7 +1396,7 @@ def print_results(
     ]
     for kind, _, label in BOOKING_KINDS:
         rates = [p["rate"] for p in phases[kind]]
-        failed = sum(p["failures"] for p in phases[kind])
+        failed = sum(len(p["failures"]) for p in phases[kind])
         rate = median(rates)
         rows.append(
             (
@@ -1550,6 +1606,13 @@ def _table(title: str, header: tuple, rows: list[tuple]) -> None:
 
 
 # --- Plumbing -------------------------------------------------------------------------------
+
+
+def client_ports(port: int | Sequence[int], clients: int) -> list[int]:
+    """The port each of `clients` clients talks to: `port`, or with one port per node
+    the nodes in turn, so that each gets an even share of the clients."""
+    ports = [port] if isinstance(port, int) else list(port)
+    return [ports[n % len(ports)] for n in range(clients)]
 
 
 def _run_clients(target, args_per_client: list[tuple]) -> list[dict]:
