@@ -6,7 +6,7 @@ the database spent running them. Here the statement of each model and row count 
 built once per process, and each value goes through its field's own
 `get_db_prep_save`, as the ORM's would: the same rows, the same SQL shape (plain
 `VALUES` rows, `RETURNING` the ids, which the hold replay of benchmarks/replay.py
-reads back).
+reads back), sent as prepared statements (airline/sql.py).
 """
 
 from collections.abc import Sequence
@@ -15,6 +15,8 @@ from typing import TypeVar
 
 from django.db import connection
 from django.db.models import Field, Model
+
+from airline.sql import statement_cursor
 
 M = TypeVar("M", bound=Model)
 
@@ -62,7 +64,7 @@ def rows_insert(rows: Sequence[M]) -> Sequence[M]:
         # its id is taken from it if it was saved after being assigned.
         row._prepare_related_fields_for_save(operation_name="rows_insert")
         params.extend(f.get_db_prep_save(f.pre_save(row, True), connection) for f in fields)
-    with connection.cursor() as cursor:
+    with statement_cursor() as cursor:
         cursor.execute(_statement(model, len(rows)), params)
         written = cursor.fetchall()
     for row, values in zip(rows, written, strict=True):
