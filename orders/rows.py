@@ -4,10 +4,10 @@ A booking inserts into eight tables, a handful of rows each; building, compiling
 binding each of those INSERTs through the ORM (bulk_create, save) cost more CPU than
 the database spent running them. Here the statement of each model and row count is
 built once per process, and each value goes through its field's own
-`get_db_prep_save`, as the ORM's would (a str of a plain text field is taken as it is,
-which is what that returns): the same rows, the same SQL shape (plain `VALUES` rows,
-`RETURNING` the ids, which the hold replay of benchmarks/replay.py reads back), sent as
-prepared statements (airline/sql.py).
+`get_db_prep_save`, as the ORM's would (a str of a plain text field, or an int of a
+foreign key, is taken as it is, which is what that returns): the same rows, the same
+SQL shape (plain `VALUES` rows, `RETURNING` the ids, which the hold replay of
+benchmarks/replay.py reads back), sent as prepared statements (airline/sql.py).
 """
 
 from collections.abc import Sequence
@@ -15,7 +15,17 @@ from functools import cache
 from typing import TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
-from django.db.models import CharField, Field, JSONField, Model, TextField
+from django.db.backends.base.operations import BaseDatabaseOperations
+from django.db.models import (
+    CharField,
+    Field,
+    ForeignKey,
+    IntegerField,
+    JSONField,
+    Model,
+    TextField,
+)
+from django.db.models.fields import AutoFieldMixin
 
 from airline.sql import statement_cursor
 
@@ -30,30 +40,47 @@ _TEXT_AS_IS = {
 }
 
 
-def _text_as_is(field: Field) -> bool:
-    """Whether `field` writes a str value unchanged: a CharField or TextField (EmailField
-    and the like included) that overrides none of the steps from its attribute to the
-    database. Saves the five calls of those steps for most of a booking's values."""
+def _kept_type(field: Field) -> type | None:
+    """The type of value `field` writes unchanged, when it overrides none of the steps
+    from its attribute to the database: a str for a CharField or TextField (EmailField
+    and the like included); an int for a foreign key to an auto-incremented key, on a
+    database that takes any such key. Those steps cost five to seven calls a value, for
+    most of a booking's values."""
     kind = type(field)
-    return (
-        kind.pre_save is Field.pre_save
-        and kind.get_db_prep_save is Field.get_db_prep_save
+    if kind.pre_save is not Field.pre_save:
+        return None
+    if (
+        kind.get_db_prep_save is Field.get_db_prep_save
         and kind.get_db_prep_value is Field.get_db_prep_value
         and (kind.get_prep_value, kind.to_python) in _TEXT_AS_IS
-    )
+    ):
+        return str
+    if isinstance(field, ForeignKey) and kind.get_db_prep_save is ForeignKey.get_db_prep_save:
+        target = type(field.target_field)
+        if (
+            issubclass(target, AutoFieldMixin)
+            and target.get_db_prep_save is Field.get_db_prep_save
+            and target.get_db_prep_value is AutoFieldMixin.get_db_prep_value
+            and target.get_prep_value is IntegerField.get_prep_value
+            and type(connection.ops).validate_autopk_value
+            is BaseDatabaseOperations.validate_autopk_value
+        ):
+            return int
+    return None
 
 
 @cache
-def _plan(model: type[Model]) -> tuple[str, str, tuple[tuple[Field, bool], ...], str, tuple]:
+def _plan(model: type[Model]) -> tuple[str, str, tuple[tuple[Field, type | None], ...], str, tuple]:
     """(INSERT head, RETURNING tail, the fields written in column order, each with
-    whether it writes a str as it is, one row's placeholders, (field, converters) of each
-    column returned) of a model whose primary key the database assigns. Returned, as by
-    the ORM: the primary key and every column with a database default (the row then
-    holds the value as the database stored it, e.g. a Decimal for a decimal column given
-    an int); and every JSON column, which PostgreSQL's jsonb keeps with an object's keys
-    shortest first (PostgreSQL manual, "JSON Types"): a row kept in memory after writing
-    it (the order view renders from them) then holds its JSON as any read gives it back.
-    Parsing it back costs less than putting the keys in that order in Python did."""
+    the type of value it writes as it is (or None), one row's placeholders, (field,
+    converters) of each column returned) of a model whose primary key the database
+    assigns. Returned, as by the ORM: the primary key and every column with a database
+    default (the row then holds the value as the database stored it, e.g. a Decimal for a
+    decimal column given an int); and every JSON column, which PostgreSQL's jsonb keeps
+    with an object's keys shortest first (PostgreSQL manual, "JSON Types"): a row kept in
+    memory after writing it (the order view renders from them) then holds its JSON as any
+    read gives it back. Parsing it back costs less than putting the keys in that order in
+    Python did."""
     meta = model._meta
     fields = tuple(f for f in meta.concrete_fields if f is not meta.auto_field)
     quote = connection.ops.quote_name
@@ -68,7 +95,7 @@ def _plan(model: type[Model]) -> tuple[str, str, tuple[tuple[Field, bool], ...],
         for f in returned
         for col in [f.get_col(meta.db_table)]
     )
-    written = tuple((f, _text_as_is(f)) for f in fields)
+    written = tuple((f, _kept_type(f)) for f in fields)
     return head, tail, written, f"({', '.join(['%s'] * len(fields))})", converters
 
 
@@ -93,9 +120,9 @@ def rows_insert(rows: Sequence[M]) -> Sequence[M]:
         # What bulk_create checks too: a related row must have been saved first, and
         # its id is taken from it if it was saved after being assigned.
         row._prepare_related_fields_for_save(operation_name="rows_insert")
-        for field, text in fields:
+        for field, kept in fields:
             value = getattr(row, field.attname)
-            if not (text and type(value) is str):
+            if type(value) is not kept:
                 value = field.get_db_prep_save(field.pre_save(row, True), db)
             params.append(value)
     with statement_cursor() as cursor:
