@@ -25,11 +25,15 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.backends.utils import CursorWrapper
 
-# psycopg prepares a statement on its first execution when its connection's threshold is
-# 0 (its own default, 5, would send each statement unprepared five times per connection
-# first). Django sets the threshold to None (never) at connect; its own cursors bind
-# client-side, which psycopg never prepares whatever the threshold, so raising it changes
-# nothing for them: only the server-binding cursors made here prepare.
+# psycopg prepares a statement on its first execution while its connection's threshold
+# is 0 (its own default, 5, would send each statement unprepared five times per
+# connection first). Django sets the threshold to None (never) at connect, and with
+# None psycopg neither prepares nor keeps count of statements; Django's own cursors bind
+# client-side, which psycopg never prepares. So the threshold is 0 only while a
+# statement of this cursor runs: the others are not counted (every ORM statement would
+# be, and a ROLLBACK TO SAVEPOINT among them would make psycopg drop every prepared
+# statement). A real ROLLBACK still does (psycopg's rule): the next booking on that
+# connection prepares them again.
 PREPARE_AT_ONCE = 0
 
 
@@ -49,12 +53,16 @@ def statement_cursor() -> Iterator[CursorWrapper]:
     db.ensure_connection()
     db.validate_thread_sharing()
     raw = db.connection
-    if raw.prepare_threshold is None:
-        raw.prepare_threshold = PREPARE_AT_ONCE
     with db.wrap_database_errors:
         cursor = _server_binding_cursor()(raw)
-    with (db.make_debug_cursor if db.queries_logged else db.make_cursor)(cursor) as wrapped:
-        yield wrapped
+    threshold = raw.prepare_threshold
+    if threshold is None:
+        raw.prepare_threshold = PREPARE_AT_ONCE
+    try:
+        with (db.make_debug_cursor if db.queries_logged else db.make_cursor)(cursor) as wrapped:
+            yield wrapped
+    finally:
+        raw.prepare_threshold = threshold
 
 
 @cache

@@ -2,6 +2,8 @@
 never behind a transaction-mode pooler; seen by execute wrappers and with Django's errors
 either way."""
 
+import contextlib
+
 import pytest
 from django.db import IntegrityError, connection, transaction
 from django.test import override_settings
@@ -57,15 +59,41 @@ def test_execute_wrappers_see_its_statements():
     assert seen == [("SELECT %s::int + 1 AS seen", [1])]
 
 
+@pytest.fixture
+def codes():
+    """A table with a unique column, for this test's transaction alone."""
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE TEMPORARY TABLE probe_unique (code text UNIQUE)")
+
+
 def insert_code(code: str) -> None:
     with statement_cursor() as cursor:
         cursor.execute("INSERT INTO probe_unique (code) VALUES (%s)", [code])
 
 
-def test_database_errors_are_djangos():
-    with connection.cursor() as cursor:
-        cursor.execute("CREATE TEMPORARY TABLE probe_unique (code text UNIQUE)")
+def test_database_errors_are_djangos(codes):
     insert_code("X")
 
     with pytest.raises(IntegrityError), transaction.atomic():
         insert_code("X")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_after_a_rollback_its_statements_are_prepared_again():
+    """psycopg drops every prepared statement of a connection at a ROLLBACK."""
+    probe(1, "rolled")
+    with contextlib.suppress(RuntimeError), transaction.atomic():
+        probe(2, "rolled")
+        raise RuntimeError("refused")
+
+    assert probe(3, "rolled") == 4
+    assert prepared("rolled") == 1
+
+
+def test_a_savepoint_rolled_back_keeps_them(codes):
+    probe(1, "kept")
+    with contextlib.suppress(IntegrityError), transaction.atomic():
+        insert_code("X")
+        insert_code("X")
+
+    assert prepared("kept") == 1
