@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from decimal import Decimal
+from functools import cached_property
 from typing import Any
 
 from django.conf import settings
@@ -93,6 +94,11 @@ class BookedJourney:
     item: PricedItem
     journey: NetworkJourney
 
+    @cached_property
+    def price(self) -> Price:
+        """The item's total price, read once from its wire."""
+        return Price.from_wire(self.item.total_price)
+
 
 def order_create(
     *,
@@ -133,7 +139,7 @@ def order_create(
         now=now,
     )
     paying = _payment_check(payment, now=now, first_departure=first.departs_at)
-    total = price_sum(Price.from_wire(b.item.total_price) for b in booked).total + sale.amount
+    total = price_sum(b.price for b in booked).total + sale.amount
     for _ in range(LOCATOR_ATTEMPTS):
         try:
             parts = _write_order(
@@ -431,7 +437,7 @@ def _write_order(
                 journey=journey,
                 ref=ids.new_ref("OOI"),
                 bundle=b.item.bundle,
-                total=Price.from_wire(b.item.total_price).total,
+                total=b.price.total,
                 price=b.item.total_price,
                 fare=b.item.fare,
                 passenger_prices=b.item.passenger_prices,
