@@ -126,11 +126,15 @@ if DATABASE_URL:
     # transaction gets whichever server connection is free, so nothing may outlive one.
     # A server-side cursor does: .iterator() outside a transaction (the itinerary index
     # build) declares it WITH HOLD on one server connection and fetches it from another
-    # ("cursor ... does not exist"). Prepared statements need nothing: Django already
-    # turns psycopg's off (prepare_threshold None). README "Production".
-    if env_bool("DB_TRANSACTION_POOLING", False):
+    # ("cursor ... does not exist"). So does a prepared statement: Django's own are
+    # unprepared (prepare_threshold None); those of airline/sql.py, a booking's hot
+    # statements, are prepared only without a pooler. README "Production".
+    DB_TRANSACTION_POOLING = env_bool("DB_TRANSACTION_POOLING", False)
+    if DB_TRANSACTION_POOLING:
         DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
+    DB_PREPARED_STATEMENTS = not DB_TRANSACTION_POOLING
 else:
+    DB_PREPARED_STATEMENTS = False  # SQLite keeps no statements between calls
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
         "default": {

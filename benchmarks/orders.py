@@ -20,7 +20,8 @@ comes from 8 client processes. Every booking is a round trip for 2 ADT + 1 CHD.
   the benchmark's own offers booked in this process); target >= 0.35x. Beside it the
   CPU per hold of each (from /proc).
 - orders per second at 8 clients, as a ratio to pgbench's built-in TPC-B-like
-  transaction rate at 8 clients on a scratch database `airline_pgbench`, measured
+  transaction rate at 8 clients on a scratch database `<BENCH_DATABASE>_pgbench`
+  (`airline_bench_pgbench`; PGBENCH_DATABASE names another), measured
   before, between and after the order phases (median): the old reference, kept for
   comparison with earlier runs; and the CPU per order of the gunicorn processes, of
   PostgreSQL, of the clients and of the whole machine in those phases (from /proc),
@@ -81,7 +82,8 @@ REPEATS = 3  # phases of each payment type; every rate is the median of these
 ORDERS_PER_CLIENT = 30  # per phase
 WARMUP_PER_CLIENT = 2
 SECONDS = 3  # per time-bounded phase (retrieve, list)
-PGBENCH_DATABASE = "airline_pgbench"
+# Its own name per bench database, so two benches side by side never share it.
+PGBENCH_DATABASE = os.environ.get("PGBENCH_DATABASE", f"{BENCH_DATABASE}_pgbench")
 PGBENCH_SECONDS = 10
 AGENCY = "DEMOAGT"
 LIST_ORDERS = 100_000  # the agency's orders written by SQL for OrderList

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from decimal import Decimal
+from functools import cached_property
 from typing import Any
 
 from django.conf import settings
@@ -79,11 +80,7 @@ from orders.models import (
 )
 from orders.payments import Card, Charge, card_check, credit_card_check
 from orders.rows import rows_insert
-from orders.selectors import (
-    LegPart,
-    OrderParts,
-    stored_json,
-)
+from orders.selectors import LegPart, OrderParts
 from orders.tickets import payment_record, tickets_issue
 from sellers.authentication import Principal
 
@@ -96,6 +93,11 @@ class BookedJourney:
 
     item: PricedItem
     journey: NetworkJourney
+
+    @cached_property
+    def price(self) -> Price:
+        """The item's total price, read once from its wire."""
+        return Price.from_wire(self.item.total_price)
 
 
 def order_create(
@@ -137,7 +139,7 @@ def order_create(
         now=now,
     )
     paying = _payment_check(payment, now=now, first_departure=first.departs_at)
-    total = price_sum(Price.from_wire(b.item.total_price) for b in booked).total + sale.amount
+    total = price_sum(b.price for b in booked).total + sale.amount
     for _ in range(LOCATOR_ATTEMPTS):
         try:
             parts = _write_order(
@@ -435,10 +437,10 @@ def _write_order(
                 journey=journey,
                 ref=ids.new_ref("OOI"),
                 bundle=b.item.bundle,
-                total=Price.from_wire(b.item.total_price).total,
-                price=stored_json(b.item.total_price),
-                fare=stored_json(b.item.fare),
-                passenger_prices=stored_json(b.item.passenger_prices),
+                total=b.price.total,
+                price=b.item.total_price,
+                fare=b.item.fare,
+                passenger_prices=b.item.passenger_prices,
             )
             for journey, b in zip(journeys, booked, strict=True)
         ]
@@ -699,9 +701,9 @@ def passengers_write(order: Order, passengers: Iterable[PassengerIn]) -> list[Pa
             gender=p.gender,
             nationality=p.nationality,
             residence_country=p.residence_country,
-            loyalty_program=stored_json(p.loyalty_program),
-            travel_documents=stored_json(p.travel_documents),
-            contacts=stored_json(p.contacts),
+            loyalty_program=p.loyalty_program,
+            travel_documents=p.travel_documents,
+            contacts=p.contacts,
         )
         for position, p in enumerate(passengers, start=1)
     }
@@ -723,7 +725,7 @@ def contact_write(order: Order, contact: ContactIn) -> Contact:
         phone=contact.phone,
         given_name=contact.given_name,
         surname=contact.surname,
-        postal_address=stored_json(contact.postal_address),
+        postal_address=contact.postal_address,
     )
     rows_insert([row])
     return row

@@ -71,7 +71,8 @@ def order_view(parts: OrderParts) -> dict[str, Any]:
     items = sorted(parts.items, key=lambda i: position.get(i.journey_id, 0))
     # Cancelled lines stay in the view with their status; the total is what the live
     # ones are worth, and `totals` accounts for the rest.
-    live = [Price.from_wire(i.price) for i in items if i.status != CANCELLED] + [
+    prices = {i.pk: Price.from_wire(i.price) for i in items}
+    live = [prices[i.pk] for i in items if i.status != CANCELLED] + [
         service_price(v) for v in parts.services if v.status == Service.Status.ACTIVE
     ]
     header: dict[str, Any] = {
@@ -92,7 +93,7 @@ def order_view(parts: OrderParts) -> dict[str, Any]:
         {
             "itemId": item.ref,
             "statusCode": item.status,
-            "totalPrice": Price.from_wire(item.price).to_wire(order.currency),
+            "totalPrice": prices[item.pk].to_wire(order.currency),
             "paxRefIds": [p.ref for p in passengers],
             "segmentRefIds": [s.ref for s in segments_of.get(item.journey_id, [])],
             "fare": {

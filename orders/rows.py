@@ -4,42 +4,99 @@ A booking inserts into eight tables, a handful of rows each; building, compiling
 binding each of those INSERTs through the ORM (bulk_create, save) cost more CPU than
 the database spent running them. Here the statement of each model and row count is
 built once per process, and each value goes through its field's own
-`get_db_prep_save`, as the ORM's would: the same rows, the same SQL shape (plain
-`VALUES` rows, `RETURNING` the ids, which the hold replay of benchmarks/replay.py
-reads back).
+`get_db_prep_save`, as the ORM's would (a str of a plain text field, or an int of a
+foreign key, is taken as it is, which is what that returns): the same rows, the same
+SQL shape (plain `VALUES` rows, `RETURNING` the ids, which the hold replay of
+benchmarks/replay.py reads back), sent as prepared statements (airline/sql.py).
 """
 
 from collections.abc import Sequence
 from functools import cache
 from typing import TypeVar
 
-from django.db import connection
-from django.db.models import Field, Model
+from django.db import DEFAULT_DB_ALIAS, connection, connections
+from django.db.backends.base.operations import BaseDatabaseOperations
+from django.db.models import (
+    CharField,
+    Field,
+    ForeignKey,
+    IntegerField,
+    JSONField,
+    Model,
+    TextField,
+)
+from django.db.models.fields import AutoFieldMixin
+
+from airline.sql import statement_cursor
 
 M = TypeVar("M", bound=Model)
 
 
+# (get_prep_value, to_python) of the text fields whose value, when it is a str, is
+# written as it is: what CharField and TextField do with one, on every database.
+_TEXT_AS_IS = {
+    (CharField.get_prep_value, CharField.to_python),
+    (TextField.get_prep_value, TextField.to_python),
+}
+
+
+def _kept_type(field: Field) -> type | None:
+    """The type of value `field` writes unchanged, when it overrides none of the steps
+    from its attribute to the database: a str for a CharField or TextField (EmailField
+    and the like included); an int for a foreign key to an auto-incremented key, on a
+    database that takes any such key. Those steps cost five to seven calls a value, for
+    most of a booking's values."""
+    kind = type(field)
+    if kind.pre_save is not Field.pre_save:
+        return None
+    if (
+        kind.get_db_prep_save is Field.get_db_prep_save
+        and kind.get_db_prep_value is Field.get_db_prep_value
+        and (kind.get_prep_value, kind.to_python) in _TEXT_AS_IS
+    ):
+        return str
+    if isinstance(field, ForeignKey) and kind.get_db_prep_save is ForeignKey.get_db_prep_save:
+        target = type(field.target_field)
+        if (
+            issubclass(target, AutoFieldMixin)
+            and target.get_db_prep_save is Field.get_db_prep_save
+            and target.get_db_prep_value is AutoFieldMixin.get_db_prep_value
+            and target.get_prep_value is IntegerField.get_prep_value
+            and type(connection.ops).validate_autopk_value
+            is BaseDatabaseOperations.validate_autopk_value
+        ):
+            return int
+    return None
+
+
 @cache
-def _plan(model: type[Model]) -> tuple[str, str, tuple[Field, ...], str, tuple]:
-    """(INSERT head, RETURNING tail, the fields written in column order, one row's
-    placeholders, (field, converters) of each column returned) of a model whose primary
-    key the database assigns. Returned, as by the ORM: the primary key and every column
-    with a database default (the row then holds the value as the database stored it,
-    e.g. a Decimal for a decimal column given an int)."""
+def _plan(model: type[Model]) -> tuple[str, str, tuple[tuple[Field, type | None], ...], str, tuple]:
+    """(INSERT head, RETURNING tail, the fields written in column order, each with
+    the type of value it writes as it is (or None), one row's placeholders, (field,
+    converters) of each column returned) of a model whose primary key the database
+    assigns. Returned, as by the ORM: the primary key and every column with a database
+    default (the row then holds the value as the database stored it, e.g. a Decimal for a
+    decimal column given an int); and every JSON column, which PostgreSQL's jsonb keeps
+    with an object's keys shortest first (PostgreSQL manual, "JSON Types"): a row kept in
+    memory after writing it (the order view renders from them) then holds its JSON as any
+    read gives it back. Parsing it back costs less than putting the keys in that order in
+    Python did."""
     meta = model._meta
     fields = tuple(f for f in meta.concrete_fields if f is not meta.auto_field)
     quote = connection.ops.quote_name
     table = quote(meta.db_table)
     columns = ", ".join(quote(f.column) for f in fields)
     head = f"INSERT INTO {table} ({columns}) VALUES "  # noqa: S608 (names from the model)
-    returned = tuple(meta.db_returning_fields)
+    json = [f for f in fields if isinstance(f, JSONField)]
+    returned = tuple(dict.fromkeys([*meta.db_returning_fields, *json]))
     tail = " RETURNING " + ", ".join(f"{table}.{quote(f.column)}" for f in returned)
     converters = tuple(
         (f, col, [*connection.ops.get_db_converters(col), *col.get_db_converters(connection)])
         for f in returned
         for col in [f.get_col(meta.db_table)]
     )
-    return head, tail, fields, f"({', '.join(['%s'] * len(fields))})", converters
+    written = tuple((f, _kept_type(f)) for f in fields)
+    return head, tail, written, f"({', '.join(['%s'] * len(fields))})", converters
 
 
 @cache
@@ -50,19 +107,25 @@ def _statement(model: type[Model], count: int) -> str:
 
 def rows_insert(rows: Sequence[M]) -> Sequence[M]:
     """Insert new rows of one model (its primary key assigned by the database) in one
-        statement, and set their primary keys (and columns with a database default) from what
-    the database returned, as save() and bulk_create do. Returns `rows`."""
+    statement, and set their primary keys, columns with a database default and JSON
+    columns from what the database returned, as save() and bulk_create do for the first
+    two. Returns `rows`."""
     if not rows:
         return rows
     model = type(rows[0])
     _head, _tail, fields, _row, returned = _plan(model)
+    db = connections[DEFAULT_DB_ALIAS]  # once: each use of the `connection` proxy is a lookup
     params = []
     for row in rows:
         # What bulk_create checks too: a related row must have been saved first, and
         # its id is taken from it if it was saved after being assigned.
         row._prepare_related_fields_for_save(operation_name="rows_insert")
-        params.extend(f.get_db_prep_save(f.pre_save(row, True), connection) for f in fields)
-    with connection.cursor() as cursor:
+        for field, kept in fields:
+            value = getattr(row, field.attname)
+            if type(value) is not kept:
+                value = field.get_db_prep_save(field.pre_save(row, True), db)
+            params.append(value)
+    with statement_cursor() as cursor:
         cursor.execute(_statement(model, len(rows)), params)
         written = cursor.fetchall()
     for row, values in zip(rows, written, strict=True):
@@ -70,8 +133,8 @@ def rows_insert(rows: Sequence[M]) -> Sequence[M]:
             # Converters take the expression, as the ORM passes them (SQLite's decimal
             # converter reads its output_field).
             for convert in converters:
-                value = convert(value, column, connection)
+                value = convert(value, column, db)
             setattr(row, field.attname, value)
         row._state.adding = False
-        row._state.db = connection.alias
+        row._state.db = db.alias
     return rows

@@ -152,41 +152,6 @@ class OrderParts:
     intent: "PaymentIntent | None" = None
 
 
-def stored_json(value: Any) -> Any:
-    """A JSON field's value as the database will give it back, for rows kept in memory
-    after writing them: PostgreSQL's jsonb keeps an object's keys shortest first, then
-    in byte order (PostgreSQL manual, "JSON Types"); SQLite keeps them as written."""
-    if connection.vendor != "postgresql":
-        return value
-    return _jsonb_order(value)
-
-
-# The jsonb order of each set of keys met, as written: an order's JSON repeats a few
-# shapes (a price, a tax) hundreds of times, and sorting each again cost a booking ~1 ms.
-_key_orders: dict[tuple[str, ...], tuple[str, ...]] = {}
-KEY_ORDERS_MAX = 10_000
-
-
-def _jsonb_order(value: Any) -> Any:
-    if isinstance(value, dict):
-        written = tuple(value)
-        keys = _key_orders.get(written)
-        if keys is None:
-            keys = tuple(sorted(written, key=lambda k: (len(k.encode()), k.encode())))
-            if len(_key_orders) > KEY_ORDERS_MAX:
-                _key_orders.clear()
-            _key_orders[written] = keys
-        # Leaves (most values) are taken as they are, without a call each.
-        return {
-            k: _jsonb_order(v) if isinstance(v, dict | list | tuple) else v
-            for k in keys
-            for v in (value[k],)
-        }
-    if isinstance(value, list | tuple):
-        return [_jsonb_order(v) if isinstance(v, dict | list | tuple) else v for v in value]
-    return value
-
-
 def order_parts(order: Order) -> OrderParts:
     """The order's parts as stored (ORDER_VIEW_PREFETCH: nine queries)."""
     order_with_parts(order, ORDER_VIEW_PREFETCH)

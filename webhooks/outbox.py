@@ -13,6 +13,7 @@ import orjson
 from django.conf import settings
 from django.db import connection, transaction
 
+from airline.sql import statement_cursor
 from orders.models import Order, OrderEvent
 from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent, WebhookSequence
 
@@ -94,7 +95,7 @@ def _endpoints_wanting(seller_id, event_type: str) -> list[int]:
     events = WebhookEndpoint._meta.get_field("events")
     # The seller's key as this database stores it (a uuid in PostgreSQL, text in SQLite).
     seller = WebhookEndpoint._meta.get_field("seller").target_field
-    with connection.cursor() as cursor:
+    with statement_cursor() as cursor:
         cursor.execute(
             f'SELECT "id", "events" FROM "{table}" '  # noqa: S608
             'WHERE "seller_id" = %s AND "active" ORDER BY "id"',

@@ -19,6 +19,7 @@ from datetime import datetime
 from django.db import connection, transaction
 
 from airline.network.models import AircraftType, BookingClass, FlightLeg, LegInventory
+from airline.sql import statement_cursor
 
 
 class SoldOut(Exception):
@@ -77,7 +78,7 @@ def legs_lock(leg_ids: Iterable[int]) -> dict[int, LockedLeg]:
     # SQLite (the embedded default) has no row locks: its writers are serialized whole,
     # as the ORM's select_for_update is a no-op there.
     lock = " FOR UPDATE OF l" if connection.features.has_select_for_update_of else ""
-    with connection.cursor() as cursor:
+    with statement_cursor() as cursor:
         cursor.execute(
             f'SELECT l."id", l."is_cancelled", l."departs_at", l."arrives_at", t."iata_code" '  # noqa: S608
             f'FROM "{legs}" l INNER JOIN "{types}" t ON l."aircraft_type_id" = t."id" '
@@ -149,7 +150,7 @@ def _change_legs(sales: Sequence[tuple[int, str, int]]) -> None:
     positions = [(leg_id, rbd, *booking_class_position(rbd)) for leg_id, rbd, _s in sales]
     where = " OR ".join(['("leg_id" = %s AND "cabin" = %s AND "rank" <= %s)'] * len(sales))
     room = '"sold" <= "authorized" - %s' if seats > 0 else '"sold" >= %s'
-    with connection.cursor() as cursor:
+    with statement_cursor() as cursor:
         cursor.execute(
             f'UPDATE "{table}" SET "sold" = "sold" + %s WHERE ({where}) AND {room} '  # noqa: S608
             'RETURNING "leg_id"',

@@ -12,9 +12,10 @@ from tests.e2e.servers import REPO, base_env
 
 SHOW_DATABASE_SETTINGS = (
     "import django; django.setup(); "
-    "from django.db import connection; "
+    "from django.conf import settings; from django.db import connection; "
     "print(connection.settings_dict['DISABLE_SERVER_SIDE_CURSORS'], "
-    "connection.get_connection_params()['prepare_threshold'])"
+    "connection.get_connection_params()['prepare_threshold'], "
+    "settings.DB_PREPARED_STATEMENTS)"
 )
 
 
@@ -37,14 +38,15 @@ def database_settings(tmp_path, **env: str) -> str:
     return result.stdout.strip()
 
 
-def test_transaction_pooling_turns_server_side_cursors_off(tmp_path):
-    assert database_settings(tmp_path, DB_TRANSACTION_POOLING="1") == "True None"
+def test_transaction_pooling_turns_server_side_cursors_and_prepared_statements_off(tmp_path):
+    assert database_settings(tmp_path, DB_TRANSACTION_POOLING="1") == "True None False"
 
 
 def test_server_side_cursors_stay_on_without_a_pooler(tmp_path):
     # Without the pooler a large .iterator() streams from the server, as Django's default.
-    # Prepared statements stay off either way (Django's default for psycopg 3).
-    assert database_settings(tmp_path, DB_TRANSACTION_POOLING="") == "False None"
+    # Django's own statements stay unprepared either way (its default for psycopg 3); a
+    # booking's hot statements are prepared (airline/sql.py).
+    assert database_settings(tmp_path, DB_TRANSACTION_POOLING="") == "False None True"
 
 
 def open_cursors() -> int:

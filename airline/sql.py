@@ -1,0 +1,74 @@
+"""A cursor for the plain SQL of the hot write paths (a booking's rows, its seats, its
+outbox lookup), sent to PostgreSQL as prepared statements.
+
+Django's psycopg 3 backend binds parameters client-side: each value is quoted into the
+statement's text, which PostgreSQL then parses and plans anew every time. A booking sends
+the same dozen statements each time, so here they are bound server-side and prepared once
+per connection (psycopg names and keeps them, up to its `prepared_max` of 100 per
+connection): the worker no longer quotes ~150 values a booking, and PostgreSQL only binds
+and runs a plan it already has.
+
+Only these statements: the rest of the application keeps Django's client-side binding
+(the ORM's SQL is not always preparable, e.g. a parameter whose type PostgreSQL cannot
+infer). Not through a pooler in transaction mode (DB_TRANSACTION_POOLING): a statement
+prepared on one server connection is unknown to the next one the pooler hands out. Not on
+SQLite (the embedded default). Either way the statements go through Django's cursor
+wrapper, so execute wrappers (the hold replay of benchmarks/replay.py records through
+one), query logging and error translation see them as they see every other.
+"""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cache
+
+from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.backends.utils import CursorWrapper
+
+# psycopg prepares a statement on its first execution while its connection's threshold
+# is 0 (its own default, 5, would send each statement unprepared five times per
+# connection first). Django sets the threshold to None (never) at connect, and with
+# None psycopg neither prepares nor keeps count of statements; Django's own cursors bind
+# client-side, which psycopg never prepares. So the threshold is 0 only while a
+# statement of this cursor runs: the others are not counted (every ORM statement would
+# be, and a ROLLBACK TO SAVEPOINT among them would make psycopg drop every prepared
+# statement). A real ROLLBACK still does (psycopg's rule): the next booking on that
+# connection prepares them again.
+PREPARE_AT_ONCE = 0
+
+
+@contextmanager
+def statement_cursor() -> Iterator[CursorWrapper]:
+    """A cursor for hot statements: prepared on PostgreSQL (unless pooled), Django's
+    usual cursor elsewhere. Only for statements of a few fixed shapes, with every value a
+    parameter: each distinct text is kept prepared on the connection."""
+    db = connections[DEFAULT_DB_ALIAS]  # once: each use of the `connection` proxy is a lookup
+    if db.vendor != "postgresql" or not settings.DB_PREPARED_STATEMENTS:
+        with db.cursor() as cursor:
+            yield cursor
+        return
+    # What db.cursor() does, with psycopg's server-binding cursor in place of the
+    # client-binding one Django makes.
+    db.close_if_health_check_failed()
+    db.ensure_connection()
+    db.validate_thread_sharing()
+    raw = db.connection
+    with db.wrap_database_errors:
+        cursor = _server_binding_cursor()(raw)
+    threshold = raw.prepare_threshold
+    if threshold is None:
+        raw.prepare_threshold = PREPARE_AT_ONCE
+    try:
+        with (db.make_debug_cursor if db.queries_logged else db.make_cursor)(cursor) as wrapped:
+            yield wrapped
+    finally:
+        raw.prepare_threshold = threshold
+
+
+@cache
+def _server_binding_cursor() -> type:
+    # Imported when first used: the backend module needs psycopg, which the embedded
+    # default (SQLite) does not load.
+    from django.db.backends.postgresql.base import ServerBindingCursor
+
+    return ServerBindingCursor
