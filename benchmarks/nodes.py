@@ -125,13 +125,7 @@ def main() -> None:
         per_phase = CLIENTS * ORDERS_PER_CLIENT
         warmup = CLIENTS * WARMUP_PER_CLIENT
         wanted = warmup + REPEATS * len(layouts) * len(BOOKINGS) * per_phase
-        bodies, prep_seconds, prep_failures = prepare_offers(ports, auth, markets, wanted)
-        print(
-            f"\n(prepared {len(bodies)} priced offers through both nodes in "
-            f"{prep_seconds:.1f} s; {prep_failures} searches without a usable offer)"
-        )
-        if len(bodies) < wanted:
-            raise SystemExit(f"only {len(bodies)} of {wanted} priced offers; cannot go on")
+        bodies = prepare_offers(ports, auth, markets, wanted)
 
         # Untimed: every worker of both nodes searches and books before the timed phases.
         _searches_phase(ports, pids, searches, auth, "ws", seconds=1)

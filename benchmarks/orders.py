@@ -188,13 +188,7 @@ def main() -> None:
         per_phase = CLIENTS * ORDERS_PER_CLIENT
         captured = 1 + REPLAY_BOOKINGS  # a warm-up, then the replayed ones
         wanted = CLIENTS * WARMUP_PER_CLIENT + len(BOOKING_KINDS) * REPEATS * per_phase + captured
-        prepared, prep_seconds, prep_failures = prepare_offers(port, auth, markets, wanted)
-        print(
-            f"\n(prepared {len(prepared)} priced offers in {prep_seconds:.1f} s: search + price "
-            f"by {CLIENTS} clients; {prep_failures} searches without a usable offer)"
-        )
-        if len(prepared) < wanted:
-            raise SystemExit(f"only {len(prepared)} of {wanted} priced offers; cannot go on")
+        prepared = prepare_offers(port, auth, markets, wanted)
         # The bookings with a seat and a bag: their seat maps and service lists are
         # fetched now, before any timing.
         with_ancillaries = prepare_ancillaries(port, auth, prepared[-REPEATS * per_phase :])
@@ -307,12 +301,11 @@ def _nonstop_markets() -> list[tuple[str, str]]:
         return [tuple(row) for row in cursor.fetchall()]
 
 
-def prepare_offers(
-    port: int | Sequence[int], auth: dict, markets: list, wanted: int
-) -> tuple[list, float, int]:
+def prepare_offers(port: int | Sequence[int], auth: dict, markets: list, wanted: int) -> list:
     """Create-order bodies for `wanted` priced round trips: each a different market-day
     (the demo schedule has ~76-150 seats per flight-date; a booking takes 3 each way).
-    With several ports (nodes), the clients are dealt out among them (`client_ports`)."""
+    With several ports (nodes), the clients are dealt out among them (`client_ports`).
+    Says how long that took; stops the benchmark when fewer than `wanted` came of it."""
     today = datetime.now(tz=UTC).date()
     rng = random.Random(7)
     span = 290  # outbound days 3..292, back 7 days later: inside the 330-day schedule
@@ -333,7 +326,14 @@ def prepare_offers(
     bodies = [body for result in results for body in result["bodies"]]
     failures = sum(result["failures"] for result in results)
     rng.shuffle(bodies)  # hold and card phases get offers from every market and season
-    return bodies, seconds, failures
+    nodes = "" if isinstance(port, int) else f" through {len(set(port))} nodes"
+    print(
+        f"\n(prepared {len(bodies)} priced offers{nodes} in {seconds:.1f} s: search + price "
+        f"by {CLIENTS} clients; {failures} searches without a usable offer)"
+    )
+    if len(bodies) < wanted:
+        raise SystemExit(f"only {len(bodies)} of {wanted} priced offers; cannot go on")
+    return bodies
 
 
 def _round_trip_search(origin: str, destination: str, day: str) -> dict:

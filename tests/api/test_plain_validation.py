@@ -20,6 +20,7 @@ from orders.serializers import (
     QuoteIn,
     ReshopIn,
 )
+from tests.orders.conftest import CARD
 from webhooks.serializers import WebhookIn
 
 BODIES = [
@@ -155,16 +156,6 @@ def create_body(**changes) -> dict:
     }
     body.update(changes)
     return body
-
-
-CARD = {
-    "type": "CreditCard",
-    "cardType": "VI",
-    "cardNumber": "4111111111111111",
-    "expiryDate": "1230",
-    "securityCode": "737",
-    "payer": {"name": {"givenName": "Ada", "surname": "Lovelace"}},
-}
 
 
 @pytest.mark.parametrize(
