@@ -24,6 +24,26 @@ def pytest_report_header(config) -> str:
     return f"database: vendor={connection.vendor}"
 
 
+def pytest_collection_modifyitems(config, items) -> None:
+    """Every `transaction=True` test also takes `serialized_rollback=True`. A transactional
+    test without it ends by flushing the database and re-running post_migrate, which
+    recreates the content types under new ids; the next test that restores the serialized
+    database then collides with them (IntegrityError on (app_label, model)) and every
+    transactional test after it errors at setup: which ones depends on the order pytest
+    runs them in, so it is refused here rather than found by chance."""
+    wrong = [
+        item.nodeid
+        for item in items
+        if (mark := item.get_closest_marker("django_db"))
+        and mark.kwargs.get("transaction")
+        and not mark.kwargs.get("serialized_rollback")
+    ]
+    if wrong:
+        raise pytest.UsageError(
+            "django_db(transaction=True) without serialized_rollback=True: " + ", ".join(wrong)
+        )
+
+
 @pytest.fixture(autouse=True)
 def _empty_caches() -> Iterator[None]:
     """Rate counters, cached offers and in-memory reference data must not leak from one

@@ -78,7 +78,7 @@ def test_database_errors_are_djangos(codes):
         insert_code("X")
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_after_a_rollback_its_statements_are_prepared_again():
     """psycopg drops every prepared statement of a connection at a ROLLBACK."""
     probe(1, "rolled")

@@ -57,7 +57,7 @@ def _environ(body: bytes, token_header: str) -> dict:
     }
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_hold_profile(api, auth, network, partner_key):
     holds = int(os.environ.get("HOLDS", "40"))
     mode = os.environ.get("HOLD_PROFILE", "none")

@@ -14,7 +14,7 @@ from webhooks.models import WebhookDelivery
 from webhooks.services import endpoint_ping, endpoint_register
 
 pytestmark = [
-    pytest.mark.django_db(transaction=True),
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
     pytest.mark.usefixtures("loopback_allowed"),
 ]
 
