@@ -46,7 +46,13 @@ class WebhookEndpoint(models.Model):
         return f"{self.webhook_id} {self.url}"
 
     def wants(self, event_type: str) -> bool:
-        return not self.events or event_type in self.events
+        return events_include(self.events, event_type)
+
+
+def events_include(events: list[str], event_type: str) -> bool:
+    """Whether an endpoint subscribed to `events` receives `event_type`: none listed
+    means every event."""
+    return not events or event_type in events
 
 
 class WebhookEvent(models.Model):

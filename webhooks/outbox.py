@@ -15,7 +15,13 @@ from django.db import connection, transaction
 
 from airline.sql import statement_cursor
 from orders.models import Order, OrderEvent
-from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent, WebhookSequence
+from webhooks.models import (
+    WebhookDelivery,
+    WebhookEndpoint,
+    WebhookEvent,
+    WebhookSequence,
+    events_include,
+)
 
 Kind = OrderEvent.Kind
 
@@ -102,12 +108,11 @@ def _endpoints_wanting(seller_id, event_type: str) -> list[int]:
             [seller.get_db_prep_value(seller_id, connection)],
         )
         rows = cursor.fetchall()
-    wanting = []
-    for endpoint_id, raw in rows:
-        wanted = events.from_db_value(raw, None, connection)
-        if not wanted or event_type in wanted:  # as WebhookEndpoint.wants: empty is all
-            wanting.append(endpoint_id)
-    return wanting
+    return [
+        endpoint_id
+        for endpoint_id, raw in rows
+        if events_include(events.from_db_value(raw, None, connection), event_type)
+    ]
 
 
 def _deliveries_create(event: WebhookEvent, endpoint_ids: Iterable[int], *, now: datetime) -> None:
