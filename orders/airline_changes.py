@@ -1,16 +1,16 @@
 """Airline-initiated schedule changes (issue 17 items 5-7; README "Airline-initiated
 changes").
 
-1. Detection. A schedule load (airline.network.services) tells `flights_changing` which
-   flight-date legs with sales it is about to retime, re-equip or cancel. The orders
-   flying them are locked then (orders before legs, as every change of an order takes
-   them), and once the legs are written each order's live journeys are compared with
-   what they fly now: a segment retimed, a flight cancelled, a booked seat or cabin
-   missing from the new aircraft, or a connection now under the minimum connecting
-   time. An order with such a journey gets one pending `AirlineChange` (brought up to
-   date when a later load changes it again), its version bumped so no stale view or
-   quote survives, and one `airline_change_detected` event: the
-   `order.airline_initiated_change_detected` webhook.
+1. Detection. A schedule load (airline.network.services.flights_changing) locks the
+   flight-date legs it is about to retime, re-equip or cancel with the orders flying
+   them (`Bookings`: orders before legs, as every change of an order takes them, and
+   collected again once the legs are locked), and once the legs are written each
+   order's live journeys are compared with what they fly now: a segment retimed, a
+   flight cancelled, a booked seat or cabin missing from the new aircraft, or a
+   connection now under the minimum connecting time. An order with such a journey gets
+   one pending `AirlineChange` (brought up to date when a later load changes it again),
+   its version bumped so no stale view or quote survives, and one
+   `airline_change_detected` event: the `order.airline_initiated_change_detected` webhook.
 2. The seller's answer, through change order:
    - AcceptAirlineChange: the order takes the new times (segments and journeys rewritten;
      tickets stay valid, their coupons name the same segments); a seat that is not on
@@ -27,7 +27,7 @@ changes").
 """
 
 import itertools
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -39,7 +39,7 @@ from airline.api.errors import ApiError, Err
 from airline.fares.money import ZERO
 from airline.network.itineraries import MINIMUM_CONNECTING_TIME
 from airline.network.models import FlightLeg
-from airline.network.services import FLIGHTS_CHANGING, station_zone
+from airline.network.services import LEG_HOLDERS, station_zone
 from offers.ancillaries import seats_of_configuration
 from offers.wire import iso_duration, local_time
 from orders import events, ids
@@ -83,24 +83,40 @@ _TRIP = (
 # --- detection -------------------------------------------------------------------------
 
 
-def flights_changing(leg_ids: frozenset[int], now: datetime) -> Callable[[], None]:
-    """A FLIGHTS_CHANGING listener: lock the orders flying these legs now, before the
-    load writes them; once it has, detect what changed for each."""
-    order_ids = set(
-        Leg.objects.filter(
-            flight_leg_id__in=leg_ids,
-            segment__holds_inventory=True,
-            segment__order__status__in=(OrderStatus.CONFIRMED, OrderStatus.ONHOLD),
-        ).values_list("segment__order_id", flat=True)
-    )
-    # In id order, as every lock of many rows is taken here; held until the load commits.
-    locked = list(
-        Order.objects.select_for_update()
-        .filter(pk__in=order_ids)
-        .order_by("pk")
-        .values_list("pk", flat=True)
-    )
-    return lambda: airline_changes_detect(order_ids=locked, now=now)
+HOLDING_CHUNK = 5000  # leg ids per query
+HOLDING_STATUSES = (OrderStatus.CONFIRMED, OrderStatus.ONHOLD, OrderStatus.PENDING)
+
+
+class Bookings:
+    """The orders holding seats on flight-date legs, as the network layer's schedule
+    changes see them (airline.network.services.LegHolders; registered below)."""
+
+    def holding(self, leg_ids: Sequence[int]) -> set[int]:
+        found: set[int] = set()
+        for start in range(0, len(leg_ids), HOLDING_CHUNK):
+            found.update(
+                Leg.objects.filter(
+                    flight_leg_id__in=leg_ids[start : start + HOLDING_CHUNK],
+                    segment__holds_inventory=True,
+                    # PENDING too: a card booking holds its seats as PENDING between
+                    # the reservation and the charge (orders.create).
+                    segment__order__status__in=HOLDING_STATUSES,
+                ).values_list("segment__order_id", flat=True)
+            )
+        return found
+
+    def lock(self, holder_ids: Iterable[int], *, nowait: bool = False) -> None:
+        ids = sorted(holder_ids)
+        if ids:  # in id order, as every lock of many orders is taken here
+            list(
+                Order.objects.select_for_update(nowait=nowait)
+                .filter(pk__in=ids)
+                .order_by("pk")
+                .values_list("pk", flat=True)
+            )
+
+    def changed(self, holder_ids: Iterable[int], *, now: datetime) -> None:
+        airline_changes_detect(order_ids=holder_ids, now=now)
 
 
 def airline_changes_detect(*, order_ids: Iterable[int], now: datetime) -> list[AirlineChange]:
@@ -475,5 +491,5 @@ def _sum(values: Iterable[Decimal]) -> Decimal:
 # Registered when the app is ready (orders.apps).
 ACTIONS[ACCEPT] = Action(check_accept_airline_change, alone=True)
 ACTIONS[CANCEL] = Action(check_cancel_for_airline_change, alone=True)
-if flights_changing not in FLIGHTS_CHANGING:
-    FLIGHTS_CHANGING.append(flights_changing)
+if not any(isinstance(holders, Bookings) for holders in LEG_HOLDERS):
+    LEG_HOLDERS.append(Bookings())

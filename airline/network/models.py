@@ -181,6 +181,9 @@ class ScheduledLeg(models.Model):
     configuration = models.ForeignKey(SeatConfiguration, on_delete=models.PROTECT, related_name="+")
     govt_approval_disclosure = models.CharField(max_length=200, blank=True)
     source_line = models.PositiveIntegerField(help_text="Line of the SSIM file it came from")
+    # What the record files (schedule_diff.record_fingerprint): a load diffs only the
+    # flights whose records' fingerprints differ from the file's.
+    fingerprint = models.CharField(max_length=40, blank=True, default="")
 
     class Meta:
         ordering = ["carrier", "flight_number", "period_start", "leg_sequence"]

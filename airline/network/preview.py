@@ -1,9 +1,10 @@
 """What loading a schedule would change, computed without writing anything: the back
 office shows it before staff confirm an upload (README "Back office").
 
-It mirrors the diff of `services.schedule_load` (flight-date legs keyed by carrier,
-flight number, date and leg sequence; a dropped leg with sales is kept, cancelled) and
-adds what the loader does not report: which bookings sit on the legs that change."""
+It takes the loader's own diff (schedule_diff: flight-date legs of the flights the file
+touches, keyed by carrier, flight number, date and leg sequence; a dropped leg with sales
+is kept, cancelled) and adds what the loader does not report: which bookings sit on the
+legs that change."""
 
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
@@ -18,13 +19,8 @@ from airline.network.models import (
     SeatConfiguration,
     Station,
 )
-from airline.network.ssim import (
-    SsimLeg,
-    SsimSchedule,
-    leg_arrival_utc,
-    leg_departure_utc,
-    operating_dates,
-)
+from airline.network.schedule_diff import PlannedLeg, configuration_key, schedule_diff
+from airline.network.ssim import SsimSchedule
 
 # The flight-date pages read bookings on each leg: a view of orders from the network
 # side, as in network/admin.py.
@@ -73,19 +69,9 @@ class SchedulePreview:
         )
 
 
-@dataclass(frozen=True)
-class _Planned:
-    origin: str
-    destination: str
-    departs_at: datetime
-    arrives_at: datetime
-    aircraft: str
-    configuration: str
-    service_type: str
-
-
 def schedule_preview(*, schedule: SsimSchedule, sha256: str) -> SchedulePreview:
-    """What `schedule_load` would do with `schedule`, read from the database only."""
+    """What `schedule_load` would do with `schedule`, read from the database only: the
+    same diff (schedule_diff), so only the flights the file touches are read."""
     carriers = sorted({leg.airline_designator for leg in schedule.legs})
     last = ScheduleLoad.objects.first()
     preview = SchedulePreview(
@@ -95,22 +81,15 @@ def schedule_preview(*, schedule: SsimSchedule, sha256: str) -> SchedulePreview:
         return preview
     preview.problems = _configuration_problems(schedule)
 
-    wanted = {
-        (leg.airline_designator, leg.flight_number, day, leg.leg_sequence): _planned(leg, day)
-        for leg in schedule.legs
-        for day in operating_dates(leg)
-    }
-    existing = {
-        (leg.carrier, leg.flight_number, leg.flight_date, leg.leg_sequence): leg
-        for leg in FlightLeg.objects.filter(carrier__in=carriers).select_related(
-            "aircraft_type", "configuration"
-        )
-    }
+    diff = schedule_diff(schedule, related=("aircraft_type", "configuration"))
+    existing, wanted = diff.existing, diff.wanted
     # The loader's own rule: a leg with any seat sold is never deleted.
     with_sales = set(
-        LegInventory.objects.filter(leg__carrier__in=carriers, sold__gt=0).values_list(
-            "leg_id", flat=True
-        )
+        LegInventory.objects.filter(
+            leg__carrier__in=diff.carriers,
+            leg__flight_number__in={number for _, number in diff.flights},
+            sold__gt=0,
+        ).values_list("leg_id", flat=True)
     )
     zones = _zones(
         {code for p in wanted.values() for code in (p.origin, p.destination)}
@@ -120,6 +99,7 @@ def schedule_preview(*, schedule: SsimSchedule, sha256: str) -> SchedulePreview:
     def when(moment: datetime, station: str) -> str:
         return local_time(moment, zones.get(station, ZoneInfo("UTC")))
 
+    preview.unchanged = diff.untouched_count()
     affected: dict[int, tuple[str, str]] = {}  # leg pk -> (flight, what happens to it)
     dated: list[tuple[str, int | None, FlightChange]] = []  # (list, leg pk, change)
     for key, leg in existing.items():
@@ -172,20 +152,7 @@ def schedule_preview(*, schedule: SsimSchedule, sha256: str) -> SchedulePreview:
     return preview
 
 
-def _planned(leg: SsimLeg, day) -> _Planned:
-    return _Planned(
-        origin=leg.departure_station,
-        destination=leg.arrival_station,
-        departs_at=leg_departure_utc(leg, day),
-        arrives_at=leg_arrival_utc(leg, day),
-        aircraft=leg.aircraft_type,
-        # The seat part of SSIM's configuration/version field, as the loader keys it.
-        configuration=leg.aircraft_configuration.split("VV")[0].strip(),
-        service_type=leg.service_type,
-    )
-
-
-def _differences(leg: FlightLeg, plan: _Planned, when) -> list[str]:
+def _differences(leg: FlightLeg, plan: PlannedLeg, when) -> list[str]:
     found = []
     if (leg.origin_id, leg.destination_id) != (plan.origin, plan.destination):
         found.append(
@@ -201,8 +168,8 @@ def _differences(leg: FlightLeg, plan: _Planned, when) -> list[str]:
             f" -> {when(plan.arrives_at, plan.destination)}"
         )
     was = (leg.aircraft_type.iata_code, leg.configuration.code)
-    if was != (plan.aircraft, plan.configuration):
-        found.append(f"aircraft {' '.join(was)} -> {plan.aircraft} {plan.configuration}")
+    if was != plan.configuration:
+        found.append(f"aircraft {' '.join(was)} -> {' '.join(plan.configuration)}")
     if leg.service_type != plan.service_type:
         found.append(f"service type {leg.service_type} -> {plan.service_type}")
     if leg.is_cancelled:
@@ -251,8 +218,7 @@ def _configuration_problems(schedule: SsimSchedule) -> list[str]:
     types = {kind for kind, _ in known}
     problems = set()
     for leg in schedule.legs:
-        code = leg.aircraft_configuration.split("VV")[0].strip()
-        if (leg.aircraft_type, code) in known or leg.seat_configuration:
+        if configuration_key(leg) in known or leg.seat_configuration:
             continue
         if leg.aircraft_type not in types:
             problems.add(

@@ -2,16 +2,20 @@
 legs it implies."""
 
 import hashlib
-from collections.abc import Callable, Iterable
+import logging
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Protocol
 from zoneinfo import ZoneInfo
 
 import airportsdata
-from django.db import transaction
+from django.db import OperationalError, connection, transaction
+from django.db.models import ProtectedError
 
 from airline.network import fleet
+from airline.network.inventory import legs_lock
 from airline.network.itineraries import network_index
 from airline.network.models import (
     AircraftType,
@@ -24,42 +28,103 @@ from airline.network.models import (
     SeatConfiguration,
     Station,
 )
-from airline.network.ssim import (
-    SsimLeg,
-    SsimSchedule,
-    leg_arrival_utc,
-    leg_departure_utc,
-    operating_dates,
-    parse_ssim,
+from airline.network.schedule_diff import (
+    LegKey,
+    PlannedLeg,
+    ScheduleDiff,
+    configuration_key,
+    govt_disclosure,
+    record_fingerprint,
+    schedule_diff,
 )
+from airline.network.ssim import SsimLeg, SsimSchedule, parse_ssim
 
-# SSIM leaves Data Element Identifiers 900-999 for bilateral use; we file the
-# "subject to government approval" text of a leg under this one (SPEC.md §2.2).
-GOVT_APPROVAL_DEI = 901
+logger = logging.getLogger(__name__)
+
 BATCH = 2000
+LOCK_CHUNK = 5000  # ids per statement when locking or reading many legs
+LOCK_ROUNDS = 5  # tries to lock a change's legs with every booking on them (flights_changing)
+DEADLOCK_DETECTED, LOCK_NOT_AVAILABLE = "40P01", "55P03"  # PostgreSQL's SQLSTATEs
+SCHEDULE_WRITERS_LOCK = 0x5C4ED01E  # pg_advisory_xact_lock key: one schedule writer at a time
 
 
-# Told, inside a schedule load's transaction, which flight-date legs with sales are about
-# to be retimed, re-equipped or cancelled, before they are written; each returns what to
-# run once they are. orders.airline_changes registers one (orders.apps): it locks the
-# orders flying those legs in its first call, so a load takes order rows before leg rows
-# as every change of an order does, and the two never wait on each other in a circle.
-FlightsChanging = Callable[[frozenset[int], datetime], Callable[[], None]]
-FLIGHTS_CHANGING: list[FlightsChanging] = []
+class LegHolders(Protocol):
+    """Whoever holds seats on flight-date legs and must hear that they change.
+    orders.airline_changes registers the bookings (orders.apps); the network layer knows
+    nothing of orders beyond this."""
+
+    def holding(self, leg_ids: Sequence[int]) -> set[int]:
+        """Ids of the holders (orders) on these legs, as committed now; no lock taken."""
+
+    def lock(self, holder_ids: Iterable[int], *, nowait: bool = False) -> None:
+        """Lock these holders' rows in the caller's transaction, in id order."""
+
+    def changed(self, holder_ids: Iterable[int], *, now: datetime) -> None:
+        """The legs are written: tell these (locked) holders what changed for them."""
+
+
+LEG_HOLDERS: list[LegHolders] = []
 
 
 def flights_changing(leg_ids: Iterable[int], *, now: datetime) -> Callable[[], None]:
-    """Tell every FLIGHTS_CHANGING listener that these legs are about to change; the
-    returned callable tells them the change is written (call it in the same
-    transaction). The back office calls this around its own edits of flight legs."""
-    ids = frozenset(leg_ids)
-    after = [listener(ids, now) for listener in FLIGHTS_CHANGING] if ids else []
+    """Lock flight-date legs that a schedule change (load, admin edit) is about to write,
+    and every booking on them, in the caller's transaction; the returned callable tells
+    the bookings what changed once the legs are written (call it in the same transaction).
 
-    def written() -> None:
-        for done in after:
-            done()
+    The race (issue 24): bookings collected before the legs are locked miss a booking
+    that commits in between, and that booking, having checked the legs as they were, flies
+    a flight that is no longer its own without an airline change. Collected after, they
+    are complete: a booking takes its legs' locks to sell (inventory.legs_lock), so once
+    the change holds them no booking can land on them until it commits, and then sees
+    the new legs.
 
-    return written
+    Lock order: orders before legs, as every change of an order takes them, so the two
+    never wait on each other in a circle. So the bookings seen first are locked first,
+    then the legs, then the bookings are read again: one that committed in between (a new
+    order, whose lock nobody should hold) is locked with NOWAIT; should that fail, the
+    round is rolled back to its savepoint, releasing the legs, and taken again with the
+    bigger set."""
+    legs = sorted(set(leg_ids))
+    if not legs:
+        return lambda: None
+    held = [holders.holding(legs) for holders in LEG_HOLDERS]
+    for _ in range(LOCK_ROUNDS):
+        try:
+            with transaction.atomic():  # a savepoint: a failed round releases its locks
+                for holders, ids in zip(LEG_HOLDERS, held, strict=True):
+                    holders.lock(ids)
+                for start in range(0, len(legs), LOCK_CHUNK):  # ascending throughout
+                    legs_lock(legs[start : start + LOCK_CHUNK])
+                for holders, ids in zip(LEG_HOLDERS, held, strict=True):
+                    late = holders.holding(legs) - ids
+                    ids |= late
+                    holders.lock(late, nowait=True)
+        except OperationalError as exc:
+            if sqlstate(exc) != LOCK_NOT_AVAILABLE:
+                raise
+            continue
+
+        def written() -> None:
+            for holders, ids in zip(LEG_HOLDERS, held, strict=True):
+                holders.changed(ids, now=now)
+
+        return written
+    raise ScheduleError(
+        "bookings on the flights it changes kept changing while it waited for them; try again"
+    )
+
+
+def schedule_writers_queue() -> None:
+    """Wait, inside the caller's transaction, until no other schedule change is being
+    written (SQLite serializes every writer already)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [SCHEDULE_WRITERS_LOCK])
+
+
+def sqlstate(exc: BaseException) -> str | None:
+    """The SQLSTATE of a database error Django wrapped, if the driver gave one."""
+    return getattr(exc.__cause__, "sqlstate", None)
 
 
 class ScheduleError(Exception):
@@ -198,6 +263,9 @@ class LoadResult:
     # Which flight-date legs ("MX101 2026-06-01 PVD-CHS"), for the load's record.
     removed: list[str] = field(default_factory=list)
     kept_with_sales: list[str] = field(default_factory=list)
+    # Every flight-date leg the load created, changed, cancelled or deleted: what each
+    # worker's schedule index must re-read (itineraries).
+    changed_leg_ids: set[int] = field(default_factory=set)
 
 
 def schedule_load_file(*, path: Path, now: datetime) -> LoadResult:
@@ -212,16 +280,44 @@ def schedule_load_file(*, path: Path, now: datetime) -> LoadResult:
     )
 
 
-@transaction.atomic
+LOAD_ATTEMPTS = 3
+
+
 def schedule_load(
     *, schedule: SsimSchedule, file_name: str, sha256: str, now: datetime
 ) -> LoadResult:
     """Load or replace the schedule of the file's carrier, in one transaction.
 
-    Flight-date legs are diffed against what is stored: new ones are created with their
-    inventory, changed ones updated, dropped ones deleted, except legs that have sales,
-    which are kept and marked cancelled so no booking loses its flight. Loading the file
-    that was loaded last again changes nothing."""
+    Only the flights the file touches are diffed (schedule_diff): their new flight-date
+    legs are created with their inventory, changed ones updated, dropped ones deleted,
+    except legs that have sales, which are kept and marked cancelled so no booking loses
+    its flight. The legs that change are written under their row locks, with the bookings
+    on them (`flights_changing`). Loading the file that was loaded last again changes
+    nothing.
+
+    A deadlock with a booking (PostgreSQL aborts one of the two) rolls the whole load
+    back; it is tried again from the start, up to LOAD_ATTEMPTS times, unless the caller
+    holds a transaction of its own (which the deadlock has already spoiled)."""
+    attempts = 1 if connection.in_atomic_block else LOAD_ATTEMPTS
+    for attempt in range(1, attempts + 1):
+        try:
+            return _schedule_load_once(
+                schedule=schedule, file_name=file_name, sha256=sha256, now=now
+            )
+        except OperationalError as exc:
+            if sqlstate(exc) != DEADLOCK_DETECTED or attempt == attempts:
+                raise
+            logger.warning("schedule load deadlocked with a booking; trying again")
+    raise AssertionError("unreachable")
+
+
+@transaction.atomic
+def _schedule_load_once(
+    *, schedule: SsimSchedule, file_name: str, sha256: str, now: datetime
+) -> LoadResult:
+    # One schedule writer at a time: the diff below is read before the legs are locked,
+    # and only another schedule change could move it in between.
+    schedule_writers_queue()
     carriers = {leg.airline_designator for leg in schedule.legs}
     last = ScheduleLoad.objects.first()
     if last is not None and last.sha256 == sha256:
@@ -231,36 +327,17 @@ def schedule_load(
         {leg.departure_station for leg in schedule.legs}
         | {leg.arrival_station for leg in schedule.legs}
     )
-    filed = {_configuration_key(leg): dict(leg.seat_configuration) for leg in schedule.legs}
+    filed = {configuration_key(leg): dict(leg.seat_configuration) for leg in schedule.legs}
     configurations = {
         key: configuration_ensure(aircraft_type=key[0], code=key[1], counts=counts)
         for key, counts in filed.items()
     }
+    diff = schedule_diff(schedule)
     ScheduledLeg.objects.filter(carrier__in=carriers).delete()
     ScheduledLeg.objects.bulk_create(
         (_scheduled_leg(leg, stations, configurations) for leg in schedule.legs), batch_size=BATCH
     )
-
-    wanted = {}
-    for leg in schedule.legs:
-        configuration = configurations[_configuration_key(leg)]
-        for flight_date in operating_dates(leg):
-            key = (leg.airline_designator, leg.flight_number, flight_date, leg.leg_sequence)
-            wanted[key] = FlightLeg(
-                carrier=leg.airline_designator,
-                flight_number=leg.flight_number,
-                flight_date=flight_date,
-                leg_sequence=leg.leg_sequence,
-                origin_id=leg.departure_station,
-                destination_id=leg.arrival_station,
-                departs_at=leg_departure_utc(leg, flight_date),
-                arrives_at=leg_arrival_utc(leg, flight_date),
-                aircraft_type_id=configuration.aircraft_type_id,
-                configuration=configuration,
-                service_type=leg.service_type,
-                govt_approval_disclosure=_govt_disclosure(leg),
-            )
-    result = _apply_dated_legs(carriers, wanted, now=now)
+    result = _apply_dated_legs(diff, configurations, now=now)
     result.load = ScheduleLoad.objects.create(
         carrier=",".join(sorted(carriers)),
         file_name=file_name,
@@ -290,46 +367,38 @@ COMPARED = (
 
 
 def _apply_dated_legs(
-    carriers: set[str], wanted: dict[tuple, FlightLeg], *, now: datetime
+    diff: ScheduleDiff, configurations: dict[tuple[str, str], SeatConfiguration], *, now: datetime
 ) -> LoadResult:
     result = LoadResult(load=None)
-    existing = {
-        (leg.carrier, leg.flight_number, leg.flight_date, leg.leg_sequence): leg
-        for leg in FlightLeg.objects.filter(carrier__in=carriers)
+    wanted = {
+        key: _flight_leg(key, plan, configurations[plan.configuration])
+        for key, plan in diff.wanted.items()
     }
-    with_sales = set(
-        LegInventory.objects.filter(leg__carrier__in=carriers, sold__gt=0).values_list(
-            "leg_id", flat=True
-        )
-    )
+    changed = [
+        (old, new)
+        for old, _ in diff.kept
+        if any(getattr(old, f) != getattr(new := wanted[_key(old)], f) for f in COMPARED)
+    ]
+    dropped = diff.dropped
+    # Lock the legs about to change and the bookings on them. From here until commit no
+    # booking can take a seat on them: one that committed first is seen below (its
+    # sales, its order), one that comes after waits and then sees the new legs.
+    changing = [old.pk for old, _ in changed] + [leg.pk for leg in dropped]
+    written = flights_changing(changing, now=now)
+    with_sales = _legs_with_sales([leg.pk for leg in dropped])
 
-    dropped = [leg for key, leg in existing.items() if key not in wanted]
-    deletable = [leg.pk for leg in dropped if leg.pk not in with_sales]
-    kept = [leg for leg in dropped if leg.pk in with_sales and not leg.is_cancelled]
-    changed, reconfigured = [], []
-    for key, new in wanted.items():
-        old = existing.get(key)
-        if old is None:
-            continue
-        if any(getattr(old, f) != getattr(new, f) for f in COMPARED):
-            if old.configuration_id != new.configuration_id:
-                reconfigured.append(old)
-            changed.append((old, new))
-    # Bookings on the legs about to change learn of it (orders.airline_changes).
-    written = flights_changing(
-        {leg.pk for leg in kept} | {old.pk for old, _ in changed if old.pk in with_sales},
-        now=now,
-    )
-
-    for leg in kept:
+    kept = [leg for leg in dropped if leg.pk in with_sales]
+    deleted = _legs_delete([leg for leg in dropped if leg.pk not in with_sales])
+    kept += [leg for leg in dropped if leg.pk not in with_sales and leg.pk not in deleted]
+    cancelled = [leg for leg in kept if not leg.is_cancelled]
+    for leg in cancelled:
         leg.is_cancelled = True
-    FlightLeg.objects.bulk_update(kept, ["is_cancelled"], batch_size=BATCH)
-    for start in range(0, len(deletable), BATCH):
-        FlightLeg.objects.filter(pk__in=deletable[start : start + BATCH]).delete()
-    result.legs_removed, result.legs_kept_with_sales = len(deletable), len(kept)
-    result.removed = sorted(str(leg) for leg in dropped if leg.pk not in with_sales)
-    result.kept_with_sales = sorted(str(leg) for leg in kept)
+    FlightLeg.objects.bulk_update(cancelled, ["is_cancelled"], batch_size=BATCH)
+    result.legs_removed, result.legs_kept_with_sales = len(deleted), len(cancelled)
+    result.removed = sorted(str(leg) for leg in dropped if leg.pk in deleted)
+    result.kept_with_sales = sorted(str(leg) for leg in cancelled)
 
+    reconfigured = [old for old, new in changed if old.configuration_id != new.configuration_id]
     for old, new in changed:
         for f in COMPARED:
             setattr(old, f, getattr(new, f))
@@ -339,13 +408,77 @@ def _apply_dated_legs(
     result.legs_updated = len(changed)
 
     created = FlightLeg.objects.bulk_create(
-        [leg for key, leg in wanted.items() if key not in existing], batch_size=BATCH
+        [leg for key, leg in wanted.items() if key not in diff.existing], batch_size=BATCH
     )
     result.legs_created = len(created)
     inventory_create_for_legs(created)
     _resize_inventory(reconfigured)
     written()
+    result.changed_leg_ids = (
+        {leg.pk for leg in created}
+        | {old.pk for old, _ in changed}
+        | {leg.pk for leg in cancelled}
+        | deleted
+    )
     return result
+
+
+def _key(leg: FlightLeg) -> LegKey:
+    return (leg.carrier, leg.flight_number, leg.flight_date, leg.leg_sequence)
+
+
+def _flight_leg(key: LegKey, plan: PlannedLeg, configuration: SeatConfiguration) -> FlightLeg:
+    carrier, flight_number, flight_date, leg_sequence = key
+    return FlightLeg(
+        carrier=carrier,
+        flight_number=flight_number,
+        flight_date=flight_date,
+        leg_sequence=leg_sequence,
+        origin_id=plan.origin,
+        destination_id=plan.destination,
+        departs_at=plan.departs_at,
+        arrives_at=plan.arrives_at,
+        aircraft_type_id=configuration.aircraft_type_id,
+        configuration=configuration,
+        service_type=plan.service_type,
+        govt_approval_disclosure=plan.govt_approval_disclosure,
+    )
+
+
+def _legs_with_sales(leg_ids: list[int]) -> set[int]:
+    """Of these legs (locked by the caller), those with a seat sold."""
+    found: set[int] = set()
+    for start in range(0, len(leg_ids), LOCK_CHUNK):
+        found.update(
+            LegInventory.objects.filter(
+                leg_id__in=leg_ids[start : start + LOCK_CHUNK], sold__gt=0
+            ).values_list("leg_id", flat=True)
+        )
+    return found
+
+
+def _legs_delete(legs: list[FlightLeg]) -> set[int]:
+    """Delete these legs (with their inventory), but for any that a record still points
+    at (a booking cancelled since, whose segments keep naming the leg): those are left
+    for the caller to keep as cancelled. Returns the ids deleted."""
+    pks = [leg.pk for leg in legs]
+    referenced: set[int] = set()
+    for start in range(0, len(pks), BATCH):
+        batch = [pk for pk in pks[start : start + BATCH] if pk not in referenced]
+        try:
+            with transaction.atomic():
+                FlightLeg.objects.filter(pk__in=batch).delete()
+        except ProtectedError as exc:
+            referenced |= {
+                getattr(row, f.attname)
+                for row in exc.protected_objects
+                for f in row._meta.concrete_fields
+                if f.is_relation and f.related_model is FlightLeg
+            }
+            free = [pk for pk in batch if pk not in referenced]
+            with transaction.atomic():
+                FlightLeg.objects.filter(pk__in=free).delete()
+    return set(pks) - referenced
 
 
 def inventory_create_for_legs(legs: list[FlightLeg]) -> None:
@@ -430,7 +563,7 @@ def _ladder() -> dict[str, list[BookingClass]]:
 
 
 def _scheduled_leg(leg: SsimLeg, stations: dict, configurations: dict) -> ScheduledLeg:
-    configuration = configurations[_configuration_key(leg)]
+    configuration = configurations[configuration_key(leg)]
     return ScheduledLeg(
         carrier=leg.airline_designator,
         flight_number=leg.flight_number,
@@ -448,8 +581,9 @@ def _scheduled_leg(leg: SsimLeg, stations: dict, configurations: dict) -> Schedu
         arrival_time=leg.passenger_sta,
         aircraft_type_id=configuration.aircraft_type_id,
         configuration=configuration,
-        govt_approval_disclosure=_govt_disclosure(leg),
+        govt_approval_disclosure=govt_disclosure(leg),
         source_line=leg.line,
+        fingerprint=record_fingerprint(leg),
     )
 
 
@@ -472,16 +606,3 @@ def segment_markets(schedule: SsimSchedule) -> set[tuple[str, str]]:
             for off in range(board, len(ordered)):
                 markets.add((ordered[board].departure_station, ordered[off].arrival_station))
     return markets
-
-
-def _configuration_key(leg: SsimLeg) -> tuple[str, str]:
-    """(aircraft type, configuration code): the seat part of SSIM's aircraft
-    configuration/version field, without the version after "VV" (W18Y112VV112)."""
-    return leg.aircraft_type, leg.aircraft_configuration.split("VV")[0].strip()
-
-
-def _govt_disclosure(leg: SsimLeg) -> str:
-    for data in leg.segment_data:
-        if data.data_element_identifier == GOVT_APPROVAL_DEI:
-            return data.data.strip()
-    return ""

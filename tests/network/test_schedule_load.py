@@ -18,7 +18,13 @@ from airline.network.models import (
     SeatConfiguration,
     Station,
 )
-from airline.network.services import configuration_capacities
+from airline.network.schedule_diff import schedule_diff
+from airline.network.services import (
+    configuration_capacities,
+    known_station,
+    schedule_load_file,
+)
+from airline.network.ssim import parse_ssim
 from tests.network.ssim_builder import Leg, ssim_file
 
 pytestmark = pytest.mark.django_db
@@ -181,3 +187,53 @@ def test_an_unknown_station_is_refused(tmp_path):
 def test_a_missing_file_is_refused(tmp_path):
     with pytest.raises(CommandError, match="No such file"):
         call_command("load_schedule", str(tmp_path / "nope.ssim"))
+
+
+def test_a_reload_reads_and_writes_only_the_flights_it_touches(tmp_path):
+    """Issue 24 item 6: a load is proportional to what it changes. MX102's records are
+    the same, so none of its dated legs is read, compared or written."""
+    chs_pvd = pvd_chs(
+        number=102, origin="CHS", destination="PVD", departs=time(10, 0), arrives=time(12, 5)
+    )
+    load(tmp_path, [pvd_chs(), chs_pvd], name="first.ssim")
+    untouched = {
+        leg.pk: (leg.departs_at, leg.arrives_at)
+        for leg in FlightLeg.objects.filter(flight_number=102)
+    }
+    retimed = pvd_chs(departs=time(7, 30), arrives=time(9, 35))
+    path = tmp_path / "second.ssim"
+    path.write_text(ssim_file([retimed, chs_pvd]))
+    schedule = parse_ssim(path.read_text(encoding="latin-1"), known_station=known_station)
+
+    diff = schedule_diff(schedule)
+    assert diff.flights == {("MX", 101)}
+    assert {key[1] for key in diff.existing} == {101}
+    assert {key[1] for key in diff.wanted} == {101}
+    assert diff.untouched_count() == len(untouched)
+
+    result = schedule_load_file(path=path, now=datetime(2027, 1, 1, tzinfo=UTC))
+    assert (result.legs_updated, result.legs_created, result.legs_removed) == (7, 0, 0)
+    assert result.changed_leg_ids == set(
+        FlightLeg.objects.filter(flight_number=101).values_list("pk", flat=True)
+    )
+    assert {
+        leg.pk: (leg.departs_at, leg.arrives_at)
+        for leg in FlightLeg.objects.filter(flight_number=102)
+    } == untouched
+    assert set(ScheduledLeg.objects.values_list("flight_number", flat=True)) == {101, 102}
+    assert all(ScheduledLeg.objects.values_list("fingerprint", flat=True))
+
+
+def test_records_stored_without_a_fingerprint_have_their_flights_diffed_whole(tmp_path):
+    """Records loaded before fingerprints were kept: the first load after diffs their
+    flights as before (and stores fingerprints), then only what changes."""
+    load(tmp_path, [pvd_chs()], name="first.ssim")
+    ScheduledLeg.objects.update(fingerprint="")
+    ScheduleLoad.objects.update(sha256="0" * 64)  # as if another file had the same records
+    path = tmp_path / "first.ssim"
+    schedule = parse_ssim(path.read_text(encoding="latin-1"), known_station=known_station)
+    assert schedule_diff(schedule).flights == {("MX", 101)}
+
+    result = schedule_load_file(path=path, now=datetime(2027, 1, 1, tzinfo=UTC))
+    assert (result.legs_updated, result.legs_created, result.legs_removed) == (0, 0, 0)
+    assert schedule_diff(schedule).flights == set()
