@@ -308,6 +308,10 @@ WEBHOOK_BATCH_SIZE = env_int("WEBHOOK_BATCH_SIZE", 100)  # deliveries claimed pe
 WEBHOOK_PER_ENDPOINT = env_int("WEBHOOK_PER_ENDPOINT", 4)  # of them, per endpoint
 WEBHOOK_API_VERSION = "v1"  # the payload's apiVersion: versions are identical (§4)
 WORKER_WEBHOOK_SECONDS = env_int("WORKER_WEBHOOK_SECONDS", 1)
+# A schedule upload that writes more flight-date legs than this is loaded by the worker,
+# with its progress in the back office (airline/network/jobs.py); smaller ones inline.
+SCHEDULE_INLINE_LEGS = env_int("SCHEDULE_INLINE_LEGS", 5000)
+WORKER_SCHEDULE_SECONDS = env_int("WORKER_SCHEDULE_SECONDS", 2)
 
 # --- Monitoring (README "Monitoring", airline/api/metrics.py) ---------------------------
 # GET /metrics is a 404 unless METRICS_ENABLED; then it answers only requests from

@@ -42,6 +42,7 @@ def jobs() -> list[Job]:
     """Every job of the worker, with its interval from settings."""
     from airline.api import clock
     from airline.api.idempotency import idempotency_purge
+    from airline.network.jobs import schedule_jobs_run
     from orders.holds import holds_expire
     from orders.reconcile import payments_reconcile
     from orders.refunds import refunds_retry
@@ -70,6 +71,8 @@ def jobs() -> list[Job]:
             webhooks_deliver_due,
             again_while_busy=True,
         ),
+        # Schedule files queued from the back office (airline.network.jobs).
+        Job("load_schedules", settings.WORKER_SCHEDULE_SECONDS, schedule_jobs_run),
         Job(
             "purge_idempotency_keys",
             3600,

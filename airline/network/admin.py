@@ -9,9 +9,11 @@ import hashlib
 import re
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
+from django.db import connection
 from django.db.models import (
     ExpressionWrapper,
     F,
@@ -34,6 +36,7 @@ from django.utils.html import format_html
 from airline.api import clock
 from airline.backoffice import local_time, utc_time
 from airline.network.flight_page import flight_page
+from airline.network.jobs import load_summary, schedule_job_queue
 from airline.network.models import (
     AircraftType,
     BookingClass,
@@ -41,6 +44,7 @@ from airline.network.models import (
     FlightLeg,
     LegInventory,
     ScheduledLeg,
+    ScheduleJob,
     ScheduleLoad,
     SeatConfiguration,
     Station,
@@ -169,6 +173,16 @@ def _schedule_version() -> int:
     return ScheduleLoad.objects.values_list("pk", flat=True).first() or 0
 
 
+def _loads_in_background(schedule, sha256: str) -> bool:
+    """Whether a file writes more flight-date legs than a request should
+    (SCHEDULE_INLINE_LEGS), on a database where the worker can show its progress."""
+    if connection.vendor == "sqlite":
+        return False  # one writer at a time: no progress to show, and nobody else to wait
+    preview = schedule_preview(schedule=schedule, sha256=sha256)
+    touched = (preview.added, preview.retimed, preview.changed, preview.cancelled, preview.removed)
+    return sum(len(legs) for legs in touched) > settings.SCHEDULE_INLINE_LEGS
+
+
 def flight_list(flights: list[str]) -> str:
     return format_html("<br>".join(["{}"] * len(flights)), *flights) if flights else "None"
 
@@ -261,6 +275,23 @@ class ScheduleLoadAdmin(ReadOnlyAdmin):
                 messages.WARNING,
             )
             return self._preview_page(request, schedule, sha256, kept["name"])
+        if _loads_in_background(schedule, sha256):
+            job = schedule_job_queue(
+                text=kept["text"],
+                file_name=kept["name"],
+                sha256=sha256,
+                queued_by=request.user,
+                now=clock.now(),
+            )
+            cache.delete(_upload_key(sha256))
+            self.log_addition(request, job, f"Queued {kept['name']} for the worker to load.")
+            self.message_user(
+                request,
+                f"{kept['name']} changes many flights: the worker is loading it. "
+                "This page shows how far it has got.",
+                messages.SUCCESS,
+            )
+            return redirect("admin:network_schedulejob_change", job.pk)
         try:
             result = schedule_load(
                 schedule=schedule, file_name=kept["name"], sha256=sha256, now=clock.now()
@@ -274,12 +305,7 @@ class ScheduleLoadAdmin(ReadOnlyAdmin):
                 request, f"{kept['name']} is the schedule loaded last; nothing changed."
             )
             return redirect("admin:network_scheduleload_changelist")
-        summary = (
-            f"Loaded {kept['name']} (version {result.load.pk}): "
-            f"{result.legs_created} flight-date legs created, {result.legs_updated} updated, "
-            f"{result.legs_removed} removed, {result.legs_kept_with_sales} kept as cancelled "
-            "because they have sales."
-        )
+        summary = load_summary(kept["name"], result)
         self.log_addition(request, result.load, summary)
         self.message_user(request, summary, messages.SUCCESS)
         return redirect("admin:network_scheduleload_change", result.load.pk)
@@ -330,6 +356,71 @@ class ScheduleLoadAdmin(ReadOnlyAdmin):
     @admin.display(description="Kept, cancelled, because they have sales")
     def kept_with_sales(self, load: ScheduleLoad) -> str:
         return flight_list(load.flights_kept_with_sales)
+
+
+@admin.register(ScheduleJob)
+class ScheduleJobAdmin(ReadOnlyAdmin):
+    """Schedule files the worker loads (airline/network/jobs.py): their progress while
+    queued or loading, then what the load did. Seen by whoever may upload a schedule."""
+
+    list_display = ["id", "file_name", "status", "progress", "queued_by", "queued", "finished"]
+    list_filter = ["status"]
+    fields = [
+        "file_name",
+        "sha256",
+        "status",
+        "progress",
+        "queued_by",
+        "queued",
+        "started",
+        "heartbeat",
+        "finished",
+        "attempts",
+        "load",
+        "message",
+    ]
+    readonly_fields = fields
+    change_form_template = "admin/network/schedulejob/change_form.html"
+
+    def has_view_permission(self, request, obj=None):
+        return request.user.has_perm("network.add_scheduleload") or super().has_view_permission(
+            request, obj
+        )
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("queued_by", "load").defer("text")
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        # The page reloads itself while the worker is still at it.
+        context["still_running"] = obj is not None and obj.status in (
+            ScheduleJob.Status.QUEUED,
+            ScheduleJob.Status.RUNNING,
+        )
+        return super().render_change_form(request, context, add, change, form_url, obj)
+
+    @admin.display(description="Progress")
+    def progress(self, job: ScheduleJob) -> str:
+        if job.status != ScheduleJob.Status.RUNNING:
+            return job.get_status_display()
+        if job.total:
+            return f"{job.stage}: {job.done:,} of {job.total:,}"
+        return job.stage
+
+    @admin.display(description="Queued (UTC)", ordering="queued_at")
+    def queued(self, job: ScheduleJob) -> str:
+        return utc_time(job.queued_at)
+
+    @admin.display(description="Started (UTC)")
+    def started(self, job: ScheduleJob) -> str:
+        return utc_time(job.started_at) if job.started_at else "-"
+
+    @admin.display(description="Last heard from the worker (UTC)")
+    def heartbeat(self, job: ScheduleJob) -> str:
+        return utc_time(job.heartbeat_at) if job.heartbeat_at else "-"
+
+    @admin.display(description="Finished (UTC)", ordering="finished_at")
+    def finished(self, job: ScheduleJob) -> str:
+        return utc_time(job.finished_at) if job.finished_at else "-"
 
 
 @admin.register(ScheduledLeg)

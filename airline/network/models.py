@@ -1,6 +1,7 @@
 """The airline's network: stations, fleet, the schedule and the seat inventory of every
 flight-date leg (DESIGN.md §6)."""
 
+from django.conf import settings
 from django.db import connection, models
 from django.db.models import F, Q
 from django.db.models.signals import post_delete, post_save
@@ -156,6 +157,46 @@ class ScheduleLoad(models.Model):
 
     def __str__(self) -> str:
         return f"{self.carrier} {self.file_name} at {self.loaded_at:%Y-%m-%d %H:%M}"
+
+
+class ScheduleJob(models.Model):
+    """A schedule file queued from the back office for the worker to load (a large load is
+    no request's work: issue 24), with the progress the back office shows."""
+
+    class Status(models.TextChoices):
+        QUEUED = "QUEUED", "Queued"
+        RUNNING = "RUNNING", "Loading"
+        LOADED = "LOADED", "Loaded"
+        FAILED = "FAILED", "Not loaded, nothing changed"
+
+    file_name = models.CharField(max_length=255)
+    sha256 = models.CharField(max_length=64)
+    text = models.TextField(help_text="The file, until it is loaded")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    stage = models.CharField(max_length=100, blank=True)
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    queued_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    queued_at = models.DateTimeField()
+    started_at = models.DateTimeField(null=True, blank=True)
+    # Written every second while a worker loads it: a RUNNING job whose heartbeat is old
+    # was left by a worker that died, its transaction rolled back; another takes it up.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    load = models.ForeignKey(
+        ScheduleLoad, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    message = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-queued_at", "-id"]
+        indexes = [models.Index(fields=["status", "queued_at"], name="schedule_job_queue")]
+
+    def __str__(self) -> str:
+        return f"{self.file_name} ({self.get_status_display()})"
 
 
 class ScheduledLeg(models.Model):

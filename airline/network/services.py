@@ -65,6 +65,13 @@ class LegHolders(Protocol):
 
 LEG_HOLDERS: list[LegHolders] = []
 
+# Told how a load goes, for the back office (jobs.py): (stage, done, total).
+Progress = Callable[[str, int, int], None]
+
+
+def _no_progress(stage: str, done: int, total: int) -> None:
+    pass
+
 
 def flights_changing(leg_ids: Iterable[int], *, now: datetime) -> Callable[[], None]:
     """Lock flight-date legs that a schedule change (load, admin edit) is about to write,
@@ -284,7 +291,12 @@ LOAD_ATTEMPTS = 3
 
 
 def schedule_load(
-    *, schedule: SsimSchedule, file_name: str, sha256: str, now: datetime
+    *,
+    schedule: SsimSchedule,
+    file_name: str,
+    sha256: str,
+    now: datetime,
+    progress: Progress = _no_progress,
 ) -> LoadResult:
     """Load or replace the schedule of the file's carrier, in one transaction.
 
@@ -302,7 +314,7 @@ def schedule_load(
     for attempt in range(1, attempts + 1):
         try:
             return _schedule_load_once(
-                schedule=schedule, file_name=file_name, sha256=sha256, now=now
+                schedule=schedule, file_name=file_name, sha256=sha256, now=now, progress=progress
             )
         except OperationalError as exc:
             if sqlstate(exc) != DEADLOCK_DETECTED or attempt == attempts:
@@ -313,7 +325,7 @@ def schedule_load(
 
 @transaction.atomic
 def _schedule_load_once(
-    *, schedule: SsimSchedule, file_name: str, sha256: str, now: datetime
+    *, schedule: SsimSchedule, file_name: str, sha256: str, now: datetime, progress: Progress
 ) -> LoadResult:
     # One schedule writer at a time: the diff below is read before the legs are locked,
     # and only another schedule change could move it in between.
@@ -332,12 +344,13 @@ def _schedule_load_once(
         key: configuration_ensure(aircraft_type=key[0], code=key[1], counts=counts)
         for key, counts in filed.items()
     }
+    progress("comparing the file's flights with the schedule", 0, 0)
     diff = schedule_diff(schedule)
     ScheduledLeg.objects.filter(carrier__in=carriers).delete()
     ScheduledLeg.objects.bulk_create(
         (_scheduled_leg(leg, stations, configurations) for leg in schedule.legs), batch_size=BATCH
     )
-    result = _apply_dated_legs(diff, configurations, now=now)
+    result = _apply_dated_legs(diff, configurations, now=now, progress=progress)
     result.load = ScheduleLoad.objects.create(
         carrier=",".join(sorted(carriers)),
         file_name=file_name,
@@ -367,7 +380,11 @@ COMPARED = (
 
 
 def _apply_dated_legs(
-    diff: ScheduleDiff, configurations: dict[tuple[str, str], SeatConfiguration], *, now: datetime
+    diff: ScheduleDiff,
+    configurations: dict[tuple[str, str], SeatConfiguration],
+    *,
+    now: datetime,
+    progress: Progress,
 ) -> LoadResult:
     result = LoadResult(load=None)
     wanted = {
@@ -384,6 +401,7 @@ def _apply_dated_legs(
     # booking can take a seat on them: one that committed first is seen below (its
     # sales, its order), one that comes after waits and then sees the new legs.
     changing = [old.pk for old, _ in changed] + [leg.pk for leg in dropped]
+    progress("locking the flights that change and their bookings", 0, len(changing))
     written = flights_changing(changing, now=now)
     with_sales = _legs_with_sales([leg.pk for leg in dropped])
 
@@ -407,12 +425,15 @@ def _apply_dated_legs(
     )
     result.legs_updated = len(changed)
 
-    created = FlightLeg.objects.bulk_create(
-        [leg for key, leg in wanted.items() if key not in diff.existing], batch_size=BATCH
-    )
+    new = [leg for key, leg in wanted.items() if key not in diff.existing]
+    created: list[FlightLeg] = []
+    for start in range(0, len(new), BATCH):
+        progress("creating flight-date legs", start, len(new))
+        created += FlightLeg.objects.bulk_create(new[start : start + BATCH])
     result.legs_created = len(created)
-    inventory_create_for_legs(created)
+    inventory_create_for_legs(created, progress=progress)
     _resize_inventory(reconfigured)
+    progress("telling the bookings on changed flights", 0, 0)
     written()
     result.changed_leg_ids = (
         {leg.pk for leg in created}
@@ -481,12 +502,12 @@ def _legs_delete(legs: list[FlightLeg]) -> set[int]:
     return set(pks) - referenced
 
 
-def inventory_create_for_legs(legs: list[FlightLeg]) -> None:
+def inventory_create_for_legs(legs: list[FlightLeg], *, progress: Progress = _no_progress) -> None:
     """Booking-class rows for new flight-date legs, sized by each leg's configuration."""
     ladder = _ladder()
     capacity_of = {}
     rows = []
-    for leg in legs:
+    for done, leg in enumerate(legs):
         if leg.configuration_id not in capacity_of:
             capacity_of[leg.configuration_id] = configuration_capacities(leg.configuration)
         for cabin, capacity in capacity_of[leg.configuration_id].items():
@@ -501,6 +522,7 @@ def inventory_create_for_legs(legs: list[FlightLeg]) -> None:
                     )
                 )
         if len(rows) >= BATCH * 5:
+            progress("creating seat inventory", done, len(legs))
             LegInventory.objects.bulk_create(rows, batch_size=BATCH)
             rows = []
     LegInventory.objects.bulk_create(rows, batch_size=BATCH)
