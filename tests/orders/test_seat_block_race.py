@@ -60,12 +60,13 @@ def race(calls, *, late=(), after: threading.Event | None = None):
 LATE_FINISHED: list = []  # late calls answered (list.append is atomic)
 
 
-def sessions_waiting_on_a_lock() -> int:
+def sessions_waiting_for_me() -> int:
+    """Sessions waiting for a lock this connection holds (pg_locks is live, where
+    pg_stat_activity would be a snapshot taken once per transaction)."""
     with connection.cursor() as cursor:
-        # Of this test database only: the server may serve others.
         cursor.execute(
-            "SELECT count(DISTINCT l.pid) FROM pg_locks l JOIN pg_stat_activity a "
-            "ON a.pid = l.pid WHERE NOT l.granted AND a.datname = current_database()"
+            "SELECT count(DISTINCT pid) FROM pg_locks WHERE NOT granted "
+            "AND pg_backend_pid() = ANY(pg_blocking_pids(pid))"
         )
         return cursor.fetchone()[0]
 
@@ -125,7 +126,7 @@ def test_bookings_of_a_seat_racing_its_block_are_refused_or_get_a_change(
         if lock == "FOR UPDATE":
             locked.set()
             # (or answered already: without a lock to wait for, they would not wait)
-            until(lambda: sessions_waiting_on_a_lock() + len(LATE_FINISHED) >= len(late))
+            until(lambda: sessions_waiting_for_me() + len(LATE_FINISHED) >= len(late))
         return layouts
 
     real_configuration_seats = configurations.configuration_seats
