@@ -10,7 +10,10 @@ changes").
    time. An order with such a journey gets one pending `AirlineChange` (brought up to
    date when a later load changes it again), its version bumped so no stale view or
    quote survives, and one `airline_change_detected` event: the
-   `order.airline_initiated_change_detected` webhook.
+   `order.airline_initiated_change_detected` webhook. A seat configuration edit
+   (airline.network.configurations.configuration_edit) asks `ConfigurationSeatHolders`
+   below which orders hold the seats or fly the cabins it takes away, has them locked,
+   and detects the same way, from seat layouts read from the database.
 2. The seller's answer, through change order:
    - AcceptAirlineChange: the order takes the new times (segments and journeys rewritten;
      tickets stay valid, their coupons name the same segments); a seat that is not on
