@@ -11,6 +11,10 @@ changes").
    one pending `AirlineChange` (brought up to date when a later load changes it again),
    its version bumped so no stale view or quote survives, and one
    `airline_change_detected` event: the `order.airline_initiated_change_detected` webhook.
+   A seat configuration edit (airline.network.configurations.configuration_edit) asks
+   `ConfigurationSeatHolders` below which orders hold the seats or fly the cabins it
+   takes away, has them locked, and detects the same way, from seat layouts read from
+   the database.
 2. The seller's answer, through change order:
    - AcceptAirlineChange: the order takes the new times (segments and journeys rewritten;
      tickets stay valid, their coupons name the same segments); a seat that is not on
@@ -27,20 +31,20 @@ changes").
 """
 
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import F, Prefetch
+from django.db.models import F, Prefetch, Q
 
 from airline.api.errors import ApiError, Err
 from airline.fares.money import ZERO
+from airline.network.configurations import SEAT_HOLDERS, Layout, configuration_seats
 from airline.network.itineraries import MINIMUM_CONNECTING_TIME
 from airline.network.models import FlightLeg
 from airline.network.services import LEG_HOLDERS, station_zone
-from offers.ancillaries import seats_of_configuration
 from offers.wire import iso_duration, local_time
 from orders import events, ids
 from orders.cancel import Cancellation, JourneyCancellation, journeys_cancel, live_services
@@ -125,8 +129,9 @@ def airline_changes_detect(*, order_ids: Iterable[int], now: datetime) -> list[A
     booked; the changes written."""
     written = []
     orders = Order.objects.filter(pk__in=list(order_ids)).order_by("pk").prefetch_related(*_TRIP)
+    layouts = _Layouts()
     for order in orders:
-        found = [(j, r) for j in _live_journeys(order) if (r := journey_reasons(j))]
+        found = [(j, r) for j in _live_journeys(order) if (r := journey_reasons(j, layouts))]
         if found:
             written.append(_change_record(order, found, now=now))
     return written
@@ -163,9 +168,24 @@ def _now(journey: Journey) -> list[_FlightNow]:
     ]
 
 
-def journey_reasons(journey: Journey) -> list[str]:
+class _Layouts:
+    """Seat layouts of configurations, each read once per detection as the database has
+    it (in the detecting transaction: a configuration edit's own write included), never
+    from the per-process cache, which may be a minute old."""
+
+    def __init__(self) -> None:
+        self._read: dict[int, Layout] = {}
+
+    def __call__(self, configuration_id: int) -> Layout:
+        if configuration_id not in self._read:
+            self._read.update(configuration_seats([configuration_id], lock=None))
+        return self._read.get(configuration_id, {})
+
+
+def journey_reasons(journey: Journey, layouts: Callable[[int], Layout] | None = None) -> list[str]:
     """Why a live journey (its segments and legs prefetched with their flight legs) no
     longer flies as booked; empty when it does."""
+    layouts = layouts or _Layouts()
     flights = _now(journey)
     reasons = set()
     for flight in flights:
@@ -174,7 +194,7 @@ def journey_reasons(journey: Journey) -> list[str]:
             reasons.add(Reason.CANCELLED)
         elif (segment.departs_at, segment.arrives_at) != (flight.departs_at, flight.arrives_at):
             reasons.add(Reason.RETIMED)
-        if _equipment_lost(segment, flight.legs):
+        if _equipment_lost(segment, flight.legs, layouts):
             reasons.add(Reason.EQUIPMENT)
     for before, after in itertools.pairwise(flights):
         if after.departs_at - before.arrives_at < MINIMUM_CONNECTING_TIME:
@@ -182,19 +202,22 @@ def journey_reasons(journey: Journey) -> list[str]:
     return [r for r in Reason.values if r in reasons]
 
 
-def _equipment_lost(segment: Segment, legs: Sequence[FlightLeg]) -> bool:
+def _equipment_lost(
+    segment: Segment, legs: Sequence[FlightLeg], layouts: Callable[[int], Layout]
+) -> bool:
     """The segment's cabin is not on a leg's aircraft now, or a seat held on the segment
     is not (or is blocked)."""
-    # From the seat layouts cached per configuration: no query per leg.
     if any(
-        segment.cabin not in {seat.cabin for seat in seats_of_configuration(leg.configuration_id)}
+        segment.cabin not in {seat.cabin for seat in layouts(leg.configuration_id).values()}
         for leg in legs
     ):
         return True
-    return bool(_seats_lost(segment, legs))
+    return bool(_seats_lost(segment, legs, layouts))
 
 
-def _seats_lost(segment: Segment, legs: Sequence[FlightLeg]) -> list[Service]:
+def _seats_lost(
+    segment: Segment, legs: Sequence[FlightLeg], layouts: Callable[[int], Layout]
+) -> list[Service]:
     """The live seats on the segment that the aircraft now flying its legs does not have."""
     configuration = {leg.pk: leg.configuration_id for leg in legs}
     seats = Service.objects.filter(
@@ -202,9 +225,10 @@ def _seats_lost(segment: Segment, legs: Sequence[FlightLeg]) -> list[Service]:
     )
     lost = []
     for seat in seats:
-        designator = f"{seat.seat_row}{seat.seat_column}"
-        layout = seats_of_configuration(configuration.get(seat.flight_leg_id, 0))
-        if not any(s.designator == designator and not s.blocked for s in layout):
+        held = layouts(configuration.get(seat.flight_leg_id, 0)).get(
+            f"{seat.seat_row}{seat.seat_column}"
+        )
+        if held is None or held.blocked:
             lost.append(seat)
     return lost
 
@@ -396,10 +420,13 @@ def check_accept_airline_change(plan: Plan, entries: Sequence[AcceptAirlineChang
             pk__in=[leg.flight_leg_id for s in segments for leg in s.legs.all()]
         )
     }
+    layouts = _Layouts()
     lost = [
         seat
         for s in segments
-        for seat in _seats_lost(s, [flight_legs[leg.flight_leg_id] for leg in s.legs.all()])
+        for seat in _seats_lost(
+            s, [flight_legs[leg.flight_leg_id] for leg in s.legs.all()], layouts
+        )
     ]
     value = sum((seat.total for seat in lost), ZERO)
     plan.added -= value
@@ -488,8 +515,66 @@ def _sum(values: Iterable[Decimal]) -> Decimal:
     return sum(values, ZERO)
 
 
+# --- configuration edits (airline.network.configurations) -------------------------------
+
+
+class ConfigurationSeatHolders:
+    """The bookings a seat configuration edit takes seats or a cabin from
+    (airline.network.configurations.SeatHolders)."""
+
+    def holding(
+        self, *, configuration_id: int, seats: frozenset[str], cabins: frozenset[str], now: datetime
+    ) -> set[int]:
+        live = (OrderStatus.CONFIRMED, OrderStatus.ONHOLD)
+        found: set[int] = set()
+        if seats:
+            pairs = [(int(d[:-1]), d[-1]) for d in seats]
+            found |= set(
+                Service.objects.filter(
+                    status=Service.Status.ACTIVE,
+                    order__status__in=live,
+                    flight_leg__configuration_id=configuration_id,
+                    flight_leg__departs_at__gt=now,
+                )
+                .filter(
+                    Q.create(
+                        [Q(seat_row=row, seat_column=column) for row, column in pairs],
+                        connector=Q.OR,
+                    )
+                )
+                .values_list("order_id", flat=True)
+            )
+        if cabins:
+            found |= set(
+                Leg.objects.filter(
+                    segment__holds_inventory=True,
+                    segment__cabin__in=cabins,
+                    segment__order__status__in=live,
+                    flight_leg__configuration_id=configuration_id,
+                    flight_leg__departs_at__gt=now,
+                ).values_list("segment__order_id", flat=True)
+            )
+        return found
+
+    def lock(self, order_ids: Iterable[int], *, nowait: bool) -> None:
+        ids = sorted(set(order_ids))
+        if ids:
+            # In id order, as every lock of many orders is taken (flights_changing).
+            list(
+                Order.objects.select_for_update(nowait=nowait)
+                .filter(pk__in=ids)
+                .order_by("pk")
+                .values_list("pk", flat=True)
+            )
+
+    def detect(self, order_ids: Iterable[int], *, now: datetime) -> int:
+        return len(airline_changes_detect(order_ids=order_ids, now=now))
+
+
 # Registered when the app is ready (orders.apps).
 ACTIONS[ACCEPT] = Action(check_accept_airline_change, alone=True)
 ACTIONS[CANCEL] = Action(check_cancel_for_airline_change, alone=True)
 if not any(isinstance(holders, Bookings) for holders in LEG_HOLDERS):
     LEG_HOLDERS.append(Bookings())
+if not any(isinstance(h, ConfigurationSeatHolders) for h in SEAT_HOLDERS):
+    SEAT_HOLDERS.append(ConfigurationSeatHolders())

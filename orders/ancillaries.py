@@ -21,6 +21,8 @@ from airline.fares.ancillaries import Product
 from airline.fares.money import ZERO
 from airline.fares.terms import BundleTerms
 from airline.network import fleet
+from airline.network.configurations import configuration_seats, seat_refusal
+from airline.network.inventory import LockedLeg
 from airline.network.itineraries import network_index
 from airline.network.models import FlightLeg
 from offers.ancillaries import (
@@ -303,10 +305,9 @@ def sale_check(
     for line in seats:
         designator = f"{line.seat[0]}{line.seat[1]}"
         seat = layouts[line.leg_id].get(designator)
-        if seat is None or seat.blocked:
-            raise refuse(f"Seat {designator} cannot be sold on this flight")
-        if seat.zone != line.zone or seat.cabin != line.cabin:
-            raise refuse(f"Seat {designator} is not a seat of this offer item; choose its item")
+        refusal = seat_refusal(seat, zone=line.zone, cabin=line.cabin)
+        if refusal is not None:
+            raise refuse(f"Seat {designator} {refusal}")
         traveller = travellers[line.pax_ref]
         if "EXIT" in seat.characteristics and (traveller.ptc != "ADT" or traveller.carries_infant):
             raise refuse(f"Seat {designator} is in an exit row, not for this passenger")
@@ -345,6 +346,30 @@ def sale_check(
             raise refuse(f"{line.product.code} can only be added with {requires}")
         have.add(line.place)
     return Sale(lines=tuple(lines), replaced=tuple(replaced))
+
+
+def seats_recheck(
+    *, lines: Sequence[SaleLine], locked: Mapping[int, LockedLeg], refuse: RefuseAs
+) -> None:
+    """Under the legs' locks (an inventory LegCheck): every seat of the sale is still on
+    the aircraft each leg flies now, not blocked, and of its item's zone and cabin, read
+    from the configurations under their share locks (airline.network.configurations).
+    `sale_check` looked at the worker's cached layouts, which may be a minute old; a
+    block saved before this lock is seen here, and a block saved after it waits for the
+    sale to commit and then finds its seat (README "Back office"). A leg missing from
+    `locked` is refused by the flow's own check (no longer operates)."""
+    seats = [line for line in lines if line.seat is not None and line.leg_id in locked]
+    if not seats:
+        return
+    layouts = configuration_seats(
+        {locked[line.leg_id].configuration_id for line in seats}, lock="FOR SHARE"
+    )
+    for line in seats:
+        designator = f"{line.seat[0]}{line.seat[1]}"
+        layout = layouts.get(locked[line.leg_id].configuration_id, {})
+        refusal = seat_refusal(layout.get(designator), zone=line.zone, cabin=line.cabin)
+        if refusal is not None:
+            raise refuse(f"Seat {designator} {refusal}")
 
 
 def services_write(

@@ -29,7 +29,7 @@ from django.db.models import F
 from airline.api import clock
 from airline.api.errors import ApiError, Err
 from airline.fares.money import ZERO
-from airline.network.inventory import legs_lock
+from airline.network.inventory import LegCheck, legs_lock
 from offers.ancillaries import Traveller
 from orders import events
 from orders.ancillaries import (
@@ -39,6 +39,7 @@ from orders.ancillaries import (
     held_services,
     sale_check,
     sale_lines_check,
+    seats_recheck,
     services_write,
 )
 from orders.credits import credit_available, credit_issue, credit_payment, credit_redeem
@@ -95,6 +96,9 @@ class Plan:
     credit_due: Decimal = ZERO
     cancelled: bool = False  # the change leaves no journey: the order becomes CANCELLED
     leg_ids: set[int] = field(default_factory=set)  # legs that must still fly (re-checked)
+    # What must still hold of those legs under their locks (e.g. a seat bought is still
+    # sellable on the aircraft flown now: ancillaries.seats_recheck).
+    leg_checks: list[LegCheck] = field(default_factory=list)
     refunds: list[Refund] = field(default_factory=list)  # owed in the transaction
     credit: AirlineCredit | None = None  # issued in the transaction
 
@@ -221,7 +225,7 @@ def _apply(plan: Plan, *, charge, intent: PaymentIntent | None) -> None:
             "The order changed while this request was made; retrieve it and retry",
             path="changes",
         )
-    _check_still_flying(plan.leg_ids)
+    _check_still_flying(plan.leg_ids, plan.leg_checks)
     for step in plan.steps:
         step(plan, locked)
     update: dict[str, Any] = {"updated_at": plan.now, "version": F("version") + 1}
@@ -306,10 +310,10 @@ def give_back_split(
     return Split(refund=to_cards, credit=to_credit + to_refund - to_cards, kept=kept)
 
 
-def _check_still_flying(leg_ids: set[int]) -> None:
+def _check_still_flying(leg_ids: set[int], checks: Sequence[LegCheck] = ()) -> None:
     """Under the legs' locks, in the change's transaction: nothing is sold on a flight the
     schedule has cancelled or dropped since the change was worked out (the worker's own
-    schedule may be a second old)."""
+    schedule may be a second old), and each of `checks` holds of the legs as locked."""
     if not leg_ids:
         return
     locked = legs_lock(leg_ids)
@@ -319,6 +323,8 @@ def _check_still_flying(leg_ids: set[int]) -> None:
             "A flight of this change no longer operates; retrieve the order",
             path="changes",
         )
+    for check in checks:
+        check(locked)
 
 
 # --- CancelUnpaidOrder ---------------------------------------------------------------
@@ -382,7 +388,10 @@ def check_accept_offer(plan: Plan, entries: Sequence[AcceptOffer]) -> Do:
         # A seat given up before anyone paid for it is voided; on a paid order its value
         # went into the new seat.
         plan.voided += sum((r.total for r in sale.replaced), ZERO)
-    plan.leg_ids |= _legs_of(order, sale)
+    plan.leg_ids |= _legs_of(order, sale) | {line.leg_id for line in sale.lines if line.seat}
+    plan.leg_checks.append(
+        lambda locked: seats_recheck(lines=sale.lines, locked=locked, refuse=IN_CHANGE)
+    )
 
     def do_accept_offer(plan: Plan, locked: Order) -> None:
         services = services_write(

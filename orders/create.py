@@ -36,10 +36,12 @@ from orders.ancillaries import (
     IN_CREATE,
     HeldService,
     Sale,
+    SaleLine,
     emds_number,
     inclusion_lines,
     sale_check,
     sale_lines_check,
+    seats_recheck,
     services_write,
 )
 from orders.checks import (
@@ -409,7 +411,7 @@ def _write_order(
                 for b in booked
                 for s, rbd in zip(b.journey.segments, b.item.rbds, strict=True)
             ],
-            check=as_priced(booked),
+            check=as_priced(booked, seats=sale.lines),
         )
     except SoldOut:
         raise ApiError(
@@ -605,10 +607,11 @@ def _journey_ref(booked: BookedJourney) -> str:
     return booked.item.journey_id or journey_id(booked.journey)
 
 
-def as_priced(booked: Sequence[BookedJourney]) -> LegCheck:
+def as_priced(booked: Sequence[BookedJourney], *, seats: Sequence[SaleLine] = ()) -> LegCheck:
     """What a booking's legs must still be under their locks: operating, at the times and
-    on the aircraft its priced offer showed (the flight wire priced items keep). The
-    worker's schedule may be a second old; the locked rows are not."""
+    on the aircraft its priced offer showed (the flight wire priced items keep), and the
+    seats it buys (`seats`: the sale's lines) still sellable on them (seats_recheck).
+    The worker's schedule and seat layouts may be a second old; the locked rows are not."""
     priced: dict[int, Mapping[str, Any]] = {
         leg_id: leg
         for b in booked
@@ -627,6 +630,7 @@ def as_priced(booked: Sequence[BookedJourney]) -> LegCheck:
                 leg.aircraft_type,
             ) != (shown["departureDateTime"], shown["arrivalDateTime"], shown["aircraftTypeCode"]):
                 raise _not_as_priced(shown, "has changed since it was priced")
+        seats_recheck(lines=seats, locked=locked, refuse=IN_CREATE)
 
     return check
 

@@ -29,7 +29,8 @@ from airline.api import clock
 from airline.api.errors import ApiError, Err
 from airline.fares.money import ZERO, Fee, Price, money_wire, price_sum
 from airline.fares.terms import BundleTerms
-from airline.network.inventory import SeatChange, SoldOut, inventory_apply
+from airline.network.configurations import configuration_seats
+from airline.network.inventory import LegCheck, LockedLeg, SeatChange, SoldOut, inventory_apply
 from airline.network.itineraries import Journey as NetworkJourney
 from airline.network.itineraries import network_index
 from offers.ancillaries import bundle_terms, seats_of_configuration, seats_taken
@@ -656,7 +657,17 @@ def _exchange(plan: Plan, order: Order, swaps) -> None:
         ]
     try:
         # One call: every leg, new and old, locked in id order with the others'.
-        inventory_apply(changes)
+        inventory_apply(
+            changes,
+            check=_seats_still_follow(
+                [
+                    (service, target[1])
+                    for _i, _r, moves, _f in journeys
+                    for service, target in moves
+                    if target and target[1]
+                ]
+            ),
+        )
     except SoldOut:
         raise ApiError(
             Err.CHANGE_NOT_APPLIED,
@@ -719,6 +730,32 @@ def _exchange(plan: Plan, order: Order, swaps) -> None:
         added=added,
         amount=plan.added + plan.retained,
     )
+
+
+def _seats_still_follow(seats: Sequence[tuple[Service, int]]) -> LegCheck:
+    """Under the legs' locks: each seat the quote moves to a leg of the new flight
+    (service, new leg id) is still sellable there on the aircraft flown now, read from
+    its configuration under a share lock (a block saved in the back office since the
+    quote; airline.network.configurations). ERR-4002 otherwise: the quote gave nothing
+    back for a seat it expected to move."""
+
+    def check(locked: Mapping[int, LockedLeg]) -> None:
+        on = [(service, locked[leg_id]) for service, leg_id in seats if leg_id in locked]
+        if not on:
+            return
+        layouts = configuration_seats({leg.configuration_id for _s, leg in on}, lock="FOR SHARE")
+        for service, leg in on:
+            designator = f"{service.seat_row}{service.seat_column}"
+            seat = layouts.get(leg.configuration_id, {}).get(designator)
+            if seat is None or seat.blocked:
+                raise ApiError(
+                    Err.CHANGE_NOT_APPLIED,
+                    f"Seat {designator} can no longer follow to the new flight; reshop and "
+                    "quote again",
+                    path="changes.offerId",
+                )
+
+    return check
 
 
 def _move_services(moves, journey: Journey, item: OrderItem, segments: Sequence[Segment]) -> None:

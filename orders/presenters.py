@@ -12,6 +12,7 @@ from django.core.cache import cache
 from airline.api import clock
 from airline.api.responses import dumps
 from airline.fares.money import ZERO, Fee, Price, Tax, money_wire, price_sum
+from airline.network.itineraries import network_index
 from airline.network.services import station_zone
 from offers.store import STORE_ERRORS
 from offers.wire import iso_duration, local_time
@@ -40,14 +41,26 @@ SEGMENT_AIRLINE_CANCELLED = "AIRLINE_CANCELLED"
 SEGMENT_CANCELLED = "CANCELLED"
 
 
+def order_view_key(order: Order) -> str:
+    """The shared cache's key of the order's view: the order's version and the version
+    of the schedule it is rendered from. Every change of the order bumps the first; the
+    view also shows what the schedule says of its legs now (times, aircraft, a flight
+    cancelled), which changes without the order's (an aircraft swap or a seat
+    configuration edit that takes nothing from it, a load on another node): the network
+    version this worker's index was built from names that. A worker whose index is
+    older than another's renders under its own version and never serves the other's
+    older rendering for a newer schedule."""
+    return f"orderview:{order.pk}:{order.version}:{network_index().version}"
+
+
 def order_view_cached(order: Order, *, parts: OrderParts | None = None) -> orjson.Fragment:
-    """The order view as ready JSON, rendered once per version of the order and kept in
-    the shared cache: a retrieve is then the order row and one cache read, where
-    rendering costs a dozen queries. Every change bumps `Order.version`, so a changed
-    order is never served from an older rendering. A caller holding the parts of a
-    version no one has rendered yet (a new order) passes them: rendered from them, with
-    no cache read and no query."""
-    key = f"orderview:{order.pk}:{order.version}"
+    """The order view as ready JSON, rendered once per version of the order and of the
+    schedule (order_view_key) and kept in the shared cache: a retrieve is then the order
+    row and one cache read, where rendering costs a dozen queries. A changed order, or
+    one whose flights changed, is never served from an older rendering. A caller holding
+    the parts of a version no one has rendered yet (a new order) passes them: rendered
+    from them, with no cache read and no query."""
+    key = order_view_key(order)
     raw = None
     if parts is None:
         try:

@@ -20,7 +20,6 @@ from django.db.models import (
     FloatField,
     IntegerField,
     OuterRef,
-    Q,
     QuerySet,
     Subquery,
     Sum,
@@ -35,6 +34,8 @@ from django.utils.html import format_html
 
 from airline.api import clock
 from airline.backoffice import local_time, utc_time
+from airline.network import fleet
+from airline.network.configurations import ConfigurationBusy, cabin_spec, configuration_edit
 from airline.network.flight_page import flight_page
 from airline.network.jobs import load_summary, schedule_job_queue
 from airline.network.models import (
@@ -55,7 +56,7 @@ from airline.network.ssim import SsimFileError, parse_ssim
 
 # The flight-date pages read the bookings on each leg: a view of orders from the network
 # side, so the import goes up a layer here and only here.
-from orders.models import Leg, OrderStatus, Service
+from orders.models import Leg, OrderStatus
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -89,50 +90,92 @@ class SeatConfigurationForm(forms.ModelForm):
         fields = ["aircraft_type", "code", "name", "blocked_seats"]
 
     def clean_blocked_seats(self):
-        """Refuse to block a seat a passenger holds on a flight still to fly: the seat
-        map would hide a seat that is sold, and nobody would tell the passenger."""
+        """A list of seat designators, upper case. A seat a passenger holds may be
+        blocked: the save gives that booking an airline change (configuration_edit)."""
         blocked = self.cleaned_data["blocked_seats"] or []
         if not isinstance(blocked, list) or not all(
             isinstance(seat, str) and SEAT.match(seat.upper()) for seat in blocked
         ):
             raise forms.ValidationError('A list of seats, e.g. ["12A", "12F"].')
-        blocked = [seat.upper() for seat in blocked]
-        already = {seat.upper() for seat in (self.initial.get("blocked_seats") or [])}
-        newly = [SEAT.match(seat).groups() for seat in blocked if seat not in already]
-        if not newly or self.instance.pk is None:
-            return blocked
-        taken = (
-            Service.objects.filter(
-                status=Service.Status.ACTIVE,
-                flight_leg__configuration=self.instance,
-                flight_leg__departs_at__gt=clock.now(),
-            )
-            .filter(
-                Q.create(
-                    [Q(seat_row=int(row), seat_column=column) for row, column in newly],
-                    connector=Q.OR,
-                )
-            )
-            .select_related("order", "flight_leg")
-            .order_by("flight_leg__departs_at", "seat_row", "seat_column")
-        )
-        holders = [
-            f"{s.seat_row}{s.seat_column} on {s.flight_leg} (booking {s.order.record_locator})"
-            for s in taken[:20]
-        ]
-        if holders:
-            raise forms.ValidationError(
-                "A passenger holds a seat you are blocking; move them first: " + "; ".join(holders)
-            )
-        return blocked
+        return list(dict.fromkeys(seat.upper() for seat in blocked))
 
 
 @admin.register(SeatConfiguration)
 class SeatConfigurationAdmin(admin.ModelAdmin):
+    """A change (blocked seats, cabins) is saved by `configuration_edit`, under the
+    configuration's lock, with the bookings it takes seats from told (README "Back
+    office"); a new configuration has no bookings and is saved as usual."""
+
     form = SeatConfigurationForm
     list_display = ["aircraft_type", "code", "name"]
     list_filter = ["aircraft_type"]
     inlines = [CabinLayoutInline]
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except ConfigurationBusy as exc:
+            # Raised inside the admin's transaction, which rolled back whole.
+            self.message_user(request, f"Not saved, nothing changed: {exc}", messages.ERROR)
+            return redirect(request.get_full_path())
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            super().save_model(request, obj, form, change)
+        # A change is saved with its cabins, in save_related: one service call for both.
+
+    def save_related(self, request, form, formsets, change):
+        if not change:
+            super().save_related(request, form, formsets, change)
+            return
+        configuration = form.instance
+
+        def write() -> None:
+            configuration.save(update_fields=["aircraft_type", "code", "name", "blocked_seats"])
+            super(SeatConfigurationAdmin, self).save_related(request, form, formsets, change)
+
+        edited = configuration_edit(
+            configuration_id=configuration.pk,
+            blocked_seats=configuration.blocked_seats,
+            cabins=_cabins_after(formsets),
+            write=write,
+            now=clock.now(),
+        )
+        if edited.orders_changed:
+            self.message_user(
+                request,
+                f"{edited.orders_changed} booking(s) held seats or a cabin this edit takes "
+                "away: each has an airline change (EQUIPMENT) and its seller a webhook.",
+                messages.WARNING,
+            )
+
+
+def _cabins_after(formsets) -> list[fleet.CabinSpec]:
+    """The cabins a configuration will have once its inline forms are saved: every
+    layout form not deleted and not an empty extra one, with its edited values (the
+    forms' instances hold them once validated)."""
+    cabins = []
+    for formset in formsets:
+        if formset.model is not CabinLayout:
+            continue
+        deleted = set(map(id, formset.deleted_forms))
+        for form in formset.forms:
+            if id(form) in deleted or (form.instance.pk is None and not form.has_changed()):
+                continue
+            layout = form.instance
+            cabins.append(
+                cabin_spec(
+                    cabin=layout.cabin,
+                    name=layout.name,
+                    first_row=layout.first_row,
+                    last_row=layout.last_row,
+                    seat_letters=layout.seat_letters,
+                    skipped_rows=layout.skipped_rows,
+                    exit_rows=layout.exit_rows,
+                    extra_legroom_rows=layout.extra_legroom_rows,
+                )
+            )
+    return cabins
 
 
 class SeatConfigurationInline(admin.TabularInline):

@@ -57,6 +57,10 @@ class LockedLeg:
     departs_at: datetime  # UTC
     arrives_at: datetime  # UTC
     aircraft_type: str  # IATA code
+    # The seat configuration flown now: a seat sold on the leg is re-checked against it
+    # (orders.ancillaries.seats_recheck), so an aircraft swapped since the seat map was
+    # shown is seen.
+    configuration_id: int
 
 
 LegCheck = Callable[[Mapping[int, LockedLeg]], None]
@@ -80,7 +84,8 @@ def legs_lock(leg_ids: Iterable[int]) -> dict[int, LockedLeg]:
     lock = " FOR UPDATE OF l" if connection.features.has_select_for_update_of else ""
     with statement_cursor() as cursor:
         cursor.execute(
-            f'SELECT l."id", l."is_cancelled", l."departs_at", l."arrives_at", t."iata_code" '  # noqa: S608
+            f'SELECT l."id", l."is_cancelled", l."departs_at", l."arrives_at", t."iata_code", '  # noqa: S608
+            'l."configuration_id" '
             f'FROM "{legs}" l INNER JOIN "{types}" t ON l."aircraft_type_id" = t."id" '
             f'WHERE l."id" IN ({", ".join(["%s"] * len(ids))}) ORDER BY l."id"{lock}',
             ids,

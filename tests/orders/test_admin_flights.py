@@ -1,5 +1,6 @@
 """Flight-date legs in the back office, seen from the bookings on them: their load in a
-bounded number of queries, and seats a passenger holds that nobody may block (issue 18)."""
+bounded number of queries; blocking a seat a passenger holds gives the booking an airline
+change (issues 18, 24)."""
 
 from datetime import timedelta
 from zoneinfo import ZoneInfo
@@ -8,13 +9,16 @@ import pytest
 from django.db.models import Sum
 
 from airline.network.models import FlightLeg, LegInventory, SeatConfiguration
-from orders.models import Order, Service
+from orders.models import AirlineChange, Order, Service
 from tests.orders.conftest import CARD, book, booking_body, price_offer
 from tests.orders.test_order_ancillaries import change, open_seat, seat_entry, seats
+from tests.webhooks.conftest import loopback_allowed, register  # noqa: F401
+from webhooks.models import WebhookEvent
 
 pytestmark = pytest.mark.django_db
 
 FLIGHTS = "/admin/network/flightleg/"
+DETECTED = "order.airline_initiated_change_detected"
 
 
 @pytest.fixture
@@ -103,21 +107,35 @@ def configuration_form(configuration: SeatConfiguration, blocked: str) -> dict:
     return form
 
 
-def test_a_seat_a_passenger_holds_cannot_be_blocked(admin_client, seated):
+@pytest.fixture
+def hook(api, auth, loopback_allowed):  # noqa: F811
+    """The seller listens to webhooks: what a change detected puts in the outbox."""
+    assert register(api, auth, "http://127.0.0.1:9/hooks").status_code == 201
+
+
+def test_blocking_a_seat_a_passenger_holds_gives_the_booking_an_airline_change(
+    admin_client, api, auth, seated, hook
+):
     configuration = seated.flight_leg.configuration
     seat = f"{seated.seat_row}{seated.seat_column}"
+    order = seated.order
     url = f"/admin/network/seatconfiguration/{configuration.pk}/change/"
 
-    refused = admin_client.post(url, configuration_form(configuration, f'["{seat}"]'))
+    saved = admin_client.post(url, configuration_form(configuration, f'["{seat}"]'), follow=True)
 
-    assert refused.status_code == 200
-    assert "A passenger holds a seat you are blocking" in refused.content.decode()
-    assert seated.order.record_locator in refused.content.decode()
+    assert saved.status_code == 200
+    assert "1 booking(s) held seats or a cabin this edit takes away" in saved.content.decode()
     configuration.refresh_from_db()
-    assert seat not in configuration.blocked_seats
+    assert configuration.blocked_seats == [seat]
+    [change] = AirlineChange.objects.filter(order=order)
+    assert (change.status, change.reasons) == ("PENDING", ["EQUIPMENT"])
+    assert WebhookEvent.objects.filter(order=order, type=DETECTED).count() == 1
+    assert Order.objects.get(pk=order.pk).version == order.version + 1
+    view = api.get(f"/json/v1/orders/{order.order_id}", **auth).json()["data"]
+    assert [c["reasons"] for c in view["airlineInitiatedChanges"]] == [["EQUIPMENT"]]
 
 
-def test_a_free_seat_can_be_blocked(admin_client, seated):
+def test_a_free_seat_is_blocked_without_touching_any_booking(admin_client, api, auth, seated, hook):
     configuration = seated.flight_leg.configuration
     free = f"{seated.seat_row + 1}{seated.seat_column}"
     url = f"/admin/network/seatconfiguration/{configuration.pk}/change/"
@@ -127,3 +145,5 @@ def test_a_free_seat_can_be_blocked(admin_client, seated):
     assert saved.status_code == 302, saved.content.decode()[:3000]
     configuration.refresh_from_db()
     assert configuration.blocked_seats == [free]
+    assert not AirlineChange.objects.exists()
+    assert not WebhookEvent.objects.filter(type=DETECTED).exists()

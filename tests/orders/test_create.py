@@ -24,6 +24,7 @@ from orders.models import (
     Ticket,
 )
 from orders.payments import TestGateway
+from orders.presenters import order_view_key
 from tests.conftest import bearer, token_for
 from tests.orders.conftest import CARD, HOLD, book, booking_body, error_of, price_offer
 
@@ -555,7 +556,7 @@ def test_the_response_is_what_a_later_retrieve_renders_from_the_database(
 
     assert created.status_code == 201, created.content
     order = Order.objects.get(order_id=created.json()["data"]["order"]["orderId"])
-    view_key = f"orderview:{order.pk}:{order.version}"
+    view_key = order_view_key(order)
     assert json.loads(cache.get(view_key)) == created.json()["data"]  # kept for retrieves
     # Forget that rendering, so that the retrieve reads every row back and renders them.
     cache.delete(view_key)
