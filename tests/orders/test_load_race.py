@@ -34,8 +34,8 @@ class HeldBooking:
         self.response = None
         priced_check = create.as_priced
 
-        def held_check(booked):
-            check = priced_check(booked)
+        def held_check(booked, **checked):
+            check = priced_check(booked, **checked)
 
             def wait_then_check(locked_legs):
                 self.locked.set()
