@@ -393,29 +393,33 @@ def test_a_schedule_load_under_booking_traffic_misses_no_order_and_stalls_no_sea
 
         with ThreadPoolExecutor(max_workers=CLIENTS + 3) as pool:
             clients = [pool.submit(client, n) for n in range(CLIENTS)]
-            # Every client under way before the load starts.
-            assert all(under_way.acquire(timeout=60) for _ in range(CLIENTS))
-            searches.loading.set()
-            watcher = pool.submit(watch_commit, load_id_before, committed, load_done)
-            prober = pool.submit(
-                probe_until_new,
-                demo,
-                searches,
-                nodes,
-                headers["DEMO1"],
-                new_departure,
-                committed,
-                load_done,
-            )
+            watcher = prober = None
             try:
+                # Every client under way before the load starts.
+                assert all(under_way.acquire(timeout=60) for _ in range(CLIENTS))
+                searches.loading.set()
+                watcher = pool.submit(watch_commit, load_id_before, committed, load_done)
+                prober = pool.submit(
+                    probe_until_new,
+                    demo,
+                    searches,
+                    nodes,
+                    headers["DEMO1"],
+                    new_departure,
+                    committed,
+                    load_done,
+                )
                 run_load(env, path, load)
             finally:
                 searches.loading.clear()
                 load_done.set()
-                watcher.result()
-                probe_answers = prober.result().answers
-                stop.set()
-                outcomes = [o for c in clients for o in c.result()]
+                try:  # the clients book on while the probe looks for the new times
+                    if watcher is not None:
+                        watcher.result()
+                    probe_answers = prober.result().answers if prober is not None else []
+                finally:
+                    stop.set()
+            outcomes = [o for c in clients for o in c.result()]
 
     logs = [tmp_path / "a.log", tmp_path / "b.log"]
     server = server_seconds(logs, "live-")
