@@ -122,6 +122,12 @@ if DATABASE_URL:
             DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 300), conn_health_checks=True
         )
     }
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        # No JIT compilation on the app's connections: PostgreSQL compiles a plan whose
+        # estimated cost passes jit_above_cost, which the back office's counts over the
+        # whole schedule do, and compiling cost the admin 12 s for a query that runs in
+        # milliseconds (issue 24 item 8). A pooler must pass it on: README "Production".
+        DATABASES["default"].setdefault("OPTIONS", {})["options"] = "-c jit=off"
     # Behind a pooler in transaction mode (PgBouncer pool_mode=transaction), each
     # transaction gets whichever server connection is free, so nothing may outlive one.
     # A server-side cursor does: .iterator() outside a transaction (the itinerary index

@@ -337,6 +337,11 @@ class NetworkVersion(models.Model):
         return cls.objects.filter(pk=1).values_list("number", flat=True).first() or 0
 
 
+# What a schedule load writes in bulk (tens of thousands of legs, hundreds of thousands of
+# inventory rows): the tables its callers ANALYZE once it commits (airline.sql.analyze).
+SCHEDULE_LOAD_MODELS = (ScheduleLoad, ScheduledLeg, FlightLeg, LegInventory)
+
+
 # Every save or delete of what the index holds moves the version (admin edits included:
 # an aircraft type's carrier code, a seat configuration, a station's time zone). Bulk
 # writes send no signals; the one that makes them, a schedule load, saves a ScheduleLoad.

@@ -120,3 +120,114 @@ def ssim_file(legs: list[Leg], carrier: str = "MX") -> str:
     )
     pad()
     return "\n".join(lines) + "\n"
+
+
+# --- Edits of a whole file (the demo schedule): what an airline's next file changes -------
+
+_COLUMNS = {name: (start - 1, end) for name, start, end, _ in LEG_FIELDS}
+_TIMES = ("passenger_std", "aircraft_std", "aircraft_sta", "passenger_sta")
+
+
+def _field(line: str, name: str) -> str:
+    start, end = _COLUMNS[name]
+    return line[start:end]
+
+
+def _with(line: str, **values: str) -> str:
+    for name, value in values.items():
+        start, end = _COLUMNS[name]
+        line = line[:start] + value.ljust(end - start) + line[end:]
+    return line
+
+
+def _date_of(raw: str) -> date:
+    months = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
+    return date(2000 + int(raw[5:7]), months.index(raw[2:5]) + 1, int(raw[:2]))
+
+
+def _later(raw: str, minutes: int) -> str:
+    at = int(raw[:2]) * 60 + int(raw[2:]) + minutes
+    if not 0 <= at < 24 * 60:
+        raise ValueError(f"retiming {raw} by {minutes} min crosses midnight")
+    return f"{at // 60:02d}{at % 60:02d}"
+
+
+def _retimed(line: str, minutes: int) -> str:
+    return _with(line, **{name: _later(_field(line, name), minutes) for name in _TIMES})
+
+
+def ssim_edited(
+    text: str,
+    *,
+    retime: dict[int, int] | None = None,
+    retime_on: date | None = None,
+    starts: dict[int, date] | None = None,
+    drop: frozenset[int] = frozenset(),
+) -> str:
+    """The SSIM `text` (one carrier, daily records) with flights changed as the next file
+    of an airline changes them: `retime` {flight number: minutes later} on every date, or
+    only on `retime_on` (its period split around that date); `starts` {flight number:
+    first date}, its dates before that cancelled (the period shortened); `drop` flights
+    gone altogether. Serial numbers are written anew. The edits stay within each record's
+    time fields: a retime may not cross midnight, nor `retime_on` split a flight of more
+    than one leg."""
+    retime, starts = retime or {}, starts or {}
+    out: list[str] = []
+    for line in text.splitlines():
+        kind = line[:1]
+        number = int(line[5:9]) if kind in "34" and line[5:9].strip() else None
+        if number in drop:
+            continue
+        if kind == "4" and number in retime and retime_on is not None:
+            raise ValueError("retime_on splits periods of single-leg flights only")
+        if kind == "3" and number in starts:
+            first = starts[number]
+            if _date_of(_field(line, "period_end")) < first:
+                continue
+            if _date_of(_field(line, "period_start")) < first:
+                line = _with(line, period_start=format_date(first))
+        if kind == "3" and number in retime:
+            minutes = retime[number]
+            begins = _date_of(_field(line, "period_start"))
+            ends = _date_of(_field(line, "period_end"))
+            if retime_on is None:
+                line = _retimed(line, minutes)
+            elif begins <= retime_on <= ends:
+                # Before the date (as filed), the date retimed, after it (as filed): each
+                # its own itinerary variation, so that no two records share one.
+                variation = int(_field(line, "itinerary_variation"))
+                if begins < retime_on:
+                    day_before = format_date(retime_on - timedelta(days=1))
+                    out.append(_with(line, period_end=day_before))
+                day = format_date(retime_on)
+                out.append(
+                    _retimed(
+                        _with(
+                            line,
+                            period_start=day,
+                            period_end=day,
+                            itinerary_variation=f"{90 + variation % 5:02d}",
+                        ),
+                        minutes,
+                    )
+                )
+                if retime_on < ends:
+                    line = _with(
+                        line,
+                        period_start=format_date(retime_on + timedelta(days=1)),
+                        itinerary_variation=f"{95 + variation % 5:02d}",
+                    )
+                else:
+                    continue
+        out.append(line)
+    return _renumbered(out)
+
+
+def _renumbered(lines: list[str]) -> str:
+    records = [line for line in lines if set(line) != {"0"}]
+    numbered = []
+    for serial, line in enumerate(records, start=1):
+        if line.startswith("5"):
+            line = line[:187] + f"{serial - 1:06d}" + line[193:]
+        numbered.append(line[:194] + f"{serial:06d}")
+    return "\n".join(numbered) + "\n"

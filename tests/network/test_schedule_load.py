@@ -11,6 +11,7 @@ from django.db.models import F
 
 from airline.network.inventory import inventory_sell
 from airline.network.models import (
+    SCHEDULE_LOAD_MODELS,
     FlightLeg,
     LegInventory,
     ScheduledLeg,
@@ -25,6 +26,7 @@ from airline.network.services import (
     schedule_load_file,
 )
 from airline.network.ssim import parse_ssim
+from tests.dbstats import analysed_since, database_clock
 from tests.network.ssim_builder import Leg, ssim_file
 
 pytestmark = pytest.mark.django_db
@@ -74,6 +76,20 @@ def test_the_third_party_sample_loads(tmp_path):
     legs = FlightLeg.objects.filter(carrier="XX")
     assert legs.count() > 514
     assert not legs.filter(arrives_at__lte=F("departs_at")).exists()
+
+
+def test_what_a_load_wrote_has_statistics_once_it_is_done(tmp_path):
+    started = database_clock()
+
+    load(tmp_path, [pvd_chs()])
+
+    # Issue 24 item 8: the legs and inventory a load filled are not planned as empty.
+    assert analysed_since(started, *SCHEDULE_LOAD_MODELS) == {
+        "network_scheduleload": True,
+        "network_scheduledleg": True,
+        "network_flightleg": True,
+        "network_leginventory": True,
+    }
 
 
 def test_loading_the_same_file_again_changes_nothing(tmp_path):

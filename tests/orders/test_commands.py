@@ -11,7 +11,8 @@ from django.core.management import CommandError, call_command
 
 from airline.api.models import IdempotencyRecord
 from airline.network.models import FlightLeg, LegInventory
-from orders.models import Order, OrderStatus
+from orders.models import Coupon, Leg, Order, OrderStatus, Passenger, Segment, Ticket
+from tests.dbstats import analysed_since, database_clock
 from tests.orders.conftest import CARD, book, booking_body
 from tests.orders.factories import order_with_trip
 
@@ -176,6 +177,22 @@ def test_an_imported_booking_retrieves_and_lists_like_any_other(
             "passengerName": {"givenName": "Ada", "surname": "Lovelace"},
         }
     ]
+
+
+def test_the_tables_an_import_filled_have_statistics_once_it_is_done(travel_day, tmp_path):
+    started = database_clock()
+
+    run("import_bookings", import_file(tmp_path, imported(travel_day)))
+
+    # Issue 24 item 8: a migration's worth of orders is not planned as an empty table.
+    assert analysed_since(started, Order, Segment, Leg, Passenger, Ticket, Coupon) == {
+        "orders_order": True,
+        "orders_segment": True,
+        "orders_leg": True,
+        "orders_passenger": True,
+        "orders_ticket": True,
+        "orders_coupon": True,
+    }
 
 
 def test_a_pending_booking_takes_seats_but_no_money(api, auth, travel_day, tmp_path):

@@ -7,11 +7,14 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from airline.api import clock
+from airline.fares.models import Fare
 from airline.fares.services import fares_ensure_demo
 from airline.network.demo_fleet import DEMO_FLEET
 from airline.network.demo_schedule import demo_ssim, distance_km
+from airline.network.models import SCHEDULE_LOAD_MODELS
 from airline.network.services import fleet_ensure, known_station, schedule_load, segment_markets
 from airline.network.ssim import parse_ssim
+from airline.sql import analyze
 from sellers.services import partner_ensure, seller_ensure
 
 DEMO_SCHEDULE_DAYS = 330
@@ -24,8 +27,16 @@ class Command(BaseCommand):
         "roll the schedule on."
     )
 
-    @transaction.atomic
     def handle(self, *args, **options):
+        loaded = self._seed()
+        if loaded:
+            # After the commit: the first searches would otherwise be planned as if the
+            # tables were still empty (issue 24 item 8; airline.sql.analyze).
+            analyze(*SCHEDULE_LOAD_MODELS, Fare)
+
+    @transaction.atomic
+    def _seed(self) -> bool:
+        """Everything in one transaction; whether a schedule was loaded."""
         partner = partner_ensure(code="DEMO", name="Demo Travel Partner")
         seller_ensure(partner=partner, code="DEMO1", name="Demo Travel Online", is_default=True)
         seller_ensure(partner=partner, code="DEMO2", name="Demo Travel Business")
@@ -46,9 +57,10 @@ class Command(BaseCommand):
         )
         if result.load is None:
             self.stdout.write(f"Demo schedule from {today} already loaded.")
-        else:
-            self.stdout.write(
-                f"Demo schedule from {today} for {DEMO_SCHEDULE_DAYS} days: "
-                f"{result.legs_created} flight-date legs created, {result.legs_updated} updated, "
-                f"{result.legs_removed} removed."
-            )
+            return False
+        self.stdout.write(
+            f"Demo schedule from {today} for {DEMO_SCHEDULE_DAYS} days: "
+            f"{result.legs_created} flight-date legs created, {result.legs_updated} updated, "
+            f"{result.legs_removed} removed."
+        )
+        return True

@@ -5,8 +5,10 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from airline.api import clock
+from airline.network.models import SCHEDULE_LOAD_MODELS
 from airline.network.services import ScheduleError, schedule_load_file
 from airline.network.ssim import SsimFileError
+from airline.sql import analyze
 
 
 class Command(BaseCommand):
@@ -25,6 +27,9 @@ class Command(BaseCommand):
         if result.load is None:
             self.stdout.write(f"{file.name} is the schedule loaded last; nothing changed.")
             return
+        # The load has committed; its legs and inventory are planned on statistics of the
+        # schedule before it until analysed (issue 24 item 8; airline.sql.analyze).
+        analyze(*SCHEDULE_LOAD_MODELS)
         self.stdout.write(
             f"Loaded {file.name} (version {result.load.pk}): "
             f"{result.legs_created} flight-date legs created, "

@@ -1,0 +1,250 @@
+"""Schedule changes on the full demo schedule (issue 24). Run with `make bench` (or
+`python -m benchmarks.schedule`).
+
+A fresh scratch database `airline_bench` seeded with the demo airline (330 days, 58,410
+flight-date legs) and Redis db 3. Measured, in this process unless said:
+
+- the full index build: `itineraries.build_index`, what a worker does when it has no
+  index (median of BUILDS builds); reference: reading the dated legs it is built from;
+- schedule preview of a file that changes 2 legs (MX101 and MX102 retimed by 15 min on
+  one date): parse and `preview.schedule_preview`, what the back office's upload does
+  before staff confirm (median of PREVIEWS); reference: the full index build;
+- apply of such a file: parse and `services.schedule_load` (median of APPLIES loads,
+  the changed file and the demo file in turn, so each changes the same 2 legs);
+  reference: the full index build;
+- the stale window after a load: with a gunicorn node of 2 workers running (indexes
+  rebuilt in the background, as in production), the time from a load's commit until
+  the node's searches show the new time eight times running (both workers), median of
+  STALE_LOADS loads; reference: the full index build.
+
+Targets (issue 24): preview <= 2 s and apply <= 3 s for a change of <= 100 legs on the
+full schedule; stale window <= 1 s.
+"""
+
+import hashlib
+import json
+import os
+import secrets
+import time
+from datetime import datetime, timedelta
+from io import StringIO
+
+from benchmarks.common import (
+    median,
+    prepare_environment,
+    recreate_database,
+    report,
+    start_gunicorn,
+    timings,
+)
+from benchmarks.orders import _call, _wait_ready, bench_api_key
+
+BUILDS = 3
+PREVIEWS = 3
+APPLIES = 3
+STALE_LOADS = 3
+RETIMED = (101, 102)  # CHS-PVD and PVD-CHS: one leg each
+RETIME_MINUTES = 15
+RETIMED_DAY = 3  # days after the schedule's first
+RUNNING = 8  # answers in a row showing the new time: both workers have it
+STALE_TIMEOUT_SECONDS = 120
+
+
+def main() -> None:
+    started = time.monotonic()
+    os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/3")
+    os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
+    prepare_environment()
+    recreate_database()
+    import django
+
+    django.setup()
+    from django.core.cache import cache
+    from django.core.management import call_command
+    from django.db import connections
+
+    from airline.network.demo_schedule import demo_ssim
+    from airline.network.models import ScheduleLoad
+    from sellers.management.commands.seed_demo import DEMO_SCHEDULE_DAYS
+    from tests.network.ssim_builder import ssim_edited
+
+    call_command("migrate", verbosity=0)
+    call_command("seed_demo", stdout=StringIO())
+    cache.clear()
+    raw_key = bench_api_key("bench-schedule")
+    first_day = datetime.strptime(  # noqa: DTZ007 (a date in a file name)
+        ScheduleLoad.objects.get().file_name, "demo-%Y%m%d.ssim"
+    ).date()
+    demo = demo_ssim(first_day, days=DEMO_SCHEDULE_DAYS)
+    day = first_day + timedelta(days=RETIMED_DAY)
+    changed = ssim_edited(demo, retime=dict.fromkeys(RETIMED, RETIME_MINUTES), retime_on=day)
+
+    build, reading = _index_build()
+    preview, differences = _preview(changed)
+    assert differences == len(RETIMED), f"the preview found {differences} changed legs"
+    texts = _alternate(changed, demo)
+    applies = [_apply(next(texts), f"apply-{n}") for n in range(APPLIES)]
+    print(
+        f"  applied {APPLIES} loads of 2 changed legs: {', '.join(f'{s:.2f} s' for s in applies)}"
+    )
+    # The loads above alternate: an odd count leaves the changed file loaded; load the demo
+    # file again, so that the stale-window loads start from it.
+    if APPLIES % 2:
+        _apply(demo, "reset")
+    connections.close_all()  # the node's processes are forked from this one's environment
+    stale = _stale_windows(raw_key, changed, demo, day)
+
+    full = median(build)
+    report(
+        "Schedule changes on the full demo schedule (330 days, 58,410 legs; targets: "
+        "preview <= 2 s, apply <= 3 s, stale window <= 1 s), same run",
+        [
+            (
+                f"full index build (median of {BUILDS})",
+                f"{full:.2f} s",
+                f"reading its legs {median(reading):.2f} s",
+                f"{full / median(reading):.1f}x",
+            ),
+            (
+                f"preview of a 2-leg change (median of {PREVIEWS})",
+                f"{median(preview):.2f} s",
+                f"full index build {full:.2f} s",
+                f"{median(preview) / full:.2f}x",
+            ),
+            (
+                f"apply of a 2-leg change (median of {APPLIES})",
+                f"{median(applies):.2f} s",
+                f"full index build {full:.2f} s",
+                f"{median(applies) / full:.2f}x",
+            ),
+            (
+                f"stale window after a load (median of {STALE_LOADS})",
+                f"{median(stale):.2f} s",
+                f"full index build {full:.2f} s",
+                f"{median(stale) / full:.2f}x",
+            ),
+        ],
+    )
+    print(f"  stale windows: {', '.join(f'{s:.2f} s' for s in stale)}")
+    print(f"\n(whole benchmark {time.monotonic() - started:.0f} s)")
+
+
+def _alternate(changed: str, demo: str):
+    while True:
+        yield changed
+        yield demo
+
+
+def _index_build() -> tuple[list[float], list[float]]:
+    from airline.network.itineraries import build_index, schedule_version
+    from airline.network.models import FlightLeg
+
+    version = schedule_version()
+    build = timings(lambda: build_index(version), BUILDS)
+    reading = timings(
+        lambda: list(FlightLeg.objects.filter(is_cancelled=False).values_list()), BUILDS
+    )
+    return build, reading
+
+
+def _preview(text: str) -> tuple[list[float], int]:
+    from airline.network.preview import schedule_preview
+    from airline.network.services import known_station
+    from airline.network.ssim import parse_ssim
+
+    sha256 = hashlib.sha256(text.encode("latin-1")).hexdigest()
+    found = []
+
+    def preview() -> None:
+        schedule = parse_ssim(text, known_station=known_station)
+        found.append(schedule_preview(schedule=schedule, sha256=sha256))
+
+    seconds = timings(preview, PREVIEWS)
+    last = found[-1]
+    changed = len(last.added) + len(last.retimed) + len(last.changed)
+    return seconds, changed + len(last.cancelled) + len(last.removed)
+
+
+def _apply(text: str, name: str) -> float:
+    """Seconds to parse and load `text` (committed when this returns)."""
+    from airline.api import clock
+    from airline.network.services import known_station, schedule_load
+    from airline.network.ssim import parse_ssim
+
+    started = time.perf_counter()
+    schedule = parse_ssim(text, known_station=known_station)
+    result = schedule_load(
+        schedule=schedule,
+        file_name=f"{name}.ssim",
+        sha256=hashlib.sha256(text.encode("latin-1")).hexdigest(),
+        now=clock.now(),
+    )
+    seconds = time.perf_counter() - started
+    assert result.load is not None, result
+    assert result.legs_updated == len(RETIMED), result
+    return seconds
+
+
+def _stale_windows(raw_key: str, changed: str, demo: str, day) -> list[float]:
+    """Loads applied here while a node serves searches: for each, seconds from its
+    commit until the node showed its time RUNNING answers in a row."""
+    server, port = start_gunicorn(
+        workers=2,
+        log_name="bench-schedule.log",
+        env={"NETWORK_REBUILD_IN_BACKGROUND": "1", "NETWORK_WARM_ON_HEALTH_CHECK": "1"},
+    )
+    windows = []
+    try:
+        _wait_ready(port)
+        status, raw = _call(port, "POST", "/auth/token", None, {"x-api-key": raw_key})
+        assert status in (200, 201), raw
+        auth = {
+            "Authorization": f"Bearer {json.loads(raw)['access_token']}",
+            "Content-Type": "application/json",
+        }
+        before = _departure(port, auth, day)
+        texts = _alternate(changed, demo)
+        for n in range(STALE_LOADS):
+            shift = timedelta(minutes=RETIME_MINUTES if n % 2 == 0 else 0)
+            expected = before + shift
+            _apply(next(texts), f"stale-{n}")
+            committed = time.monotonic()
+            windows.append(_until_shown(port, auth, day, expected) - committed)
+    finally:
+        server.terminate()
+        server.wait(timeout=15)
+    return windows
+
+
+def _departure(port: int, auth: dict, day) -> datetime:
+    body = {
+        "originDestinations": [
+            {"origin": "CHS", "destination": "PVD", "departureDate": day.isoformat()}
+        ],
+        "passengers": [{"type": "ADT"}],
+    }
+    status, raw = _call(port, "POST", "/json/v1/offers", body, auth)
+    assert status == 201, raw
+    for offer in json.loads(raw)["data"]["offers"]:
+        flight = offer["offerItems"][0]["flight"]
+        if flight["flightNumbers"] == [f"MX{RETIMED[0]}"]:
+            return datetime.fromisoformat(flight["departureDateTime"])
+    raise AssertionError(f"no MX{RETIMED[0]} on {day}")
+
+
+def _until_shown(port: int, auth: dict, day, expected: datetime) -> float:
+    """When the first of RUNNING answers in a row showing `expected` came back."""
+    deadline = time.monotonic() + STALE_TIMEOUT_SECONDS
+    first_of_run, running = 0.0, 0
+    while running < RUNNING:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the node did not show {expected} in {STALE_TIMEOUT_SECONDS} s")
+        shown = _departure(port, auth, day) == expected
+        if shown and running == 0:
+            first_of_run = time.monotonic()
+        running = running + 1 if shown else 0
+    return first_of_run
+
+
+if __name__ == "__main__":
+    main()
