@@ -37,7 +37,7 @@ from airline.backoffice import local_time, utc_time
 from airline.network import fleet
 from airline.network.configurations import ConfigurationBusy, cabin_spec, configuration_edit
 from airline.network.flight_page import flight_page
-from airline.network.jobs import load_summary, schedule_job_queue
+from airline.network.jobs import schedule_job_queue
 from airline.network.models import (
     AircraftType,
     BookingClass,
@@ -51,7 +51,7 @@ from airline.network.models import (
     Station,
 )
 from airline.network.preview import schedule_preview
-from airline.network.services import ScheduleError, known_station, schedule_load
+from airline.network.services import ScheduleError, known_station, load_summary, schedule_load
 from airline.network.ssim import SsimFileError, parse_ssim
 
 # The flight-date pages read the bookings on each leg: a view of orders from the network

@@ -22,7 +22,7 @@ from django.db.models import Q
 
 from airline.api import clock
 from airline.network.models import ScheduleJob
-from airline.network.services import LoadResult, ScheduleError, known_station, schedule_load
+from airline.network.services import ScheduleError, known_station, load_summary, schedule_load
 from airline.network.ssim import SsimFileError, parse_ssim
 
 logger = logging.getLogger(__name__)
@@ -118,18 +118,6 @@ def _finish(job: ScheduleJob, status: str, now: datetime, message: str, load=Non
     job.stage = "done" if status == Status.LOADED else "stopped"
     job.text = ""  # the schedule is stored as its records now; a refused file is not kept
     job.save(update_fields=["status", "message", "finished_at", "load", "stage", "text"])
-
-
-def load_summary(file_name: str, result: LoadResult) -> str:
-    """One line on what a load did, for the back office and its log."""
-    if result.load is None:
-        return f"{file_name} is the schedule loaded last; nothing changed."
-    return (
-        f"Loaded {file_name} (version {result.load.pk}): "
-        f"{result.legs_created} flight-date legs created, {result.legs_updated} updated, "
-        f"{result.legs_removed} removed, {result.legs_kept_with_sales} kept as cancelled "
-        "because they have sales."
-    )
 
 
 class _Heartbeat:

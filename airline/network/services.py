@@ -18,6 +18,7 @@ from airline.network import fleet
 from airline.network.inventory import legs_lock
 from airline.network.itineraries import network_index
 from airline.network.models import (
+    SCHEDULE_LOAD_MODELS,
     AircraftType,
     BookingClass,
     CabinLayout,
@@ -38,6 +39,7 @@ from airline.network.schedule_diff import (
     schedule_diff,
 )
 from airline.network.ssim import SsimLeg, SsimSchedule, parse_ssim
+from airline.sql import analyze
 
 logger = logging.getLogger(__name__)
 
@@ -288,6 +290,22 @@ def schedule_load_file(*, path: Path, now: datetime) -> LoadResult:
 
 
 LOAD_ATTEMPTS = 3
+# A load that writes at least this many flight-date legs refreshes the planner's
+# statistics of the schedule tables once it commits (issue 24 item 8): until then the
+# inventory query of every search is planned as if they held the schedule before.
+ANALYZE_AFTER_LEGS = 1000
+
+
+def load_summary(file_name: str, result: LoadResult) -> str:
+    """One line on what a load did, for the back office and its log."""
+    if result.load is None:
+        return f"{file_name} is the schedule loaded last; nothing changed."
+    return (
+        f"Loaded {file_name} (version {result.load.pk}): "
+        f"{result.legs_created} flight-date legs created, {result.legs_updated} updated, "
+        f"{result.legs_removed} removed, {result.legs_kept_with_sales} kept as cancelled "
+        "because they have sales."
+    )
 
 
 def schedule_load(
@@ -305,21 +323,28 @@ def schedule_load(
     except legs that have sales, which are kept and marked cancelled so no booking loses
     its flight. The legs that change are written under their row locks, with the bookings
     on them (`flights_changing`). Loading the file that was loaded last again changes
-    nothing.
+    nothing. Once committed, a load that wrote many legs analyses the schedule tables
+    (a caller that holds a transaction of its own does so after it commits: seed_demo).
 
     A deadlock with a booking (PostgreSQL aborts one of the two) rolls the whole load
     back; it is tried again from the start, up to LOAD_ATTEMPTS times, unless the caller
     holds a transaction of its own (which the deadlock has already spoiled)."""
-    attempts = 1 if connection.in_atomic_block else LOAD_ATTEMPTS
+    outer = connection.in_atomic_block
+    attempts = 1 if outer else LOAD_ATTEMPTS
     for attempt in range(1, attempts + 1):
         try:
-            return _schedule_load_once(
+            result = _schedule_load_once(
                 schedule=schedule, file_name=file_name, sha256=sha256, now=now, progress=progress
             )
         except OperationalError as exc:
             if sqlstate(exc) != DEADLOCK_DETECTED or attempt == attempts:
                 raise
             logger.warning("schedule load deadlocked with a booking; trying again")
+            continue
+        if not outer and len(result.changed_leg_ids) >= ANALYZE_AFTER_LEGS:
+            progress("refreshing the planner's statistics", 0, 0)
+            analyze(*SCHEDULE_LOAD_MODELS)  # committed: a caller's transaction analyses after
+        return result
     raise AssertionError("unreachable")
 
 

@@ -9,6 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db.models import F
 
+from airline.network import services
 from airline.network.inventory import inventory_sell
 from airline.network.models import (
     SCHEDULE_LOAD_MODELS,
@@ -78,7 +79,9 @@ def test_the_third_party_sample_loads(tmp_path):
     assert not legs.filter(arrives_at__lte=F("departs_at")).exists()
 
 
-def test_what_a_load_wrote_has_statistics_once_it_is_done(tmp_path):
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_what_a_load_wrote_has_statistics_once_it_is_done(tmp_path, monkeypatch):
+    monkeypatch.setattr(services, "ANALYZE_AFTER_LEGS", 7)  # a week of one flight
     started = database_clock()
 
     load(tmp_path, [pvd_chs()])
@@ -90,6 +93,14 @@ def test_what_a_load_wrote_has_statistics_once_it_is_done(tmp_path):
         "network_flightleg": True,
         "network_leginventory": True,
     }
+
+
+def test_a_load_of_a_few_legs_leaves_statistics_to_autovacuum(tmp_path):
+    started = database_clock()
+
+    load(tmp_path, [pvd_chs()])  # 7 legs, inside the test's transaction
+
+    assert not any(analysed_since(started, *SCHEDULE_LOAD_MODELS).values())
 
 
 def test_loading_the_same_file_again_changes_nothing(tmp_path):

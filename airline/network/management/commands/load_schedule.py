@@ -5,10 +5,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from airline.api import clock
-from airline.network.models import SCHEDULE_LOAD_MODELS
-from airline.network.services import ScheduleError, schedule_load_file
+from airline.network.services import ScheduleError, load_summary, schedule_load_file
 from airline.network.ssim import SsimFileError
-from airline.sql import analyze
 
 
 class Command(BaseCommand):
@@ -24,15 +22,4 @@ class Command(BaseCommand):
             result = schedule_load_file(path=file, now=clock.now())
         except (SsimFileError, ScheduleError) as exc:
             raise CommandError(f"{file.name} not loaded, nothing changed:\n{exc}") from None
-        if result.load is None:
-            self.stdout.write(f"{file.name} is the schedule loaded last; nothing changed.")
-            return
-        # The load has committed; its legs and inventory are planned on statistics of the
-        # schedule before it until analysed (issue 24 item 8; airline.sql.analyze).
-        analyze(*SCHEDULE_LOAD_MODELS)
-        self.stdout.write(
-            f"Loaded {file.name} (version {result.load.pk}): "
-            f"{result.legs_created} flight-date legs created, "
-            f"{result.legs_updated} updated, {result.legs_removed} removed, "
-            f"{result.legs_kept_with_sales} kept as cancelled because they have sales."
-        )
+        self.stdout.write(load_summary(file.name, result))
