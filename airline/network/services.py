@@ -12,13 +12,14 @@ import airportsdata
 from django.db import transaction
 
 from airline.network import fleet
-from airline.network.itineraries import network_index
+from airline.network.itineraries import on_network_change
 from airline.network.models import (
     AircraftType,
     BookingClass,
     CabinLayout,
     FlightLeg,
     LegInventory,
+    NetworkVersion,
     ScheduledLeg,
     ScheduleLoad,
     SeatConfiguration,
@@ -73,15 +74,30 @@ def known_station(code: str) -> bool:
     return code in _airport_data()
 
 
+_zones: dict[str, ZoneInfo] = {}
+
+
 def station_zone(code: str) -> ZoneInfo:
-    """A station's IANA time zone: from this worker's schedule index when the schedule
-    serves it, else from airportsdata (stations of imported or past bookings); UTC for
-    a code neither knows."""
-    try:
-        return network_index().station_zone(code)
-    except KeyError:
+    """A station's IANA time zone: from the Station table (a few hundred rows, read once
+    per process and again when the network version moves: on_network_change), else from
+    airportsdata (stations of imported or past bookings); UTC for a code neither knows.
+    Never needs the schedule index, which a worker may still be loading."""
+    zone = _zones.get(code)
+    if zone is None:
+        # A miss re-reads the table once: a station created since the last read.
+        known = {c: ZoneInfo(tz) for c, tz in Station.objects.values_list("code", "time_zone")}
         airport = _airport_data().get(code)
-        return ZoneInfo(airport["tz"]) if airport else ZoneInfo("UTC")
+        zone = known.get(code) or (ZoneInfo(airport["tz"]) if airport else ZoneInfo("UTC"))
+        _zones.update(known)
+        _zones[code] = zone
+    return zone
+
+
+def _forget_zones(version: int | None) -> None:
+    _zones.clear()
+
+
+on_network_change(_forget_zones)
 
 
 def _airport_data() -> dict:
@@ -198,6 +214,9 @@ class LoadResult:
     # Which flight-date legs ("MX101 2026-06-01 PVD-CHS"), for the load's record.
     removed: list[str] = field(default_factory=list)
     kept_with_sales: list[str] = field(default_factory=list)
+    # Ids of the flight legs written (created, updated, kept as cancelled, deleted): the
+    # network version is bumped once with them, for workers to patch their index.
+    changed_leg_ids: set[int] = field(default_factory=set)
 
 
 def schedule_load_file(*, path: Path, now: datetime) -> LoadResult:
@@ -273,6 +292,7 @@ def schedule_load(
         flights_removed=result.removed,
         flights_kept_with_sales=result.kept_with_sales,
     )
+    NetworkVersion.bump(leg_ids=result.changed_leg_ids)
     return result
 
 
@@ -344,6 +364,12 @@ def _apply_dated_legs(
     result.legs_created = len(created)
     inventory_create_for_legs(created)
     _resize_inventory(reconfigured)
+    result.changed_leg_ids = (
+        {leg.pk for leg in kept}
+        | set(deletable)
+        | {old.pk for old, _ in changed}
+        | {leg.pk for leg in created}
+    )
     written()
     return result
 
