@@ -662,8 +662,8 @@ def network_is_ready() -> bool:
 
 def schedule_version() -> int:
     """The network's version (NetworkVersion: moved by every schedule load and every edit
-    of a station, aircraft type or seat configuration); one primary-key read, at most
-    once per VERSION_CHECK_SECONDS per process."""
+    of a station, aircraft type or seat configuration); one primary-key read, by each
+    worker's poller every POLL_SECONDS (tests: per request, every VERSION_CHECK_SECONDS)."""
     return NetworkVersion.current()
 
 

@@ -50,7 +50,7 @@ from tests.sellers.factories import ApiKeyFactory, PartnerFactory, SellerFactory
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
 BOTH = {"MX101", "MX103"}
-PROMISED_SECONDS = 15  # README: VERSION_CHECK_SECONDS plus a build, with room for a busy CI
+PROMISED_SECONDS = 15  # README: POLL_SECONDS plus a patch, with a lot of room for a busy CI
 SLOWEST_SEARCH_SECONDS = 1.0  # a search that waited for a build would take the build's time
 # Issue 18: no search stalls more than 200 ms during a reload, by the node's own clock
 # (its access-log line). The background build shares the GIL with its worker's searches;
@@ -170,10 +170,10 @@ def test_a_schedule_load_and_a_fleet_edit_reach_both_nodes_without_stalling_sear
     assert {url for url, *_ in warm} == {a.url, b.url}
     # Both nodes serve the new schedule within the promised time...
     assert all(n == BOTH for _, n, _, _ in reloaded[-16:]), reloaded
-    # ... and until they do, from the old index, never waiting for a build.
-    assert {frozenset(n) for _, n, _, _ in reloaded} == {frozenset({"MX101"}), frozenset(BOTH)}
-    first_answers = {url: n for url, n, *_ in reversed(reloaded)}  # each node's first
-    assert first_answers == {a.url: {"MX101"}, b.url: {"MX101"}}
+    # ... and until they do (their pollers patch the index within about 0.25 s of the
+    # commit, so a node's first answer may already be the new one), from the old index,
+    # never waiting for a build.
+    assert {frozenset(n) for _, n, _, _ in reloaded} <= {frozenset({"MX101"}), frozenset(BOTH)}
     assert max(took for *_, took in reloaded) < SLOWEST_SEARCH_SECONDS
     # No search stalled behind the rebuild, by the nodes' own clocks.
     assert len(reload_seconds) == len(reloaded), reload_seconds
