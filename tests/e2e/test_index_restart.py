@@ -37,6 +37,10 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True, serialize
 
 HEALTH_SECONDS = 0.1  # issue 24: /health within 100 ms throughout a restart
 SEARCH_SERVER_SECONDS = 0.2  # issue 24: no search slower than 200 ms server-side
+# Workers recycled every RECYCLE_AFTER requests (the probes make ~50 a second), so replacements
+# forked from the master serve throughout, as max_requests makes them in production.
+RECYCLE_AFTER = 20
+RECYCLING = ("--max-requests", str(RECYCLE_AFTER), "--max-requests-jitter", "0")
 FULL_SCHEDULE_LEGS = 50_000  # the demo schedule has 58,410; a smaller one builds too fast
 
 
@@ -137,7 +141,7 @@ def test_a_killed_worker_and_a_restarted_node_never_make_a_request_wait_for_a_bu
     logs = [tmp_path / "node.log", tmp_path / "node-again.log"]
 
     with ExitStack() as running:
-        node = running.enter_context(gunicorn(env, logs[0], workers=2))
+        node = running.enter_context(gunicorn(env, logs[0], workers=2, args=RECYCLING))
         assert wait_until_ready(node).status_code == 200
         token = requests.post(node.url + "/auth/token", headers={"x-api-key": raw}, timeout=5)
         headers = {"Authorization": f"Bearer {token.json()['access_token']}"}
@@ -153,7 +157,7 @@ def test_a_killed_worker_and_a_restarted_node_never_make_a_request_wait_for_a_bu
             # (2) The node restarted on its port (SIGTERM, then a new master).
             running.close()
             port = urlsplit(node.url).port
-            with gunicorn(env, logs[1], workers=2, port=port) as again:
+            with gunicorn(env, logs[1], workers=2, port=port, args=RECYCLING) as again:
                 assert wait_until_ready(again).status_code == 200
                 restarted = len(probes.searches)
                 wait_for(lambda: len(probes.searches) >= restarted + 20)
@@ -178,6 +182,8 @@ def test_a_killed_worker_and_a_restarted_node_never_make_a_request_wait_for_a_bu
         else:
             assert took < SEARCH_SERVER_SECONDS, (request_id, took)
     assert sum(o == (201, None) for _, o, _ in searched) >= 45
+    recycled = sum(log.read_text().count("Autorestarting worker") for log in logs)
+    assert recycled > 0  # replacements forked from the master served too
 
 
 def wait_for(check, timeout: float = 60) -> None:
