@@ -455,7 +455,14 @@ class _IndexHolder:
             version = schedule_version()
             if index is None or index.version != version:
                 started = time.monotonic()
-                patched = _patched(index, version) if index is not None else None
+                patched = None
+                try:
+                    patched = _patched(index, version) if index is not None else None
+                except DatabaseError:
+                    raise
+                except Exception:
+                    # A patch that fails is a bug; the full build below is still right.
+                    logger.exception("network index patch failed; building in full")
                 new = patched or self._build(version)
                 self._swap(new)
                 logger.info(
@@ -500,10 +507,10 @@ class _IndexHolder:
                 try:
                     self.refresh()
                     failing = False
-                except DatabaseError:
-                    # The database is down or not migrated yet: the current index (if any)
-                    # keeps serving, /health keeps its answer, and the next poll retries
-                    # on a new connection.
+                except Exception:
+                    # The database is down or not migrated yet (or a bug): the current
+                    # index (if any) keeps serving, /health keeps its answer, and the next
+                    # poll retries on a new connection. Logged once per run of failures.
                     if not failing:
                         logger.exception("network index refresh failed")
                     failing = True

@@ -290,3 +290,18 @@ def test_a_full_build_does_not_freeze_the_collector(network, monkeypatch):
 
     assert frozen == []  # only the master freezes, before forking (airline/wsgi.py)
     assert gc.isenabled()
+
+
+@pytest.mark.django_db
+def test_a_patch_that_fails_is_replaced_by_a_full_build(tmp_path, monkeypatch):
+    pvd_chs(tmp_path, "a.ssim", (101, 7))
+    refresh_network_index()
+    pvd_chs(tmp_path, "b.ssim", (102, 8))
+
+    def broken(self, **changes):
+        raise RuntimeError("a bug in with_changes")
+
+    monkeypatch.setattr(itineraries.NetworkIndex, "with_changes", broken)
+
+    assert refresh_network_index().version == schedule_version()
+    assert departures(first_day()) == [(102, 13)]
