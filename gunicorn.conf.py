@@ -1,5 +1,7 @@
 """gunicorn settings (read from the working directory by default)."""
 
+import os
+
 # The service's own JSON line per request (airline/api/middleware.py) is its request log:
 # it names the route and path, never the query string or headers, which carry surnames
 # (OrderList ?lastName=), tokens and keys. gunicorn's access log is off; whoever turns it
@@ -14,6 +16,13 @@ access_log_format = '%(h)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(B)s %(M)sms "%(a)s"
 # changes therefore need a restart of the master, not a HUP.
 preload_app = True
 
+# A worker is replaced after about this many requests (the jitter keeps a node's workers
+# from restarting together): whatever a long-lived process accumulates is returned. The
+# new worker is forked from the master with its schedule index (airline/wsgi.py) and
+# catches up through the change log, so it answers at once. 0 turns recycling off.
+max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "20000"))
+max_requests_jitter = int(os.environ.get("GUNICORN_MAX_REQUESTS_JITTER", "2000"))
+
 
 def on_starting(server):
     """Before any worker starts: the metrics directory exists and holds no files of
@@ -22,8 +31,6 @@ def on_starting(server):
 
     Then this node's SECRET_KEY is checked against the other live nodes' (airline/nodes.py):
     a different one stops it here, before it answers anything."""
-    import os
-
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "airline.settings")
     from django.conf import settings
 
@@ -48,13 +55,14 @@ def on_starting(server):
 
 
 def post_worker_init(worker):
-    """Start building this worker's itinerary index at once, so /health turns ok without
-    waiting for a first request to ask (SPEC.md §4.3); keep this node's SECRET_KEY
-    fingerprint alive, and /health at 503 should another live node's differ."""
+    """Start this worker's schedule poller: it follows the network version from the index
+    the master built (or builds one, if the master could not), so /health turns ok
+    without waiting for a first request to ask (SPEC.md §4.3); keep this node's
+    SECRET_KEY fingerprint alive, and /health at 503 should another live node's differ."""
     from airline.api.readiness import register_readiness_check
-    from airline.network.itineraries import warm_network_index
+    from airline.network.itineraries import follow_network_changes
     from airline.nodes import heartbeat_in_background, secret_key_agrees
 
-    warm_network_index()
+    follow_network_changes()
     register_readiness_check("secret_key", secret_key_agrees)
     heartbeat_in_background()

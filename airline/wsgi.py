@@ -2,10 +2,10 @@
 
 gunicorn.conf.py sets `preload_app`, so this module runs once, in the master, before the
 port is bound and the workers are forked: a connection the node accepts finds a worker
-that has Django, every URL pattern and every view module loaded already, and /health
-answers at once (503 `loading` while the worker builds its schedule index, SPEC.md §4.3).
-Without it each worker imported all of that after the port was open, and a load
-balancer's first probes waited 1-5 s.
+that has Django, every URL pattern, every view module and the schedule index loaded
+already. Without it each worker imported all of that after the port was open, and a load
+balancer's first probes waited 1-5 s; each worker then built its own index (2-16 s on the
+full demo schedule) and, until it had one, every search waited for the build (issue 24).
 """
 
 import gc
@@ -20,15 +20,23 @@ application = get_wsgi_application()
 
 def _load_before_fork() -> None:
     """What a worker's first request would otherwise import: every view module behind the
-    URL patterns. No connection is opened here; any that were are closed, since a forked
-    worker must not share its parent's sockets."""
+    URL patterns; and the schedule index, when the database is reachable and has a
+    schedule: every worker forked from here, at start or recycled by max_requests, starts
+    with it and catches up through the change log (airline/network/itineraries.py). Every
+    connection opened is closed, since a forked worker must not share its parent's
+    sockets."""
     from django.db import connections
     from django.urls import get_resolver
 
+    from airline.network.itineraries import preload_network_index
+
     get_resolver().url_patterns  # noqa: B018  (imports the URLconf and every view)
+    preload_network_index()
     connections.close_all()
-    # Objects loaded before the fork are shared with the workers until written; frozen,
-    # the cyclic collector never touches them (which would copy their pages).
+    # Objects loaded before the fork (the index: hundreds of thousands) are shared with the
+    # workers until written; frozen, after a collection so no garbage is frozen with them,
+    # the cyclic collector never walks them (100 ms pauses) nor writes to their pages
+    # (which would copy them into every worker). The only gc.freeze() of the service.
     gc.collect()
     gc.freeze()
 

@@ -10,7 +10,6 @@ neither; an exit row is not for a child nor an adult with an infant on the lap.
 """
 
 import threading
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from airline.fares import ancillaries, reference
 from airline.fares.ancillaries import Product
 from airline.fares.terms import BundleTerms
 from airline.network import fleet
+from airline.network.itineraries import network_version_served, on_network_change
 from airline.network.models import FlightLeg, SeatConfiguration
 from airline.network.services import cabin_specs
 from offers.store import (
@@ -271,28 +271,38 @@ def _legs(trip: Trip) -> dict[int, _Leg]:
     }
 
 
-SEAT_LAYOUT_SECONDS = 60
-_seat_cache: dict[int, tuple[float, tuple[fleet.SeatSpec, ...]]] = {}
+# Seats of each configuration, tagged with the network version this process's index had
+# when they were read: good while the index stays at it. Every edit of a configuration,
+# its cabins or blocked seats moves the version (network.models), and the index follows
+# within the poller's interval on every worker of every node, which clears this.
+_seat_cache: dict[int, tuple[int, tuple[fleet.SeatSpec, ...]]] = {}
 _seat_cache_lock = threading.Lock()
 
 
 def seats_of_configuration(configuration_id: int) -> tuple[fleet.SeatSpec, ...]:
-    """Seats of a configuration, worked out at most once a minute per process: seat
-    maps are read far more often than configurations change, and an admin edit (a
-    blocked seat) reaches every worker within the minute."""
+    """Seats of a configuration, worked out once per network version per process: seat
+    maps are read far more often than configurations change."""
+    # The version is taken before the read: a layout read while the index moves on is
+    # tagged with the older version and read again at the next call.
+    version = network_version_served()
     cached = _seat_cache.get(configuration_id)
-    if cached is not None and time.monotonic() - cached[0] < SEAT_LAYOUT_SECONDS:
+    if cached is not None and version is not None and cached[0] == version:
         return cached[1]
     configuration = SeatConfiguration.objects.prefetch_related("cabins").get(pk=configuration_id)
     seats = tuple(fleet.seats_of(cabin_specs(configuration), configuration.blocked_seats))
-    with _seat_cache_lock:
-        _seat_cache[configuration_id] = (time.monotonic(), seats)
+    if version is not None:
+        with _seat_cache_lock:
+            _seat_cache[configuration_id] = (version, seats)
     return seats
 
 
-def forget_seat_layouts() -> None:
+def forget_seat_layouts(version: int | None = None) -> None:
+    """Drop every cached layout (called when this process's index changes version)."""
     with _seat_cache_lock:
         _seat_cache.clear()
+
+
+on_network_change(forget_seat_layouts)
 
 
 def _leg_map(

@@ -4,20 +4,22 @@ A journey is one segment (nonstop, or direct: one flight number over several leg
 connection of two segments of different flights at the same station, with at least the
 minimum connecting time and at most the maximum, never revisiting a station.
 
-Each worker process keeps the dated legs in memory (read-only; rebuilt from the database,
-in the background, when the network version moves on), so building journeys costs no
-query. Every node and worker does the same on its own: the shared state is the database.
+Each worker process keeps the dated legs in memory (read-only; a new index is swapped in
+when the network version moves on, patched with the legs the change log names), so
+building journeys costs no query. Every node and worker does the same on its own: the
+shared state is the database.
 """
 
 import bisect
 import gc
 import itertools
 import logging
+import os
 import sys
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -26,12 +28,23 @@ from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.db import DatabaseError, connection
+from django.db.models import QuerySet
 
-from airline.network.models import AircraftType, FlightLeg, NetworkVersion, ScheduleLoad, Station
+from airline.api.errors import ApiError, Err
+from airline.network.models import (
+    AircraftType,
+    FlightLeg,
+    NetworkChange,
+    NetworkVersion,
+    ScheduleLoad,
+    Station,
+)
 
 MINIMUM_CONNECTING_TIME = timedelta(minutes=45)
 MAXIMUM_CONNECTING_TIME = timedelta(hours=6)
-VERSION_CHECK_SECONDS = 1.0  # how stale a worker's view of the schedule version may be
+VERSION_CHECK_SECONDS = 1.0  # tests (no poller): how often a request checks the version
+POLL_SECONDS = 0.25  # production: how often a worker's poller reads the version
+PATCH_MAX_LEGS = 20_000  # legs changed since the index's version beyond which it is rebuilt
 BUILD_SWITCH_INTERVAL = 0.001  # seconds; the GIL hand-over while an index is built (5 ms otherwise)
 
 logger = logging.getLogger(__name__)
@@ -51,6 +64,49 @@ class DatedLeg:
     aircraft_type: str
     configuration_id: int
     govt_approval_disclosure: str
+
+
+FlightKey = tuple[str, int, date]  # carrier, flight number, flight date
+
+
+def _flight_key(leg: DatedLeg) -> FlightKey:
+    return (leg.carrier, leg.flight_number, leg.flight_date)
+
+
+class _CopyOnWrite:
+    """The (departure times, legs) lists of an index, keyed, for `with_changes`: a list is
+    copied the first time it is written and every other one is the old index's own, so
+    the old index, which requests may still be reading, never changes."""
+
+    def __init__(self, lists: dict[object, tuple[list[datetime], list[DatedLeg]]]) -> None:
+        self._lists = dict(lists)
+        self._copied: set[object] = set()
+
+    def _writable(self, key: object) -> tuple[list[datetime], list[DatedLeg]]:
+        if key not in self._copied:
+            times, legs = self._lists.get(key, ((), ()))
+            self._lists[key] = (list(times), list(legs))
+            self._copied.add(key)
+        return self._lists[key]
+
+    def remove(self, key: object, leg: DatedLeg) -> None:
+        times, legs = self._writable(key)
+        at = bisect.bisect_left(times, leg.departs_at)
+        while at < len(legs) and times[at] == leg.departs_at:
+            if legs[at].id == leg.id:
+                del times[at], legs[at]
+                return
+            at += 1
+
+    def add(self, key: object, leg: DatedLeg) -> None:
+        times, legs = self._writable(key)
+        at = bisect.bisect_right(times, leg.departs_at)
+        times.insert(at, leg.departs_at)
+        legs.insert(at, leg)
+
+    def result(self) -> dict[object, tuple[list[datetime], list[DatedLeg]]]:
+        """The lists, without the keys left empty (a full build has none)."""
+        return {key: lists for key, lists in self._lists.items() if lists[0]}
 
 
 @dataclass(frozen=True)
@@ -148,8 +204,10 @@ class NetworkIndex:
             origin_legs.sort(key=lambda leg: leg.departs_at)
             self._departures[origin] = ([leg.departs_at for leg in origin_legs], origin_legs)
         self._next_leg: dict[int, DatedLeg] = {}
-        for flight_legs in flights.values():
+        self._flights: dict[FlightKey, tuple[DatedLeg, ...]] = {}
+        for key, flight_legs in flights.items():
             flight_legs.sort(key=lambda leg: leg.leg_sequence)
+            self._flights[key] = tuple(flight_legs)
             for before, after in itertools.pairwise(flight_legs):
                 self._next_leg[before.id] = after
         # Legs leaving a station from which a destination is reachable on the same
@@ -164,6 +222,76 @@ class NetworkIndex:
             key: ([leg.departs_at for leg in legs], legs) for key, legs in towards.items()
         }
         self.served_markets = self._markets()
+
+    def with_changes(
+        self,
+        *,
+        version: int,
+        legs: Iterable[DatedLeg],
+        removed: Iterable[int],
+        time_zones: dict[str, str],
+        aircraft_codes: dict[str, str],
+        has_schedule: bool,
+    ) -> "NetworkIndex":
+        """A new index: this one with `legs` as they now are and `removed` (deleted or
+        cancelled) gone, at `version`. This one is left untouched (requests may be reading
+        it) and shares every structure the change does not reach; the cost is that of the
+        flights touched: each touched flight-date's legs leave and re-enter the departure
+        lists of their origins and the `_towards` lists of the segments they board (a
+        flight's segments follow its legs, so a changed leg changes its neighbours'),
+        and the served markets are worked out again only if the set of segment pairs moved.
+        """
+        legs = list(legs)
+        touched = {leg.id for leg in legs} | set(removed)
+        flight_keys = {_flight_key(self._legs[i]) for i in touched if i in self._legs}
+        flight_keys |= {_flight_key(leg) for leg in legs}
+        before = {key: self._flights.get(key, ()) for key in flight_keys}
+        after: dict[FlightKey, list[DatedLeg]] = {
+            key: [leg for leg in flight if leg.id not in touched] for key, flight in before.items()
+        }
+        for leg in legs:
+            after[_flight_key(leg)].append(leg)
+
+        new = NetworkIndex.__new__(NetworkIndex)
+        new.version = version
+        new.has_schedule = has_schedule
+        new.time_zones = {code: ZoneInfo(name) for code, name in time_zones.items()}
+        new.aircraft_codes = aircraft_codes
+        new._legs = dict(self._legs)  # the shallow copies: pointers, not legs
+        new._flights = dict(self._flights)
+        new._next_leg = dict(self._next_leg)
+        departures = _CopyOnWrite(self._departures)
+        towards = _CopyOnWrite(self._towards)
+
+        for flight in before.values():
+            for leg in flight:
+                new._legs.pop(leg.id, None)
+                new._next_leg.pop(leg.id, None)
+                departures.remove(leg.origin, leg)
+                for segment in self._segments_from(leg):
+                    towards.remove((leg.origin, segment.destination), leg)
+        for key, flight in after.items():
+            flight.sort(key=lambda leg: leg.leg_sequence)
+            if flight:
+                new._flights[key] = tuple(flight)
+            else:
+                new._flights.pop(key, None)
+            for leg, following in itertools.pairwise(flight):
+                new._next_leg[leg.id] = following
+            for leg in flight:
+                new._legs[leg.id] = leg
+        for flight in after.values():
+            for leg in flight:
+                departures.add(leg.origin, leg)
+                for segment in new._segments_from(leg):
+                    towards.add((leg.origin, segment.destination), leg)
+        new._departures = departures.result()
+        new._towards = towards.result()
+        if new._towards.keys() == self._towards.keys():
+            new.served_markets = self.served_markets
+        else:
+            new.served_markets = new._markets()
+        return new
 
     @property
     def leg_count(self) -> int:
@@ -259,98 +387,200 @@ class NetworkIndex:
         return frozenset(markets)
 
 
+class NetworkIndexLoading(ApiError):
+    """This process has no schedule index yet (a worker that could not inherit one): the
+    request is refused at once, 503 ERR-9000 in its channel's shape, rather than kept
+    waiting for a build of seconds; a load balancer retries it on a ready node."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            Err.SERVICE_UNAVAILABLE,
+            "The schedule is loading on this server; retry shortly",
+            headers={"Retry-After": "1"},
+        )
+
+
 class _IndexHolder:
-    """The process's current index. The first one is built on demand (nothing can be
-    answered without it); later ones, when the network version moves on, are built by a
-    background thread while requests keep using the current one, then swapped in with
-    one assignment. One build at a time; `_flags` is never held while building, so
-    /health never waits on a build (SPEC.md §4.3)."""
+    """The process's current index, and how it follows the network version.
+
+    Production (NETWORK_REBUILD_IN_BACKGROUND): a gunicorn worker starts with the index
+    its master built before forking (airline/wsgi.py); a daemon thread, the poller, reads
+    the version every POLL_SECONDS on its own connection and, when it moved, patches the
+    index with the legs the change log names (NetworkIndex.with_changes), or rebuilds it
+    in full when the log cannot say (a `full` row, a gap, too many legs). A request never
+    builds: with no index it gets NetworkIndexLoading. Tests (the setting off) follow
+    the same way in the request, at most once per VERSION_CHECK_SECONDS: their data sits
+    in the test's transaction, which the poller's connection cannot see.
+
+    Either way a new index is swapped in with one assignment; requests keep the object
+    they read. One refresh at a time (`_refresh_lock`); `_index` is read without it, so
+    /health and searches never wait on a build."""
 
     def __init__(self) -> None:
         self._index: NetworkIndex | None = None
-        self._build_lock = threading.Lock()
-        self._flags = threading.Lock()
-        self._building = False
+        self._refresh_lock = threading.Lock()
+        self._poller_lock = threading.Lock()
+        self._poller: threading.Thread | None = None
+        self._poller_pid = 0
+        self._stop = threading.Event()
         self._checked_at = 0.0
+
+    @property
+    def index(self) -> NetworkIndex | None:
+        return self._index
 
     def get(self) -> NetworkIndex:
         index = self._index
-        if index is None:
-            return self._build()
-        if time.monotonic() - self._checked_at < VERSION_CHECK_SECONDS:
+        if settings.NETWORK_REBUILD_IN_BACKGROUND:
+            self.follow_in_background()
+            if index is None:
+                raise NetworkIndexLoading
             return index
-        self._checked_at = time.monotonic()
-        if schedule_version() == index.version:
+        if index is not None and time.monotonic() - self._checked_at < VERSION_CHECK_SECONDS:
             return index
-        if not settings.NETWORK_REBUILD_IN_BACKGROUND:
-            return self._build()
-        self.build_in_background()
-        return index  # until the new one is swapped in
+        return self.refresh()
 
     @property
     def has_schedule(self) -> bool:
         """An index of a loaded schedule is in memory."""
         return self._index is not None and self._index.has_schedule
 
-    def build_in_background(self) -> None:
-        """Start a build unless one is running; returns at once."""
-        with self._flags:
-            if self._building:
-                return
-            self._building = True
-        threading.Thread(target=self._build_then_close, name="network-index", daemon=True).start()
-
-    def _build_then_close(self) -> None:
-        try:
-            self._build()
-        except DatabaseError:
-            # Not ready, or the database is down: the current index stays, /health keeps
-            # its answer, and the next version check starts another build.
-            logger.exception("network index build failed")
-        finally:
-            with self._flags:
-                self._building = False
-            connection.close()  # this thread's own connection
-
-    def _build(self) -> NetworkIndex:
-        with self._build_lock:
-            # Read under the lock: a build that waited for another one sees the version
-            # that one built and does not repeat it.
+    def refresh(self) -> NetworkIndex:
+        """Bring the index to the network version now, in this thread: a patch from the
+        change log where it can, else a full build. Reads the version first, then the
+        log up to it, then the legs, so an index never claims a version whose changes it
+        has not read (later changes it may have read are in later log rows, read again)."""
+        with self._refresh_lock:
+            index = self._index
             version = schedule_version()
-            if self._index is None or self._index.version != version:
+            if index is None or index.version != version:
                 started = time.monotonic()
-                with _yielding_to_requests():
-                    index = build_index(version)
-                    # The index is hundreds of thousands of long-lived objects; left to
-                    # the cyclic collector, every full collection walks them all (~100 ms
-                    # pauses, the p95 of every endpoint: benchmarks/orders.py). Frozen,
-                    # they are skipped; reference counting still frees them when the
-                    # index is replaced.
-                    gc.freeze()
-                self._index = index  # the swap: requests pick it up on their next read
-                self._checked_at = time.monotonic()
+                patched = None
+                try:
+                    patched = _patched(index, version) if index is not None else None
+                except DatabaseError:
+                    raise
+                except Exception:
+                    # A patch that fails is a bug; the full build below is still right.
+                    logger.exception("network index patch failed; building in full")
+                new = patched or self._build(version)
+                self._swap(new)
                 logger.info(
-                    "network index version %s built: %s legs in %.2f s",
+                    "network index version %s %s: %s legs in %.3f s",
                     version,
-                    index.leg_count,
+                    "patched" if patched else "built",
+                    new.leg_count,
                     time.monotonic() - started,
                 )
+            self._checked_at = time.monotonic()
             return self._index
 
+    def _build(self, version: int) -> NetworkIndex:
+        with _yielding_to_requests():
+            return build_index(version)
+
+    def _swap(self, new: NetworkIndex | None) -> None:
+        old, self._index = self._index, new  # the swap: requests pick it up on their next read
+        if old is None or new is None or old.version != new.version:
+            _notify(new.version if new is not None else None)
+
+    def follow_in_background(self) -> None:
+        """Start this process's poller unless it runs (a forked worker has none of its
+        parent's threads: the pid says whose it is); returns at once."""
+        pid = os.getpid()
+        if self._poller_pid == pid and self._poller is not None and self._poller.is_alive():
+            return
+        with self._poller_lock:
+            if self._poller_pid == pid and self._poller is not None and self._poller.is_alive():
+                return
+            self._stop = threading.Event()
+            self._poller = threading.Thread(
+                target=self._follow, args=(self._stop,), name="network-index", daemon=True
+            )
+            self._poller_pid = pid
+            self._poller.start()
+
+    def _follow(self, stop: threading.Event) -> None:
+        failing = False
+        try:
+            while not stop.is_set():
+                try:
+                    self.refresh()
+                    failing = False
+                except Exception:
+                    # The database is down or not migrated yet (or a bug): the current
+                    # index (if any) keeps serving, /health keeps its answer, and the next
+                    # poll retries on a new connection. Logged once per run of failures.
+                    if not failing:
+                        logger.exception("network index refresh failed")
+                    failing = True
+                    connection.close()
+                stop.wait(POLL_SECONDS)
+        finally:
+            connection.close()  # this thread's own connection
+
+    def stop_following(self) -> None:
+        with self._poller_lock:
+            self._stop.set()
+            poller, self._poller = self._poller, None
+        if poller is not None and poller is not threading.current_thread():
+            poller.join(timeout=30)
+
     def reset(self) -> None:
-        with self._build_lock:
-            self._index = None
+        self.stop_following()
+        with self._refresh_lock:
+            self._swap(None)
             self._checked_at = 0.0
+
+
+def _patched(index: NetworkIndex, version: int) -> NetworkIndex | None:
+    """`index` patched up to `version` from the change log, or None where the log cannot
+    say what changed: a gap (pruned rows, or a database flushed under a test), a `full`
+    row, more legs than a rebuild costs."""
+    if version < index.version:
+        return None
+    changes = list(
+        NetworkChange.objects.filter(version__gt=index.version, version__lte=version)
+        .order_by("version")
+        .values_list("version", "full", "leg_ids")
+    )
+    if [v for v, _, _ in changes] != list(range(index.version + 1, version + 1)):
+        return None
+    if any(full for _, full, _ in changes):
+        return None
+    leg_ids = {leg_id for _, _, ids in changes for leg_id in ids}
+    if len(leg_ids) > PATCH_MAX_LEGS:
+        return None
+    ordered = sorted(leg_ids)
+    legs = []
+    for start in range(0, len(ordered), 5000):
+        legs += _dated_legs(
+            FlightLeg.objects.filter(id__in=ordered[start : start + 5000], is_cancelled=False)
+        )
+    return index.with_changes(
+        version=version,
+        legs=legs,
+        removed=leg_ids - {leg.id for leg in legs},
+        time_zones=dict(Station.objects.values_list("code", "time_zone")),
+        aircraft_codes=dict(AircraftType.objects.values_list("iata_code", "carrier_code")),
+        has_schedule=ScheduleLoad.objects.exists(),
+    )
 
 
 @contextmanager
 def _yielding_to_requests() -> Iterator[None]:
     """While the index is built beside the requests this worker serves from the previous
     one (issue 18: no search stalled over 200 ms):
-    - no cyclic collection: each one the build's allocations trigger, and a
-      `gc.collect()` before freezing, would walk the objects built so far in one hold of
-      the GIL, 50-100 ms on end. What the build leaves behind is freed by reference
-      counting; the requests' own cycles wait for the collector for the seconds of a build;
+    - no cyclic collection: each one the build's allocations trigger would walk the
+      objects built so far in one hold of the GIL, 50-100 ms on end. What the build
+      leaves behind is freed by reference counting; the requests' own cycles wait for the
+      collector for the seconds of a build, and are collected once it is re-enabled.
+      Nothing is frozen here (issue 24): gc.freeze() would also freeze for good every
+      cycle the requests left meanwhile. The new index's objects stay with the collector;
+      CPython runs a full collection only when objects added since the last one reach a
+      quarter of the long-lived ones, so a large index makes full collections rarer in
+      proportion. Only the master freezes, after a collection, before it forks (wsgi.py):
+      the index workers start with, which later patches share.
     - the GIL changes hands every BUILD_SWITCH_INTERVAL instead of every 5 ms, so a request
       back from a query or Redis gets it sooner (a search makes a dozen such trips).
     Both are process-wide, and restored after."""
@@ -366,21 +596,61 @@ def _yielding_to_requests() -> Iterator[None]:
 
 
 _holder = _IndexHolder()
+_change_callbacks: list[Callable[[int | None], None]] = []
+
+
+def on_network_change(callback: Callable[[int | None], None]) -> None:
+    """Call `callback(version)` whenever this process's index moves to a new network
+    version (None: it was dropped), in the thread that swapped it in, after the swap.
+    The one signal per-process caches of network data follow (seat layouts, station
+    zones): what a cache read at version N is good for until the index leaves N."""
+    if callback not in _change_callbacks:
+        _change_callbacks.append(callback)
+
+
+def _notify(version: int | None) -> None:
+    for callback in list(_change_callbacks):
+        try:
+            callback(version)
+        except Exception:
+            logger.exception("network change callback %r failed", callback)
 
 
 def network_index() -> NetworkIndex:
-    """This process's index of the current schedule: built now only when the process has
-    none yet; a newer version is built in the background (NETWORK_REBUILD_IN_BACKGROUND)
-    and served once it is complete, so for a few seconds after a change a worker answers
-    from the previous version. Pricing and booking re-read the legs from the database
-    (inventory.leg_availability, inventory.legs_lock), so a stale index never sells a
-    flight that is gone."""
+    """This process's index of the current schedule. In production it is never built
+    here: a worker starts with its master's, and its poller keeps it within POLL_SECONDS
+    of the version; a process that has none raises NetworkIndexLoading (503 ERR-9000)
+    and starts building in the background. Pricing and booking re-read the legs from the
+    database (inventory.leg_availability, inventory.legs_lock), so a stale index never
+    sells a flight that is gone."""
     return _holder.get()
 
 
-def warm_network_index() -> None:
-    """Build this process's index in a background thread (gunicorn's post_worker_init)."""
-    _holder.build_in_background()
+def network_version_served() -> int | None:
+    """The network version of this process's index (None: it has none); no query."""
+    index = _holder.index
+    return index.version if index is not None else None
+
+
+def follow_network_changes() -> None:
+    """Start this process's poller (gunicorn's post_worker_init): it builds the index if
+    the process has none, then follows the version."""
+    _holder.follow_in_background()
+
+
+def refresh_network_index() -> NetworkIndex:
+    """One poll, now, in this thread: what the poller does every POLL_SECONDS."""
+    return _holder.refresh()
+
+
+def preload_network_index() -> None:
+    """Build this process's index now if the database is reachable and has a schedule
+    (gunicorn's master, before it forks: airline/wsgi.py); else leave it to the workers."""
+    try:
+        if ScheduleLoad.objects.exists():
+            _holder.refresh()
+    except DatabaseError:
+        logger.warning("network index not built before fork: database unavailable")
 
 
 def reset_network_index() -> None:
@@ -389,23 +659,32 @@ def reset_network_index() -> None:
 
 def network_is_ready() -> bool:
     """Readiness for /health: a schedule is loaded and this process's index is warm.
-    Not warm yet: start warming in the background and say so, at once."""
+    Not warm yet: make sure the poller is building it, and say so, at once."""
     if _holder.has_schedule:
         return True
     if settings.NETWORK_WARM_ON_HEALTH_CHECK:
-        _holder.build_in_background()
+        _holder.follow_in_background()
     return False
 
 
 def schedule_version() -> int:
     """The network's version (NetworkVersion: moved by every schedule load and every edit
-    of a station, aircraft type or seat configuration); one primary-key read, at most
-    once per VERSION_CHECK_SECONDS per process."""
+    of a station, aircraft type or seat configuration); one primary-key read, by each
+    worker's poller every POLL_SECONDS (tests: per request, every VERSION_CHECK_SECONDS)."""
     return NetworkVersion.current()
 
 
 def build_index(version: int) -> NetworkIndex:
-    rows = FlightLeg.objects.filter(is_cancelled=False).values_list(
+    legs = _dated_legs(FlightLeg.objects.filter(is_cancelled=False))
+    zones = dict(Station.objects.values_list("code", "time_zone"))
+    aircraft = dict(AircraftType.objects.values_list("iata_code", "carrier_code"))
+    index = NetworkIndex(version, legs, zones, aircraft)
+    index.has_schedule = ScheduleLoad.objects.exists()
+    return index
+
+
+def _dated_legs(legs: QuerySet[FlightLeg]) -> list[DatedLeg]:
+    rows = legs.values_list(
         "id",
         "carrier",
         "flight_number",
@@ -419,12 +698,7 @@ def build_index(version: int) -> NetworkIndex:
         "configuration_id",
         "govt_approval_disclosure",
     )
-    legs = [DatedLeg(*row) for row in rows.iterator(chunk_size=5000)]
-    zones = dict(Station.objects.values_list("code", "time_zone"))
-    aircraft = dict(AircraftType.objects.values_list("iata_code", "carrier_code"))
-    index = NetworkIndex(version, legs, zones, aircraft)
-    index.has_schedule = ScheduleLoad.objects.exists()
-    return index
+    return [DatedLeg(*row) for row in rows.iterator(chunk_size=5000)]
 
 
 def is_valid_market(origin: str, destination: str) -> bool:

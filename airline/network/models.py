@@ -1,6 +1,8 @@
 """The airline's network: stations, fleet, the schedule and the seat inventory of every
 flight-date leg (DESIGN.md §6)."""
 
+from collections.abc import Iterable
+
 from django.conf import settings
 from django.db import connection, models
 from django.db.models import F, Q
@@ -308,13 +310,13 @@ class NetworkVersion(models.Model):
     """The version of what every worker's in-memory itinerary index is built from: the
     schedule, stations, aircraft types and seat configurations (airline/network/
     itineraries.py). One row, bumped in the transaction of every change to those (the
-    signals below), so a change commits with its version and the version never runs
-    ahead of the data; each worker compares it with its index's at most once per
-    VERSION_CHECK_SECONDS and rebuilds in the background when it moved.
+    signals below, and a schedule load with the legs it wrote), so a change commits with
+    its version and its NetworkChange row, and the version never runs ahead of the data.
 
     A counter in one row rather than the newest id of a table: ids are drawn before
     commit, so a later id can commit first and a worker that saw it would never notice
-    the earlier one; bumps of one row queue on its lock and commit in order."""
+    the earlier one; bumps of one row queue on its lock and commit in order, so a worker
+    that reads version N then finds every change log row up to N committed."""
 
     number = models.PositiveBigIntegerField(default=0)
 
@@ -322,30 +324,66 @@ class NetworkVersion(models.Model):
         return f"network version {self.number}"
 
     @classmethod
-    def bump(cls) -> None:
-        """Move the version on, inside the caller's transaction (an upsert: the row is
-        created by the migration, but a flushed test database has none)."""
+    def bump(cls, *, leg_ids: Iterable[int] = (), full: bool = False) -> int:
+        """Move the version on and log what moved it, inside the caller's transaction;
+        returns the new number. `leg_ids`: the flight legs written (created, updated,
+        cancelled or deleted); none for reference data (stations, fleet, seats). More than
+        CHANGE_LOG_MAX_LEGS are logged as `full`: workers rebuild instead of patching."""
         table = connection.ops.quote_name(cls._meta.db_table)
         with connection.cursor() as cursor:
+            # An upsert: the row is made by the migration, but a flushed test database has none.
             cursor.execute(
                 f"INSERT INTO {table} (id, number) VALUES (1, 1) "  # noqa: S608
-                f"ON CONFLICT (id) DO UPDATE SET number = {table}.number + 1"
+                f"ON CONFLICT (id) DO UPDATE SET number = {table}.number + 1 RETURNING number"
             )
+            number = cursor.fetchone()[0]
+        ids = sorted(set(leg_ids))
+        if full or len(ids) > CHANGE_LOG_MAX_LEGS:
+            full, ids = True, []
+        NetworkChange.objects.create(version=number, leg_ids=ids, full=full)
+        if number % CHANGE_LOG_PRUNE_EVERY == 0:
+            # Under the version row's lock, so prunes never race each other. A worker
+            # whose index is older than the oldest row left rebuilds in full.
+            NetworkChange.objects.filter(version__lte=number - CHANGE_LOG_KEEP).delete()
+        return number
 
     @classmethod
     def current(cls) -> int:
         return cls.objects.filter(pk=1).values_list("number", flat=True).first() or 0
 
 
+CHANGE_LOG_MAX_LEGS = 10_000  # beyond this a change is logged `full`: a rebuild is cheaper
+CHANGE_LOG_KEEP = 5_000  # versions of log kept; a worker further behind rebuilds in full
+CHANGE_LOG_PRUNE_EVERY = 100  # versions between prunes
+
+
+class NetworkChange(models.Model):
+    """What moved the network to `version`: the flight legs written, so each worker patches
+    its index with those legs only (itineraries.NetworkIndex.with_changes); none for a
+    reference data edit; `full` when too many to list (the worker rebuilds)."""
+
+    version = models.PositiveBigIntegerField(db_index=True)
+    leg_ids = models.JSONField(default=list, blank=True)
+    full = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["version"]
+
+    def __str__(self) -> str:
+        what = "full" if self.full else f"{len(self.leg_ids)} legs"
+        return f"network version {self.version}: {what}"
+
+
+# Every save or delete of reference data the index holds moves the version (admin edits
+# included: an aircraft type's carrier code, a seat configuration, a station's time zone).
+# Flight legs are written in bulk, which sends no signals: the one that writes them, a
+# schedule load, bumps with the legs it wrote (services.schedule_load).
+INDEXED_MODELS = (Station, AircraftType, SeatConfiguration, CabinLayout)
+
 # What a schedule load writes in bulk (tens of thousands of legs, hundreds of thousands of
-# inventory rows): the tables its callers ANALYZE once it commits (airline.sql.analyze).
+# inventory rows): the tables analysed once it commits (airline.sql.analyze).
 SCHEDULE_LOAD_MODELS = (ScheduleLoad, ScheduledLeg, FlightLeg, LegInventory)
-
-
-# Every save or delete of what the index holds moves the version (admin edits included:
-# an aircraft type's carrier code, a seat configuration, a station's time zone). Bulk
-# writes send no signals; the one that makes them, a schedule load, saves a ScheduleLoad.
-INDEXED_MODELS = (Station, AircraftType, SeatConfiguration, CabinLayout, ScheduleLoad)
 
 
 def _network_changed(sender, **kwargs) -> None:

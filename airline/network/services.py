@@ -16,7 +16,7 @@ from django.db.models import ProtectedError
 
 from airline.network import fleet
 from airline.network.inventory import legs_lock
-from airline.network.itineraries import network_index
+from airline.network.itineraries import on_network_change
 from airline.network.models import (
     SCHEDULE_LOAD_MODELS,
     AircraftType,
@@ -24,6 +24,7 @@ from airline.network.models import (
     CabinLayout,
     FlightLeg,
     LegInventory,
+    NetworkVersion,
     ScheduledLeg,
     ScheduleLoad,
     SeatConfiguration,
@@ -147,15 +148,30 @@ def known_station(code: str) -> bool:
     return code in _airport_data()
 
 
+_zones: dict[str, ZoneInfo] = {}
+
+
 def station_zone(code: str) -> ZoneInfo:
-    """A station's IANA time zone: from this worker's schedule index when the schedule
-    serves it, else from airportsdata (stations of imported or past bookings); UTC for
-    a code neither knows."""
-    try:
-        return network_index().station_zone(code)
-    except KeyError:
+    """A station's IANA time zone: from the Station table (a few hundred rows, read once
+    per process and again when the network version moves: on_network_change), else from
+    airportsdata (stations of imported or past bookings); UTC for a code neither knows.
+    Never needs the schedule index, which a worker may still be loading."""
+    zone = _zones.get(code)
+    if zone is None:
+        # A miss re-reads the table once: a station created since the last read.
+        known = {c: ZoneInfo(tz) for c, tz in Station.objects.values_list("code", "time_zone")}
         airport = _airport_data().get(code)
-        return ZoneInfo(airport["tz"]) if airport else ZoneInfo("UTC")
+        zone = known.get(code) or (ZoneInfo(airport["tz"]) if airport else ZoneInfo("UTC"))
+        _zones.update(known)
+        _zones[code] = zone
+    return zone
+
+
+def _forget_zones(version: int | None) -> None:
+    _zones.clear()
+
+
+on_network_change(_forget_zones)
 
 
 def _airport_data() -> dict:
@@ -388,6 +404,7 @@ def _schedule_load_once(
         flights_removed=result.removed,
         flights_kept_with_sales=result.kept_with_sales,
     )
+    NetworkVersion.bump(leg_ids=result.changed_leg_ids)
     return result
 
 

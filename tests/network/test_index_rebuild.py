@@ -1,8 +1,8 @@
-"""The index off the request path: a newer network version is built by a background
-thread while requests keep the old index; /health answers at once while a process warms;
-fleet and station edits move the version like a schedule load (DESIGN.md §6; SPEC.md
-§4.3). A build is made slow on purpose (it waits for an event), so nothing here depends on
-how long a real build takes."""
+"""The index off the request path: a network version that cannot be patched in is built
+by the worker's poller while requests keep the old index; /health answers at once while a
+process warms; fleet and station edits move the version like a schedule load (DESIGN.md
+§6; SPEC.md §4.3). A build is made slow on purpose (it waits for an event), so nothing
+here depends on how long a real build takes."""
 
 import threading
 import time as clock_time
@@ -11,11 +11,17 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
-from django.db import transaction
+from django.db import OperationalError, transaction
 
-from airline.network import itineraries
+from airline.network import itineraries, models
 from airline.network.demo_fleet import DEMO_FLEET
-from airline.network.itineraries import network_index, reset_network_index, schedule_version
+from airline.network.itineraries import (
+    follow_network_changes,
+    network_index,
+    refresh_network_index,
+    reset_network_index,
+    schedule_version,
+)
 from airline.network.models import AircraftType, CabinLayout, SeatConfiguration, Station
 from airline.network.services import fleet_ensure
 from tests.network.ssim_builder import Leg, ssim_file
@@ -93,19 +99,27 @@ def test_health_answers_loading_at_once_while_the_first_build_runs(
     assert set(api.get("/health").json()) == {"status", "timestamp"}
 
 
+@pytest.fixture
+def logged_full(monkeypatch):
+    """Every schedule load is logged `full` (as one of over CHANGE_LOG_MAX_LEGS legs is):
+    workers rebuild instead of patching."""
+    monkeypatch.setattr(models, "CHANGE_LOG_MAX_LEGS", 0)
+
+
 @committed
-def test_a_newer_version_is_built_in_the_background_and_swapped_in(
-    tmp_path, settings, monkeypatch, held_build
+def test_a_full_rebuild_runs_in_the_poller_while_the_old_index_serves(
+    tmp_path, settings, held_build, logged_full
 ):
     settings.NETWORK_REBUILD_IN_BACKGROUND = True
-    monkeypatch.setattr(itineraries, "VERSION_CHECK_SECONDS", 0)
     load(tmp_path, 101)
     held_build.set()
-    assert flights() == [101]  # the first index: built in the request, nothing to serve before
+    refresh_network_index()  # what the master does before forking
+    assert flights() == [101]
     held_build.clear()
 
     load(tmp_path, 102)
-    answers = [timed(flights) for _ in range(5)]  # the new build is held meanwhile
+    follow_network_changes()  # the worker's poller: its rebuild is held meanwhile
+    answers = [timed(flights) for _ in range(5)]
 
     assert [found for found, _ in answers] == [[101]] * 5  # the old index, not a stall
     assert max(took for _, took in answers) < QUICK
@@ -114,27 +128,27 @@ def test_a_newer_version_is_built_in_the_background_and_swapped_in(
 
 
 @committed
-def test_a_failed_background_build_keeps_the_old_index_and_is_retried(
-    tmp_path, settings, monkeypatch
+def test_a_failed_rebuild_keeps_the_old_index_and_is_retried(
+    tmp_path, settings, monkeypatch, logged_full
 ):
     settings.NETWORK_REBUILD_IN_BACKGROUND = True
-    monkeypatch.setattr(itineraries, "VERSION_CHECK_SECONDS", 0)
     load(tmp_path, 101)
-    assert flights() == [101]
+    refresh_network_index()
     real, failures = itineraries.build_index, []
 
     def fails_once(version):
         if not failures:
             failures.append(version)
-            from django.db import OperationalError
-
             raise OperationalError("the database went away")
         return real(version)
 
     monkeypatch.setattr(itineraries, "build_index", fails_once)
     load(tmp_path, 102)
+    with pytest.raises(OperationalError):
+        refresh_network_index()  # one poll, failing
 
     assert flights() == [101]
+    follow_network_changes()  # the poller retries
     assert eventually(lambda: flights() == [102])
     assert len(failures) == 1
 
