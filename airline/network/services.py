@@ -453,7 +453,10 @@ def _apply_dated_legs(
     cancelled = [leg for leg in kept if not leg.is_cancelled]
     for leg in cancelled:
         leg.is_cancelled = True
-    FlightLeg.objects.bulk_update(cancelled, ["is_cancelled"], batch_size=BATCH)
+    for start in range(0, len(cancelled), LOCK_CHUNK):
+        FlightLeg.objects.filter(
+            pk__in=[leg.pk for leg in cancelled[start : start + LOCK_CHUNK]]
+        ).update(is_cancelled=True)
     result.legs_removed, result.legs_kept_with_sales = len(deleted), len(cancelled)
     result.removed = sorted(str(leg) for leg in dropped if leg.pk in deleted)
     result.kept_with_sales = sorted(str(leg) for leg in cancelled)
@@ -462,9 +465,7 @@ def _apply_dated_legs(
     for old, new in changed:
         for f in COMPARED:
             setattr(old, f, getattr(new, f))
-    FlightLeg.objects.bulk_update(
-        [old for old, _ in changed], [f.removesuffix("_id") for f in COMPARED], batch_size=BATCH
-    )
+    _legs_update([old for old, _ in changed], [f.removesuffix("_id") for f in COMPARED])
     result.legs_updated = len(changed)
 
     new = [leg for key, leg in wanted.items() if key not in diff.existing]
@@ -484,6 +485,37 @@ def _apply_dated_legs(
         | deleted
     )
     return result
+
+
+def _legs_update(legs: list[FlightLeg], fields: Sequence[str]) -> None:
+    """Write these fields of these legs: bulk_update's effect, as one UPDATE ... FROM
+    (VALUES ...) per batch on PostgreSQL. bulk_update writes a CASE WHEN per field and
+    row, which Django builds as expressions: retiming three flights for a season
+    (1,320 legs, 9 fields) cost 7 s of Python for 0.1 s of database work."""
+    if connection.vendor != "postgresql":  # SQLite names VALUES columns its own way
+        FlightLeg.objects.bulk_update(legs, fields, batch_size=BATCH)
+        return
+    qn = connection.ops.quote_name
+    written = [FlightLeg._meta.get_field(name) for name in fields]
+    table = qn(FlightLeg._meta.db_table)
+    columns = ", ".join(qn(f.column) for f in written)
+    assigned = ", ".join(f"{qn(f.column)} = v.{qn(f.column)}" for f in written)
+    row = "(" + ", ".join(["%s"] * (len(written) + 1)) + ")"
+    with connection.cursor() as cursor:
+        for start in range(0, len(legs), BATCH):
+            batch = legs[start : start + BATCH]
+            cursor.execute(
+                f"UPDATE {table} SET {assigned} FROM (VALUES {', '.join([row] * len(batch))}) "  # noqa: S608
+                f'AS v("id", {columns}) WHERE {table}."id" = v."id"',
+                [
+                    value
+                    for leg in batch
+                    for value in (
+                        leg.pk,
+                        *(f.get_db_prep_save(getattr(leg, f.attname), connection) for f in written),
+                    )
+                ],
+            )
 
 
 def _key(leg: FlightLeg) -> LegKey:
