@@ -558,9 +558,16 @@ RESHOP_EXAMPLES = [
 
 class Differential(s.Serializer):
     offerItemId = s.CharField()
-    oldTotal = MonetaryAmount(help_text="What the replaced lines were worth")
+    oldTotal = MonetaryAmount(
+        help_text="What the replaced lines were worth: the flight items and the services "
+        "that cannot follow (serviceChanges DROPPED)"
+    )
     newTotal = MonetaryAmount(help_text="What their replacement costs, fees included")
-    balanceDelta = MonetaryAmount(help_text="newTotal - oldTotal: negative for a refund")
+    balanceDelta = MonetaryAmount(
+        help_text="newTotal - oldTotal: negative for a refund. On a quote, exactly what "
+        "AcceptReshopOffer charges (AddCol) or gives back (Refund); on a hold, what the "
+        "balance due moves by"
+    )
     differentialTypeCode = s.ChoiceField(choices=["AddCol", "Refund", "EvenExchange"])
 
 
@@ -584,6 +591,32 @@ class ReshopOfferItem(s.Serializer):
     replacesOrderItemRefIds = s.ListField(child=s.CharField())
 
 
+class ServiceChange(s.Serializer):
+    serviceId = s.CharField(help_text="SVR- id of the order's service")
+    itemId = s.CharField(help_text="Its OOI- order item id")
+    code = s.CharField()
+    name = s.CharField()
+    paxRefId = s.CharField()
+    offerItemId = s.CharField(help_text="The offer item (itemChangeQuotes) that moves it")
+    replacesOrderItemRefId = s.CharField(help_text="The flight item it belonged to")
+    action = s.ChoiceField(
+        choices=["MOVED", "DROPPED"],
+        help_text="MOVED to the new journey at the price paid; DROPPED: cancelled on "
+        "accept, its value netted against the difference or given back with it",
+    )
+    amount = MonetaryAmount(help_text="What it was paid (its totalPrice.total)")
+    balanceDelta = MonetaryAmount(
+        help_text="Its part in the differential's balanceDelta: 0 when MOVED, minus its "
+        "value when DROPPED"
+    )
+    seat = s.CharField(required=False, help_text="A seat: its designator, e.g. 8A")
+    journeyRefId = s.CharField(required=False, help_text="MOVED: the new journey (journeys[])")
+    segmentRefId = s.CharField(
+        required=False, help_text="MOVED, on a segment: the new segment (journeys[].segments[])"
+    )
+    reason = s.CharField(required=False, help_text="DROPPED: why it cannot follow")
+
+
 class ReshopOffer(s.Serializer):
     offerId = s.CharField(help_text="Price it with quote order (ERR-3004 on price offer)")
     ownerCode = s.CharField()
@@ -591,6 +624,9 @@ class ReshopOffer(s.Serializer):
     totalPrice = Price()
     items = ReshopOfferItem(many=True)
     priceDifferential = Differential()
+    serviceChanges = ServiceChange(
+        many=True, help_text="Every seat and service of the replaced journeys, and where it goes"
+    )
 
 
 class ReshopData(s.Serializer):
@@ -619,6 +655,9 @@ class QuoteData(s.Serializer):
     itemChangeQuotes = Differential(many=True)
     offer = QuoteOffer()
     journeys = OrderJourney(many=True)
+    serviceChanges = ServiceChange(
+        many=True, help_text="Every seat and service of the replaced journeys, and where it goes"
+    )
 
 
 RESHOP_RESPONSE = enveloped("Reshop", ReshopData())
