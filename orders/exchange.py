@@ -49,6 +49,7 @@ from orders import events, ids
 from orders.airline_changes import change_exchanged, journey_airline_cancelled, pending_change_of
 from orders.changes import ACTIONS, Action, GiveBack, Plan
 from orders.create import journey_row, segments_write
+from orders.fees import CHANGE, fee_charge
 from orders.inputs import AcceptReshopOffer
 from orders.models import (
     AirlineChange,
@@ -853,6 +854,7 @@ def _exchange(plan: Plan, order: Order, swaps) -> None:
             ],
         )
         _move_services(moves, journey, new_item, segment_rows)
+        fee_charge(order, CHANGE, Decimal(r.change_fee), now=plan.now)
         replaced.append(item.ref)
         added.append(new_item.ref)
     for ref in {r.airline_change for _item, r, _moves, _flown in journeys if r.airline_change}:

@@ -43,8 +43,9 @@ class OrderTotals(s.Serializer):
         "lapsed hold, a seat replaced on a hold)"
     )
     retained = MonetaryAmount(
-        help_text="What the airline kept of lines a paid order lost: cancellation "
-        "penalties, change and name-change fees, a cheaper replacement seat"
+        help_text="What else the airline kept of lines a paid order lost (a cheaper "
+        "replacement seat); the fees and penalties it charged are in totalPrice.fees. "
+        "Settled: charged - refunded = totalPrice.total + retained + credited"
     )
     credited = MonetaryAmount(help_text="What became airline credit (see credits[])")
 
@@ -55,7 +56,10 @@ class OrderHeader(s.Serializer):
     ownerCode = s.CharField()
     statusCode = s.ChoiceField(choices=["CONFIRMED", "ONHOLD", "CANCELLED", "CLOSED", "PENDING"])
     creationDateTime = s.DateTimeField()
-    totalPrice = Price(help_text="What the order's live (not cancelled) lines are worth")
+    totalPrice = Price(
+        help_text="What the order's live (not cancelled) lines are worth, plus the fees "
+        "and penalties it was charged (fees[]: ServiceFee, PenaltyFee lines)"
+    )
     totals = OrderTotals()
     balanceDue = MonetaryAmount(required=False, help_text="On hold only")
     paymentTimeLimit = s.DateTimeField(required=False, help_text="On hold only (UTC)")
@@ -252,6 +256,18 @@ class AirlineInitiatedChange(s.Serializer):
     )
 
 
+class OrderFeeCharged(s.Serializer):
+    feeId = s.CharField(help_text="FEE-...")
+    type = s.ChoiceField(choices=["ServiceFee", "PenaltyFee"])
+    code = s.CharField(help_text="NCF name change, CHG flight change, CXL cancellation")
+    description = s.CharField()
+    amount = MonetaryAmount()
+    paxRefId = s.CharField(required=False, help_text="The passenger it was charged for")
+    emdNumber = s.RegexField(
+        r"^\d{13}$", required=False, help_text="Its EMD, once the order is ticketed"
+    )
+
+
 class OrderViewData(s.Serializer):
     order = OrderHeader()
     services = OrderService(many=True)
@@ -259,6 +275,9 @@ class OrderViewData(s.Serializer):
     contacts = OrderContact(many=True)
     journeys = OrderJourney(many=True)
     payments = OrderPayment(many=True)
+    fees = OrderFeeCharged(
+        many=True, help_text="Fees and penalties charged; each is a line of totalPrice.fees"
+    )
     tickets = OrderTicket(many=True)
     credits = OrderCredit(many=True, help_text="Airline credit this order gave back")
     airlineInitiatedChanges = AirlineInitiatedChange(
