@@ -20,6 +20,7 @@ from offers.ancillaries import bundle_terms
 from orders import events
 from orders.changes import ACTIONS, Action, Plan
 from orders.checks import AGE_LIMITS, _check_name, age_on, check_email, check_phone
+from orders.fees import NAME_CHANGE, fee_charge
 from orders.inputs import PassengerPatch, UpdateContact, UpdatePassenger
 from orders.models import Contact, Coupon, Order, OrderStatus, Passenger
 from orders.reshop import INSTRUCTIONS, ReshopRequest
@@ -173,6 +174,7 @@ def passenger_update(
         p.refresh_from_db()
         tickets_issue(order, now=plan.now, passengers=[p])
         charged = fee
+        fee_charge(order, NAME_CHANGE, fee, now=plan.now, passenger=p)
     events.passenger_updated(
         order, actor=plan.actor, now=plan.now, passenger=p.ref, fields=sorted(fields), fee=charged
     )

@@ -34,6 +34,7 @@ from airline.network.inventory import SeatChange, inventory_apply
 from offers.ancillaries import bundle_terms
 from orders import events
 from orders.changes import ACTIONS, Action, GiveBack, Plan, give_back_split
+from orders.fees import CANCELLATION, fee_charge
 from orders.inputs import CancelJourney
 from orders.models import Coupon, Journey, Order, OrderItem, OrderStatus, Segment, Service
 from orders.refunds import refundable
@@ -245,6 +246,8 @@ def check_cancel_journey(plan: Plan, entries: Sequence[CancelJourney]) -> Any:
 
     def do_cancel_journey(plan: Plan, locked: Order) -> None:
         journeys_cancel(plan, locked, cancellation)
+        if cancellation.paid:
+            fee_charge(locked, CANCELLATION, cancellation.penalty, now=plan.now)
 
     return do_cancel_journey
 

@@ -43,6 +43,7 @@ from orders.ancillaries import (
     services_write,
 )
 from orders.credits import credit_available, credit_issue, credit_payment, credit_redeem
+from orders.fees import fees_number
 from orders.holds import order_cancel_hold
 from orders.inputs import (
     AcceptOffer,
@@ -54,7 +55,15 @@ from orders.inputs import (
     PaymentData,
 )
 from orders.intents import card_charged, intent_attach, intent_open
-from orders.models import AirlineCredit, Order, OrderStatus, PaymentIntent, Refund, Service
+from orders.models import (
+    AirlineCredit,
+    Order,
+    OrderFee,
+    OrderStatus,
+    PaymentIntent,
+    Refund,
+    Service,
+)
 from orders.payments import Card, card_check, credit_card_check
 from orders.refunds import refundable, refunds_owe, refunds_send
 from orders.selectors import SLIM_PREFETCH, OrderScope, order_get
@@ -253,6 +262,8 @@ def _apply(plan: Plan, *, charge, intent: PaymentIntent | None) -> None:
         events.order_paid(locked, actor=plan.actor, now=plan.now, amount=charge.amount)
     if plan.confirm:
         tickets_issue(locked, now=plan.now)
+        # A fee charged while on hold (a change fee) is documented once it is paid.
+        fees_number(list(OrderFee.objects.filter(order=locked, emd_number__isnull=True)))
         events.hold_confirmed(locked, actor=plan.actor, now=plan.now)
     if locked.status == OrderStatus.CONFIRMED:
         emds_number(list(Service.objects.filter(order=locked, status=Service.Status.ACTIVE)))

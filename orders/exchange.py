@@ -9,21 +9,28 @@
 2. `order_quote` prices the chosen replacements again on live inventory and stores the
    quote under a new offer id (source "quote") with the order's version.
 3. AcceptReshopOffer (a change-order action) applies a quote to the order it was made
-   for, as it was then: the new seats sold and the old released in one inventory call
-   (legs locked in id order, as every sale), the old item CANCELLED, paid seats and bags
-   moved to the new flights where they exist, tickets reissued (old coupons EXCHANGED),
-   and the difference collected by card, or given back as the bundle says.
+   for, as it still stands in what was quoted (its replaced items live, its status, the
+   seats and bags of those journeys: an unrelated change such as UpdateContact leaves a
+   quote good): the new seats sold and the old released in one inventory call (legs
+   locked in id order, as every sale), the old item CANCELLED, paid seats and bags moved
+   to the new flights where they exist, tickets reissued (old coupons EXCHANGED), and the
+   difference collected by card, or given back as the bundle says.
+
+Every reshop offer and quote says what happens to each seat and bag of a replaced journey
+(`serviceChanges`: MOVED at the price paid, or DROPPED with its value given back or netted
+against the difference), and its `priceDifferential` counts the dropped ones in `oldTotal`:
+its `balanceDelta` is what accepting it charges or gives back, to the cent.
 """
 
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.db.models import F
+from django.db.models import F, Q
 
 from airline.api import clock
 from airline.api.errors import ApiError, Err
@@ -37,10 +44,12 @@ from offers.ancillaries import bundle_terms, seats_of_configuration, seats_taken
 from offers.passengers import Pax
 from offers.services import bundles_for, journey_options, journey_reprice
 from offers.store import OfferBatch, OfferSource, batch_save, new_batch, offer_load
+from offers.wire import ref_id
 from orders import events, ids
 from orders.airline_changes import change_exchanged, journey_airline_cancelled, pending_change_of
 from orders.changes import ACTIONS, Action, GiveBack, Plan
 from orders.create import journey_row, segments_write
+from orders.fees import CHANGE, fee_charge
 from orders.inputs import AcceptReshopOffer
 from orders.models import (
     AirlineChange,
@@ -82,6 +91,10 @@ class Replacement:
     # The pending airline change (AIC- id) the replaced journey is covered by: then the
     # replacement is priced at what the item cost, with no fee (orders.airline_changes).
     airline_change: str = ""
+    # Where each live service of the replaced journey goes (_service_moves), as quoted:
+    # [service pk, new segment index, new leg id], the index None when it is dropped.
+    services: list[list[int | None]] = field(default_factory=list)
+    dropped: str = "0"  # Decimal as text: what the dropped services cost
 
     @property
     def new_total(self) -> Decimal:
@@ -97,13 +110,16 @@ class ExchangeOffer:
     """A reshop or quote offer: replacements for items of one order."""
 
     order_id: str
-    version: int  # the order's version it was made against (a quote's is checked)
+    # The order's status it was made on: a quote is money due now on a paid order and
+    # balance due on a hold, so a hold confirmed since (or a cancelled order) needs
+    # another (check_accept_reshop_offer checks the rest of what was quoted).
+    status: str
     items: list[Replacement]
 
     def stored(self) -> dict[str, Any]:
         return {
             "order": self.order_id,
-            "version": self.version,
+            "status": self.status,
             "items": [i.stored() for i in self.items],
         }
 
@@ -111,7 +127,8 @@ class ExchangeOffer:
     def load(cls, stored: Mapping[str, Any]) -> "ExchangeOffer":
         return cls(
             order_id=stored["order"],
-            version=stored["version"],
+            # A quote stored before statuses were: never matches, so quote again.
+            status=stored.get("status", ""),
             items=[Replacement(**item) for item in stored["items"]],
         )
 
@@ -154,10 +171,15 @@ def reshop_itinerary(request: ReshopRequest) -> dict[str, Any]:
             bundle=bundle,
         )
         fee = bundle.change_fee * seated
+        services = journey_services(item)
         choices.append(
             [
-                _free_for(
-                    change, item, _replacement(journey, option.stored, option.price, item, fee)
+                _with_moves(
+                    _free_for(
+                        change, item, _replacement(journey, option.stored, option.price, item, fee)
+                    ),
+                    item,
+                    services,
                 )
                 for journey, option in options
                 if journey.departs_at > now
@@ -171,11 +193,12 @@ def reshop_itinerary(request: ReshopRequest) -> dict[str, Any]:
     )
     offers = []
     items_of = {i.ref: i for i in order.items.all()}
+    refs = ServiceRefs.of(order)
     for combination in itertools.islice(itertools.product(*choices), MAX_OFFERS):
         offer_id = batch.offer_id(len(batch.offers) + 1)
         items = [_with_item_id(r, f"{offer_id}.{n}") for n, r in enumerate(combination, start=1)]
-        batch.offers[offer_id] = ExchangeOffer(order.order_id, order.version, items).stored()
-        offers.append(_offer_wire(offer_id, batch, items, items_of))
+        batch.offers[offer_id] = ExchangeOffer(order.order_id, order.status, items).stored()
+        offers.append(_offer_wire(offer_id, batch, items, items_of, refs))
     batch_save(batch)
     journeys = {r.journey_ref: r.flight for rs in choices for r in rs}
     return {"offers": offers, "journeys": list(journeys.values())}
@@ -330,11 +353,98 @@ def _with_item_id(replacement: Replacement, item_id: str) -> Replacement:
     return replace(replacement, offer_item_id=item_id)
 
 
+def _with_moves(r: Replacement, item: OrderItem, services: Sequence[Service]) -> Replacement:
+    """The replacement with where each of `services` (the item's journey's) goes, and
+    what those that cannot follow cost."""
+    moves = _service_moves(item, r, services)
+    return replace(
+        r,
+        services=moves_stored(moves),
+        dropped=str(sum((s.total for s, target in moves if target is None), ZERO)),
+    )
+
+
+def moves_stored(moves: Sequence[tuple[Service, tuple[int, int | None] | None]]) -> list[list]:
+    """Moves as a quote stores them: [service pk, new segment index, new leg id]."""
+    return [[s.pk, *(target or (None, None))] for s, target in moves]
+
+
+@dataclass(frozen=True)
+class ServiceRefs:
+    """What `serviceChanges` entries name of the order: its live services by pk, and
+    the PAX- ids and segments they belong to."""
+
+    services: Mapping[int, Service]
+    pax: Mapping[int, str]
+    segments: Mapping[int, Segment]
+
+    @classmethod
+    def of(cls, order: Order) -> "ServiceRefs":
+        live = Service.objects.filter(order=order, status=Service.Status.ACTIVE)
+        return cls(
+            services={s.pk: s for s in live},
+            pax={p.pk: p.ref for p in order.passengers.all()},
+            segments={s.pk: s for j in order.journeys.all() for s in j.segments.all()},
+        )
+
+
+def service_changes_wire(items: Sequence[Replacement], refs: ServiceRefs) -> list[dict[str, Any]]:
+    """`serviceChanges` of a reshop offer or a quote (README "Changing flights"): each
+    live service of a replaced journey, MOVED to the new journey at the price paid
+    (`balanceDelta` 0), or DROPPED, its value given back or netted against the
+    difference (`balanceDelta` minus its value, counted in the differential's
+    oldTotal). New journey and segment ids are those of the answer's `journeys[]`."""
+    wire = []
+    for r in items:
+        for pk, position, _leg in r.services:
+            service = refs.services[pk]
+            value = service.total
+            entry: dict[str, Any] = {
+                "serviceId": service.ref,
+                "itemId": service.item_ref,
+                "code": service.code,
+                "name": service.name,
+                "paxRefId": refs.pax[service.passenger_id],
+                "offerItemId": r.offer_item_id,
+                "replacesOrderItemRefId": r.replaces,
+                "amount": money_wire(value),
+            }
+            if service.seat_row is not None:
+                entry["seat"] = f"{service.seat_row}{service.seat_column}"
+            if position is None:
+                entry["action"] = "DROPPED"
+                entry["balanceDelta"] = money_wire(-value)
+                entry["reason"] = _drop_reason(service, r, refs)
+            else:
+                entry["action"] = "MOVED"
+                entry["balanceDelta"] = money_wire(ZERO)
+                entry["journeyRefId"] = r.journey_ref
+                if service.segment_id is not None:
+                    entry["segmentRefId"] = ref_id("SEG", *r.segments[position])
+            wire.append(entry)
+    return wire
+
+
+def _drop_reason(service: Service, r: Replacement, refs: ServiceRefs) -> str:
+    old = refs.segments.get(service.segment_id)
+    flown = network_index().journey_of(r.segments)
+    markets = {(s.origin, s.destination) for s in flown.segments} if flown else set()
+    if old is None or (old.origin, old.destination) not in markets:
+        where = f"{old.origin}-{old.destination}" if old is not None else "that segment"
+        return f"The new journey does not fly {where} as one segment"
+    return (
+        f"Seat {service.seat_row}{service.seat_column} is not free on the new flight"
+        if service.seat_row is not None
+        else "The new flight does not carry it"
+    )
+
+
 def _offer_wire(
     offer_id: str,
     batch: OfferBatch,
     items: Sequence[Replacement],
     items_of: Mapping[str, OrderItem],
+    refs: "ServiceRefs",
 ) -> dict[str, Any]:
     quotes = [differential(r, items_of[r.replaces]) for r in items]
     return {
@@ -344,6 +454,7 @@ def _offer_wire(
         "totalPrice": price_sum(_price_with_fee(r) for r in items).to_wire(),
         "items": [_item_wire(r) for r in items],
         "priceDifferential": total_differential(offer_id, quotes),
+        "serviceChanges": service_changes_wire(items, refs),
     }
 
 
@@ -368,8 +479,11 @@ def _price_with_fee(r: Replacement) -> Price:
 
 
 def differential(r: Replacement, item: OrderItem) -> dict[str, Any]:
-    """SPEC.md §2.7: what the replacement costs against what the item cost."""
-    return _differential(r.offer_item_id, old=item.total, new=r.new_total)
+    """SPEC.md §2.7: what the replacement costs against what it replaces: the item and
+    the services of its journey that cannot follow (they leave the order with it, so
+    `balanceDelta` is what accepting charges or gives back). Services that move keep
+    the price paid and are in neither total."""
+    return _differential(r.offer_item_id, old=item.total + Decimal(r.dropped), new=r.new_total)
 
 
 def total_differential(offer_id: str, quotes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -461,8 +575,9 @@ def order_quote(
             )
         journey, option = found
         fresh = _replacement(journey, option.stored, option.price, item, Decimal(old.change_fee))
-        repriced.append(_with_item_id(_free_for(change, item, fresh), f"{quote_id}.{n}"))
-    quote.offers[quote_id] = ExchangeOffer(order.order_id, order.version, repriced).stored()
+        fresh = _with_moves(_free_for(change, item, fresh), item, journey_services(item))
+        repriced.append(_with_item_id(fresh, f"{quote_id}.{n}"))
+    quote.offers[quote_id] = ExchangeOffer(order.order_id, order.status, repriced).stored()
     batch_save(quote)
     quotes = [differential(r, items_of[r.replaces]) for r in repriced]
     all_pax = list(order.passengers.all())
@@ -482,6 +597,7 @@ def order_quote(
             "items": [_item_wire(r) for r in repriced],
         },
         "journeys": list({r.journey_ref: r.flight for r in repriced}.values()),
+        "serviceChanges": service_changes_wire(repriced, ServiceRefs.of(order)),
     }
 
 
@@ -510,17 +626,39 @@ def check_accept_reshop_offer(plan: Plan, entries: Sequence[AcceptReshopOffer]) 
     covering = pending_change_of(order)
     for r in offer.items:
         item = items_of[r.replaces]
-        change = _covering(covering, item) if r.airline_change else None
+        change = _covering(covering, item)
         if r.airline_change and (change is None or change.ref != r.airline_change):
             raise ApiError(
                 Err.CHANGE_NOT_APPLIED,
                 f"Airline change {r.airline_change} is no longer pending; reshop and quote again",
                 path="changes.offerId",
             )
+        if change is not None and not r.airline_change:
+            # Detected since the quote: the journey now changes at no charge.
+            raise ApiError(
+                Err.CHANGE_NOT_APPLIED,
+                f"Airline change {change.ref} now covers {item.journey.ref}; reshop and quote "
+                "again",
+                path="changes.offerId",
+            )
+        if item.status != LIVE:
+            raise ApiError(
+                Err.CHANGE_NOT_APPLIED,
+                f"{item.ref} is no longer on the order; reshop and quote again",
+                path="changes.offerId",
+            )
         _check_changeable(item, plan.now, change=change)
-        moves = _service_moves(order, item, r)
-        plan.added += Price.from_wire(r.price).total - item.total
-        plan.added -= sum((s.total for s, target in moves if target is None), ZERO)
+        moves = _service_moves(item, r, journey_services(item))
+        if moves_stored(moves) != r.services:
+            # The amount is the quote's to the cent, or nothing happens: a seat or bag
+            # bought, changed or taken since would move money the quote did not say.
+            raise ApiError(
+                Err.CHANGE_NOT_APPLIED,
+                f"The seats and services of {item.journey.ref} are not as quoted; reshop "
+                "and quote again",
+                path="changes.offerId",
+            )
+        plan.added += Price.from_wire(r.price).total - item.total - Decimal(r.dropped)
         plan.retained += Decimal(r.change_fee)
         if change is not None or bundle_terms(item.bundle).refund_method == "refund":
             # A seat that cannot follow to a flight the airline made us take goes back to
@@ -562,29 +700,39 @@ def _quote_of(plan: Plan, entry: AcceptReshopOffer) -> ExchangeOffer:
             f"Offer {offer_id} is not for this order",
             path="changes.offerId",
         )
-    if offer.version != plan.order.version:
+    if offer.status != plan.order.status:
+        # Only what the quote depends on is checked (here and check_accept_reshop_offer):
+        # a contact or passenger detail changed since leaves it good.
         raise ApiError(
             Err.CHANGE_NOT_APPLIED,
-            "The order has changed since it was quoted; reshop and quote again",
+            f"The order is {plan.order.status} now, not as quoted; reshop and quote again",
             path="changes.offerId",
         )
     return offer
 
 
-def _service_moves(
-    order: Order, item: OrderItem, r: Replacement
-) -> list[tuple[Service, tuple[int, int | None] | None]]:
-    """Each live service of the replaced journey and where it goes: (new segment index,
-    new leg id) — a bag or other journey service to the new journey, a seat to the same
-    seat on the matching leg of the new flight if it has that seat free — or None: it
-    cannot follow and is cancelled, its value given back with the difference."""
+def journey_services(item: OrderItem) -> list[Service]:
+    """The live services of the item's journey (on the journey or one of its segments),
+    in id order."""
     journey = item.journey
-    old_segments = list(journey.segments.all())
-    services = list(Service.objects.filter(journey=journey, status=Service.Status.ACTIVE)) + list(
-        Service.objects.filter(segment__journey=journey, status=Service.Status.ACTIVE).exclude(
-            journey=journey
-        )
+    return list(
+        Service.objects.filter(
+            Q(journey=journey) | Q(segment__journey=journey), status=Service.Status.ACTIVE
+        ).order_by("pk")
     )
+
+
+def _service_moves(
+    item: OrderItem, r: Replacement, services: Sequence[Service]
+) -> list[tuple[Service, tuple[int, int | None] | None]]:
+    """Each of `services` (journey_services of the replaced item) and where it goes: (new
+    segment index, new leg id) — a bag or other journey service to the new journey, a
+    seat to the same seat on the matching leg of the new flight if it has that seat
+    free — or None: it cannot follow and is cancelled, its value given back with the
+    difference."""
+    if not services:
+        return []
+    old_segments = list(item.journey.segments.all())
     new_legs = [legs for legs in r.segments]
     index = network_index()
     flown = index.journey_of(r.segments)
@@ -706,6 +854,7 @@ def _exchange(plan: Plan, order: Order, swaps) -> None:
             ],
         )
         _move_services(moves, journey, new_item, segment_rows)
+        fee_charge(order, CHANGE, Decimal(r.change_fee), now=plan.now)
         replaced.append(item.ref)
         added.append(new_item.ref)
     for ref in {r.airline_change for _item, r, _moves, _flown in journeys if r.airline_change}:
@@ -744,10 +893,12 @@ def _seats_still_follow(seats: Sequence[tuple[Service, int]]) -> LegCheck:
         if not on:
             return
         layouts = configuration_seats({leg.configuration_id for _s, leg in on}, lock="FOR SHARE")
+        # Seat sales lock their legs too: a seat sold since the quote is seen here.
+        taken = seats_taken([leg_id for _s, leg_id in seats])
         for service, leg in on:
             designator = f"{service.seat_row}{service.seat_column}"
             seat = layouts.get(leg.configuration_id, {}).get(designator)
-            if seat is None or seat.blocked:
+            if seat is None or seat.blocked or designator in taken.get(leg.id, set()):
                 raise ApiError(
                     Err.CHANGE_NOT_APPLIED,
                     f"Seat {designator} can no longer follow to the new flight; reshop and "

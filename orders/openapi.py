@@ -43,8 +43,9 @@ class OrderTotals(s.Serializer):
         "lapsed hold, a seat replaced on a hold)"
     )
     retained = MonetaryAmount(
-        help_text="What the airline kept of lines a paid order lost: cancellation "
-        "penalties, change and name-change fees, a cheaper replacement seat"
+        help_text="What else the airline kept of lines a paid order lost (a cheaper "
+        "replacement seat); the fees and penalties it charged are in totalPrice.fees. "
+        "Settled: charged - refunded = totalPrice.total + retained + credited"
     )
     credited = MonetaryAmount(help_text="What became airline credit (see credits[])")
 
@@ -55,7 +56,10 @@ class OrderHeader(s.Serializer):
     ownerCode = s.CharField()
     statusCode = s.ChoiceField(choices=["CONFIRMED", "ONHOLD", "CANCELLED", "CLOSED", "PENDING"])
     creationDateTime = s.DateTimeField()
-    totalPrice = Price(help_text="What the order's live (not cancelled) lines are worth")
+    totalPrice = Price(
+        help_text="What the order's live (not cancelled) lines are worth, plus the fees "
+        "and penalties it was charged (fees[]: ServiceFee, PenaltyFee lines)"
+    )
     totals = OrderTotals()
     balanceDue = MonetaryAmount(required=False, help_text="On hold only")
     paymentTimeLimit = s.DateTimeField(required=False, help_text="On hold only (UTC)")
@@ -252,6 +256,18 @@ class AirlineInitiatedChange(s.Serializer):
     )
 
 
+class OrderFeeCharged(s.Serializer):
+    feeId = s.CharField(help_text="FEE-...")
+    type = s.ChoiceField(choices=["ServiceFee", "PenaltyFee"])
+    code = s.CharField(help_text="NCF name change, CHG flight change, CXL cancellation")
+    description = s.CharField()
+    amount = MonetaryAmount()
+    paxRefId = s.CharField(required=False, help_text="The passenger it was charged for")
+    emdNumber = s.RegexField(
+        r"^\d{13}$", required=False, help_text="Its EMD, once the order is ticketed"
+    )
+
+
 class OrderViewData(s.Serializer):
     order = OrderHeader()
     services = OrderService(many=True)
@@ -259,6 +275,9 @@ class OrderViewData(s.Serializer):
     contacts = OrderContact(many=True)
     journeys = OrderJourney(many=True)
     payments = OrderPayment(many=True)
+    fees = OrderFeeCharged(
+        many=True, help_text="Fees and penalties charged; each is a line of totalPrice.fees"
+    )
     tickets = OrderTicket(many=True)
     credits = OrderCredit(many=True, help_text="Airline credit this order gave back")
     airlineInitiatedChanges = AirlineInitiatedChange(
@@ -558,9 +577,16 @@ RESHOP_EXAMPLES = [
 
 class Differential(s.Serializer):
     offerItemId = s.CharField()
-    oldTotal = MonetaryAmount(help_text="What the replaced lines were worth")
+    oldTotal = MonetaryAmount(
+        help_text="What the replaced lines were worth: the flight items and the services "
+        "that cannot follow (serviceChanges DROPPED)"
+    )
     newTotal = MonetaryAmount(help_text="What their replacement costs, fees included")
-    balanceDelta = MonetaryAmount(help_text="newTotal - oldTotal: negative for a refund")
+    balanceDelta = MonetaryAmount(
+        help_text="newTotal - oldTotal: negative for a refund. On a quote, exactly what "
+        "AcceptReshopOffer charges (AddCol) or gives back (Refund); on a hold, what the "
+        "balance due moves by"
+    )
     differentialTypeCode = s.ChoiceField(choices=["AddCol", "Refund", "EvenExchange"])
 
 
@@ -584,6 +610,32 @@ class ReshopOfferItem(s.Serializer):
     replacesOrderItemRefIds = s.ListField(child=s.CharField())
 
 
+class ServiceChange(s.Serializer):
+    serviceId = s.CharField(help_text="SVR- id of the order's service")
+    itemId = s.CharField(help_text="Its OOI- order item id")
+    code = s.CharField()
+    name = s.CharField()
+    paxRefId = s.CharField()
+    offerItemId = s.CharField(help_text="The offer item (itemChangeQuotes) that moves it")
+    replacesOrderItemRefId = s.CharField(help_text="The flight item it belonged to")
+    action = s.ChoiceField(
+        choices=["MOVED", "DROPPED"],
+        help_text="MOVED to the new journey at the price paid; DROPPED: cancelled on "
+        "accept, its value netted against the difference or given back with it",
+    )
+    amount = MonetaryAmount(help_text="What it was paid (its totalPrice.total)")
+    balanceDelta = MonetaryAmount(
+        help_text="Its part in the differential's balanceDelta: 0 when MOVED, minus its "
+        "value when DROPPED"
+    )
+    seat = s.CharField(required=False, help_text="A seat: its designator, e.g. 8A")
+    journeyRefId = s.CharField(required=False, help_text="MOVED: the new journey (journeys[])")
+    segmentRefId = s.CharField(
+        required=False, help_text="MOVED, on a segment: the new segment (journeys[].segments[])"
+    )
+    reason = s.CharField(required=False, help_text="DROPPED: why it cannot follow")
+
+
 class ReshopOffer(s.Serializer):
     offerId = s.CharField(help_text="Price it with quote order (ERR-3004 on price offer)")
     ownerCode = s.CharField()
@@ -591,6 +643,9 @@ class ReshopOffer(s.Serializer):
     totalPrice = Price()
     items = ReshopOfferItem(many=True)
     priceDifferential = Differential()
+    serviceChanges = ServiceChange(
+        many=True, help_text="Every seat and service of the replaced journeys, and where it goes"
+    )
 
 
 class ReshopData(s.Serializer):
@@ -619,6 +674,9 @@ class QuoteData(s.Serializer):
     itemChangeQuotes = Differential(many=True)
     offer = QuoteOffer()
     journeys = OrderJourney(many=True)
+    serviceChanges = ServiceChange(
+        many=True, help_text="Every seat and service of the replaced journeys, and where it goes"
+    )
 
 
 RESHOP_RESPONSE = enveloped("Reshop", ReshopData())

@@ -20,6 +20,7 @@ from orders.models import (
     AirlineChange,
     Journey,
     Order,
+    OrderFee,
     OrderStatus,
     Passenger,
     Payment,
@@ -83,11 +84,14 @@ def order_view(parts: OrderParts) -> dict[str, Any]:
     position = {j.pk: j.position for j in journeys}
     items = sorted(parts.items, key=lambda i: position.get(i.journey_id, 0))
     # Cancelled lines stay in the view with their status; the total is what the live
-    # ones are worth, and `totals` accounts for the rest.
+    # ones are worth plus the fees and penalties charged, and `totals` accounts for the
+    # rest.
     prices = {i.pk: Price.from_wire(i.price) for i in items}
-    live = [prices[i.pk] for i in items if i.status != CANCELLED] + [
-        service_price(v) for v in parts.services if v.status == Service.Status.ACTIVE
-    ]
+    live = (
+        [prices[i.pk] for i in items if i.status != CANCELLED]
+        + [service_price(v) for v in parts.services if v.status == Service.Status.ACTIVE]
+        + [fee_price(f) for f in parts.fees]
+    )
     header: dict[str, Any] = {
         "orderId": order.order_id,
         "recordLocator": order.record_locator,
@@ -95,7 +99,7 @@ def order_view(parts: OrderParts) -> dict[str, Any]:
         "statusCode": order.status,
         "creationDateTime": clock.format_utc(order.created_at),
         "totalPrice": price_sum(live).to_wire(order.currency),
-        "totals": _totals(order, parts.payments),
+        "totals": _totals(order, parts.payments, parts.fees),
     }
     if order.status == OrderStatus.ONHOLD:
         header["balanceDue"] = money_wire(order.balance_due, order.currency)
@@ -134,6 +138,7 @@ def order_view(parts: OrderParts) -> dict[str, Any]:
         "contacts": [_contact_wire(c) for c in parts.contacts],
         "journeys": [_journey_wire(j, segments_of[j.pk], parts.legs, changed) for j in journeys],
         "payments": [_payment_wire(p) for p in parts.payments],
+        "fees": [_fee_wire(f, pax_by_pk, order) for f in parts.fees],
         "credits": [
             {
                 "creditCode": c.code,
@@ -199,19 +204,21 @@ def _payment_wire(p: Payment) -> dict[str, Any]:
     return wire
 
 
-def _totals(order: Order, payments: Sequence[Payment]) -> dict[str, Any]:
+def _totals(order: Order, payments: Sequence[Payment], fees: Sequence[OrderFee]) -> dict[str, Any]:
     """What moved and what went (SPEC.md §2.5 leaves it open): `charged` every payment
     taken, `refunded` what of it was given back, `voided` the value of lines cancelled
     before anyone paid for them (a cancelled or lapsed hold, a seat replaced on a hold),
-    `retained` what the airline kept of lines a paid order lost (penalties, fees),
+    `retained` what else the airline kept of lines a paid order lost (a cheaper
+    replacement seat: the fees and penalties it charged are in totalPrice, so not here),
     `credited` what became airline credit. A settled order's charged - refunded =
     totalPrice + retained + credited."""
     taken = [p for p in payments if p.status != Payment.Status.FAILED]
+    in_price = sum((f.amount for f in fees), ZERO)
     return {
         "charged": money_wire(sum((p.amount for p in taken), ZERO), order.currency),
         "refunded": money_wire(sum((p.refunded for p in taken), ZERO), order.currency),
         "voided": money_wire(order.voided, order.currency),
-        "retained": money_wire(order.retained, order.currency),
+        "retained": money_wire(order.retained - in_price, order.currency),
         "credited": money_wire(order.credited, order.currency),
     }
 
@@ -355,6 +362,27 @@ def _segment_wire(s: Segment, legs: Iterable[LegPart], status: str) -> dict[str,
 
 
 FEE_TYPES = {"SEAT": "SeatFee", "BAGGAGE": "BaggageFee"}
+
+
+def fee_price(fee: OrderFee) -> Price:
+    """A fee or penalty the order was charged (orders.fees) as a Price: base 0, one fee
+    line of its SPEC.md §1 type (ServiceFee, PenaltyFee)."""
+    return Price(base=ZERO, fees=(Fee(fee.type, fee.code, fee.description, fee.amount),))
+
+
+def _fee_wire(fee: OrderFee, pax_by_pk: dict[int, str], order: Order) -> dict[str, Any]:
+    wire: dict[str, Any] = {
+        "feeId": fee.ref,
+        "type": fee.type,
+        "code": fee.code,
+        "description": fee.description,
+        "amount": money_wire(fee.amount, order.currency),
+    }
+    if fee.passenger_id is not None:
+        wire["paxRefId"] = pax_by_pk[fee.passenger_id]
+    if fee.emd_number:
+        wire["emdNumber"] = fee.emd_number
+    return wire
 
 
 def service_price(service: Service) -> Price:

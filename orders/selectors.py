@@ -33,6 +33,7 @@ from orders.models import (
     Journey,
     Leg,
     Order,
+    OrderFee,
     OrderItem,
     OrderStatus,
     Passenger,
@@ -71,6 +72,7 @@ ORDER_VIEW_PREFETCH = (
     "tickets__coupons",
     "credits",
     "airline_changes",
+    "fees",
 )
 
 
@@ -148,6 +150,7 @@ class OrderParts:
     coupons: Mapping[int, Sequence[Coupon]]  # by ticket pk, by coupon number
     credits: Sequence[AirlineCredit] = ()  # airline credit the order gave back
     airline_changes: Sequence[AirlineChange] = ()  # schedule changes, oldest first
+    fees: Sequence[OrderFee] = ()  # fees and penalties charged (orders.fees)
     # A reserved order's payment intent, while the create flow holds it (not rendered).
     intent: "PaymentIntent | None" = None
 
@@ -187,6 +190,7 @@ def order_parts(order: Order) -> OrderParts:
         coupons={t.pk: list(t.coupons.all()) for t in tickets},
         credits=list(order.credits.all()),
         airline_changes=list(order.airline_changes.all()),
+        fees=list(order.fees.all()),
     )
 
 

@@ -49,8 +49,8 @@ def priced_in(api, auth, day, *, bundle, flight, origin="PVD", destination="CHS"
     return priced.json()["data"]
 
 
-def booked(api, auth, day, *, bundle="Nice", flight=101, payment=None, party=ONE):
-    priced = priced_in(api, auth, day, bundle=bundle, flight=flight, party=party)
+def booked(api, auth, day, *, bundle="Nice", flight=101, payment=None, party=ONE, **market):
+    priced = priced_in(api, auth, day, bundle=bundle, flight=flight, party=party, **market)
     response = book(api, auth, booking_body(priced, payment=payment or CARD))
     assert response.status_code == 201, response.content
     return response.json()["data"]
