@@ -43,7 +43,7 @@ from airline.network.models import (
 MINIMUM_CONNECTING_TIME = timedelta(minutes=45)
 MAXIMUM_CONNECTING_TIME = timedelta(hours=6)
 VERSION_CHECK_SECONDS = 1.0  # tests (no poller): how often a request checks the version
-POLL_SECONDS = 0.25  # production: how often a worker's poller reads the version
+POLL_SECONDS = 0.1  # production: how often a worker's poller reads the version (a PK read)
 PATCH_MAX_LEGS = 20_000  # legs changed since the index's version beyond which it is rebuilt
 BUILD_SWITCH_INTERVAL = 0.001  # seconds; the GIL hand-over while an index is built (5 ms otherwise)
 

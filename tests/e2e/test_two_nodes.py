@@ -192,7 +192,7 @@ def test_a_schedule_load_and_a_fleet_edit_reach_both_nodes_without_stalling_sear
     assert {url for url, *_ in warm} == {a.url, b.url}
     # Both nodes serve the new schedule within the promised time...
     assert all(n == BOTH for _, n, _, _ in reloaded[-16:]), reloaded
-    # ... and until they do (their pollers patch the index within about 0.25 s of the
+    # ... and until they do (their pollers patch the index within about POLL_SECONDS of the
     # commit, so a node's first answer may already be the new one), from the old index,
     # never waiting for a build.
     assert {frozenset(n) for _, n, _, _ in reloaded} <= {frozenset({"MX101"}), frozenset(BOTH)}

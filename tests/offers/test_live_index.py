@@ -182,7 +182,7 @@ def test_the_poller_patches_in_a_committed_change(tmp_path, settings, monkeypatc
 
     pvd_chs(tmp_path, "b.ssim", (101, 10), (102, 8))  # retime, add, drop
     assert departures(first_day()) == [(101, 12), (103, 14)]  # not followed yet (UTC-5)
-    in_own_thread(refresh_network_index)  # one poll: what the poller does every 0.25 s
+    in_own_thread(refresh_network_index)  # one poll: what the poller does every POLL_SECONDS
 
     assert departures(first_day()) == [(102, 13), (101, 15)]
     assert network_index().version == schedule_version()
