@@ -93,7 +93,7 @@ def test_without_a_pax_list_a_pax_ref_not_shopped_is_err_1005(api, auth, network
 
     assert error["Code"] == "ERR-1005"
     assert "the shopped offer's passengers" in error["DescText"]
-    assert error["TagText"].endswith("/SelectedOfferItem[1]/PaxRefID[1]")
+    assert error["TagText"].endswith("/SelectedOffer[1]/SelectedOfferItem/PaxRefID[1]")
 
 
 # --- 13. OrderCreate: common codes, 21.3's optionality, every error at once -------------
@@ -168,7 +168,7 @@ def test_the_checks_of_names_contact_and_card_are_reported_together(api, auth, p
 
 def test_json_create_order_lists_every_field_error_in_fields(api, auth, priced):
     payload = booking_body(priced, payment={**CARD, "expiryDate": "0120", "securityCode": "1"})
-    payload["passengers"][0]["name"]["surname"] = "R2D2"
+    payload["passengers"][1]["name"]["surname"] = "R2D2"
     payload["contact"]["emailAddress"] = "ada@"
 
     response = book(api, auth, payload)

@@ -225,7 +225,8 @@ class TestOrderCreate:
         document = create_request(priced)
         method = document.find(".//c:PaymentMethod", NS)
         method.remove(method[0])
-        etree.SubElement(method, cns("OfflinePayment"))
+        offline = etree.SubElement(method, cns("OfflinePayment"))
+        etree.SubElement(offline, cns("PaymentTypeCode")).text = "CA"
 
         error_of(post(api, "OrderCreate", body(document), auth), 422, "ERR-6000", VIEW)
 
@@ -238,7 +239,7 @@ class TestOrderCreate:
 
         fields = error_of(post(api, "OrderCreate", body(document), auth), 400, "ERR-6002", VIEW)
 
-        assert "V1" in fields["DescText"]
+        assert "airline credit" in fields["DescText"]
         assert not Order.objects.exists()
 
     def test_a_malformed_email_is_err_1004(self, api, auth, priced):
