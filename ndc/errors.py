@@ -1,7 +1,8 @@
 """The NDC/XML rendering of the one error registry (airline/api/errors.py; DESIGN.md §9).
 
-An error is the message's RS document with one `Error` element, answered with the same
-HTTP status as JSON gives the same ERR code. `Error` holds `Code` (the ERR code),
+An error is the message's RS document with an `Error` element for each error of the
+request (several when a request had several field errors: ApiError.errors), answered
+with the HTTP status JSON gives the first. `Error` holds `Code` (the ERR code),
 `DescText` (what went wrong, with the failing element's XPath when there is one),
 `LangCode` EN, `StatusText` (the registry's title), `TagText` (the XPath alone) and
 `TypeCode` (the registry's error key, the `errorKey` of the JSON auth shape); the RS's
@@ -25,14 +26,15 @@ NDC_VERSION = "21.3"
 def error_document(err: ApiError, *, path: str, request_id: str | None) -> bytes:
     """The RS document for `err` on the NDC path `path`."""
     root = xml.message_root(error_root(path))
-    error = xml.msg_sub(root, "Error")
-    xml.sub(error, "Code", err.code)
-    xml.sub(error, "DescText", err.description)
-    xml.sub(error, "LangCode", "EN")
-    xml.sub(error, "StatusText", err.spec.title)
-    if err.path:
-        xml.sub(error, "TagText", err.path)
-    xml.sub(error, "TypeCode", err.spec.error_key)
+    for each in err.errors or (err,):
+        error = xml.msg_sub(root, "Error")
+        xml.sub(error, "Code", each.code)
+        xml.sub(error, "DescText", each.description)
+        xml.sub(error, "LangCode", "EN")
+        xml.sub(error, "StatusText", each.spec.title)
+        if each.path:
+            xml.sub(error, "TagText", each.path)
+        xml.sub(error, "TypeCode", each.spec.error_key)
     payload_attributes(root, request_id)
     return xml.serialize(root)
 

@@ -7,11 +7,12 @@ PriceIn), so both channels go through the same rules and services. When the serv
 take typed input instead of dicts, only this module changes.
 """
 
+from collections.abc import Callable
 from typing import Any
 
 from lxml import etree
 
-from airline.api.errors import ApiError
+from airline.api.errors import ApiError, several_errors
 from ndc.xml import MSG, c, refused, text
 
 # IATA's cabin type codes (PADIS 9873) beside the letters the JSON API uses (SPEC.md §1).
@@ -98,8 +99,12 @@ def flight_request_input(flight_request: etree._Element) -> dict[str, Any]:
     return body
 
 
-def offer_price_input(document: etree._Element) -> dict[str, Any]:
-    """IATA_OfferPriceRQ -> the body of POST /json/{v}/offers/price (SPEC.md §4.5)."""
+def offer_price_input(
+    document: etree._Element, *, shopped_party: Callable[[str], list[dict[str, str]]]
+) -> dict[str, Any]:
+    """IATA_OfferPriceRQ -> the body of POST /json/{v}/offers/price (SPEC.md §4.5).
+    DataLists/PaxList is optional in 21.3: without it the party is the one the first
+    selected offer was shopped for (`shopped_party(offerId)`, JSON passengers)."""
     request = document.find(f"{{{MSG}}}Request")
     priced_offer = request.find(c("PricedOffer"))
     selected = priced_offer.find(c("SelectedOfferList"))
@@ -110,14 +115,16 @@ def offer_price_input(document: etree._Element) -> dict[str, Any]:
             "only SelectedOfferList is supported; order items are repriced with OrderReshop",
         )
     pax_list = request.find(f"{c('DataLists')}/{c('PaxList')}")
-    passengers = _passengers(pax_list)
+    if pax_list is None:
+        passengers = shopped_party(text(selected.find(c("SelectedOffer")), "OfferRefID") or "")
+        listed = "the shopped offer's passengers (no DataLists/PaxList was sent)"
+    else:
+        passengers = _passengers(pax_list)
+        listed = "DataLists/PaxList"
     known = {p.get("paxId") for p in passengers}
     for ref in selected.iter(c("PaxRefID")):
         if (ref.text or "").strip() not in known:
-            raise refused(
-                ref,
-                f"{ref.text!r} is not a PaxID of DataLists/PaxList",
-            )
+            raise refused(ref, f"{ref.text!r} is not a PaxID of {listed}")
     return {
         "selections": [
             {
@@ -149,7 +156,10 @@ def _passengers(pax_list: etree._Element | None) -> list[dict[str, str]]:
 
 def translated(err: ApiError, paths: dict[str, str]) -> ApiError:
     """`err` with its JSON field path (SPEC.md §7 `path`) replaced by the XPath of the
-    element the field came from, in `path` and in the description."""
+    element the field came from, in `path` and in the description; each of several
+    errors so."""
+    if err.errors:
+        return several_errors([translated(each, paths) for each in err.errors])
     xpath = paths.get(err.path or "")
     if xpath is None:
         return err

@@ -30,12 +30,13 @@ OrderCreateRQ (DESIGN.md §9):
 """
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
+from decimal import Decimal
 
 from lxml import etree
 
-from airline.api.errors import ApiError, Err
+from airline.api.errors import ApiError, Err, ErrorCollector
 from ndc.xml import MSG, c, element_path, refused, text
 from orders.inputs import (
     AcceptOffer,
@@ -47,6 +48,7 @@ from orders.inputs import (
     ConfirmHold,
     ContactData,
     CreateOrderInput,
+    CreditPayment,
     Hold,
     ItemSelection,
     LoyaltyProgram,
@@ -56,6 +58,7 @@ from orders.inputs import (
     PassengerPatch,
     PaymentData,
     PostalAddress,
+    StatedAmount,
     TravelDocument,
     UpdateContact,
     UpdatePassenger,
@@ -64,6 +67,9 @@ from orders.inputs import (
 PTCS = ("ADT", "CHD", "INF")
 GENDERS = {"M": "Male", "F": "Female"}
 DOCUMENT_TYPES = ("PT", "NI", "DL", "VI", "RP")
+# 21.3 leaves IdentityDocTypeCode open ("Examples: PT (Passport)"); integrators send the
+# codes of their own systems, most often those of SSR DOCS and APIS (P, PP, I, ID, V).
+DOCUMENT_TYPE_ALIASES = {"P": "PT", "PP": "PT", "PA": "PT", "I": "NI", "ID": "NI", "V": "VI"}
 
 _CREATE = "/IATA_OrderCreateRQ/Request"
 _OFFER = f"{_CREATE}/CreateOrder/AcceptSelectedQuotedOfferList/SelectedPricedOffer"
@@ -98,6 +104,7 @@ ORDER_CREATE_PATHS = {
     "contact.name.surname": f"{_CONTACT}/Individual/Surname",
     "payment": f"{_CREATE}/PaymentFunctions",
     "payment.type": f"{_CREATE}/PaymentFunctions/PaymentProcessingDetails/PaymentMethod",
+    "payment.amount": f"{_CREATE}/PaymentFunctions/PaymentProcessingDetails/Amount",
     "payment.cardType": f"{_CARD}/CardBrandCode",
     "payment.cardNumber": f"{_CARD}/CardNumber",
     "payment.expiryDate": f"{_CARD}/ExpirationDate",
@@ -117,7 +124,8 @@ def request_of(document: etree._Element) -> etree._Element:
 
 
 def create_input(document: etree._Element) -> CreateOrderInput:
-    """IATA_OrderCreateRQ -> create order's typed input (as POST /json/{v}/orders)."""
+    """IATA_OrderCreateRQ -> create order's typed input (as POST /json/{v}/orders).
+    Every element at fault is reported at once (one Error each), not one per try."""
     request = request_of(document)
     create = request.find(c("CreateOrder"))
     quoted = create.find(c("AcceptSelectedQuotedOfferList"))
@@ -127,6 +135,7 @@ def create_input(document: etree._Element) -> CreateOrderInput:
             "only AcceptSelectedQuotedOfferList is supported: book the OfferPriceRS "
             "PricedOffer (and the ALaCarteOffer items of its seats and services)",
         )
+    errors = ErrorCollector()
     offers = quoted.findall(c("SelectedPricedOffer"))
     flight_offer = offers[0]
     item_ids: list[str] = []
@@ -135,55 +144,60 @@ def create_input(document: etree._Element) -> CreateOrderInput:
     for offer in offers:
         offer_id = text(offer, "OfferRefID")
         for item in offer.findall(c("SelectedOfferItem")):
-            pick = ancillary_pick(offer_id, item)
-            if pick is not None:
-                ancillaries.append(pick)
-            elif offer is flight_offer:
-                item_ids.append(text(item, "OfferItemRefID"))
-                selections.append(
-                    ItemSelection(text(item, "OfferItemRefID"), tuple(_texts(item, "PaxRefID")))
-                )
-            else:
-                raise refused(
-                    item,
-                    "the flights are those of the first SelectedPricedOffer (the priced "
-                    "offer); a later one selects seats (SelectedSeat) or services "
-                    "(SelectedALaCarteOfferItem)",
-                )
-    if not item_ids:
-        raise refused(flight_offer, "select the priced offer's flight items")
+            with errors.check():
+                pick = ancillary_pick(offer_id, item)
+                if pick is not None:
+                    ancillaries.append(pick)
+                elif offer is flight_offer:
+                    item_ids.append(text(item, "OfferItemRefID"))
+                    selections.append(
+                        ItemSelection(text(item, "OfferItemRefID"), tuple(_texts(item, "PaxRefID")))
+                    )
+                else:
+                    raise refused(
+                        item,
+                        "the flights are those of the first SelectedPricedOffer (the priced "
+                        "offer); a later one selects seats (SelectedSeat) or services "
+                        "(SelectedALaCarteOfferItem)",
+                    )
+    if not item_ids and not errors.errors:
+        errors.add(refused(flight_offer, "select the priced offer's flight items"))
     lists = request.find(c("DataLists"))
     contacts = _contacts(lists)
-    if not contacts:
+    booking_contact_id = next(iter(contacts), None)
+    contact = None
+    if booking_contact_id is None:
         where = lists if lists is not None else request
-        raise refused(where, "a ContactInfoList with the booking contact is required")
-    booking_contact_id = next(iter(contacts))
-    pax_list = lists.find(c("PaxList"))
+        errors.add(refused(where, "a ContactInfoList with the booking contact is required"))
+    else:
+        contact = errors.value(lambda: contact_data(contacts[booking_contact_id]), None)
+    pax_list = lists.find(c("PaxList")) if lists is not None else None
     if pax_list is None:
-        raise refused(lists, "a PaxList naming every passenger is required")
-    paxes = pax_list.findall(c("Pax"))
-    carriers = _infant_carriers(paxes)
-    passengers = [
-        passenger_data(
-            pax,
-            own_contact=contacts.get(text(pax, "ContactInfoRefID") or "")
-            if text(pax, "ContactInfoRefID") != booking_contact_id
-            else None,
-            infant_id=carriers.get(text(pax, "PaxID"), ""),
-        )
-        for pax in paxes
-    ]
+        errors.add(refused(lists, "a PaxList naming every passenger is required"))
+    paxes = pax_list.findall(c("Pax")) if pax_list is not None else []
+    carriers = errors.value(lambda: _infant_carriers(paxes), {})
+    passengers = []
     for pax in paxes:
         ref = text(pax, "ContactInfoRefID")
         if ref and ref not in contacts:
-            raise refused(pax.find(c("ContactInfoRefID")), f"{ref!r} is no ContactInfoID")
+            errors.add(refused(pax.find(c("ContactInfoRefID")), f"{ref!r} is no ContactInfoID"))
+        passengers.append(
+            passenger_data(
+                pax,
+                own_contact=contacts.get(ref or "") if ref != booking_contact_id else None,
+                infant_id=carriers.get(text(pax, "PaxID"), ""),
+                errors=errors,
+            )
+        )
+    payment = errors.value(lambda: payment_data(request.findall(c("PaymentFunctions"))), Hold())
+    errors.raise_any()
     return CreateOrderInput(
         offer_id=text(flight_offer, "OfferRefID"),
         item_ids=item_ids,
         selections=selections,
         passengers=passengers,
-        contact=contact_data(contacts[booking_contact_id]),
-        payment=payment_data(request.findall(c("PaymentFunctions"))),
+        contact=contact,
+        payment=payment,
         ancillaries=ancillaries,
         remarks="",
     )
@@ -243,33 +257,43 @@ def _infant_carriers(paxes: Iterable[etree._Element]) -> dict[str, str]:
 
 
 def passenger_data(
-    pax: etree._Element, *, own_contact: etree._Element | None, infant_id: str
+    pax: etree._Element,
+    *,
+    own_contact: etree._Element | None,
+    infant_id: str,
+    errors: ErrorCollector,
 ) -> PassengerData:
-    """One Pax as create order's passenger."""
+    """One Pax as create order's passenger; what is wrong with it goes to `errors`."""
     ptc = text(pax, "PTC")
     if ptc not in PTCS:
         where = pax.find(c("PTC"))
-        raise refused(where if where is not None else pax, f"PTC is one of {', '.join(PTCS)}")
+        errors.add(refused(where if where is not None else pax, f"PTC is one of {', '.join(PTCS)}"))
     individual = pax.find(c("Individual"))
-    if individual is None:
-        raise refused(pax, "Individual (GivenName, Surname) is required")
     given_names = _texts(individual, "GivenName")
-    if not given_names:
-        raise refused(individual, "GivenName is required")
+    if individual is None:
+        errors.add(refused(pax, "Individual (GivenName, Surname) is required"))
+    elif not given_names:
+        errors.add(refused(individual, "GivenName is required"))
     email, phone = ("", "")
     if own_contact is not None:
         email, phone = _email(own_contact), _phone(own_contact)
+    documents = [
+        errors.value(lambda doc=doc: travel_document(doc), None)
+        for doc in pax.findall(c("IdentityDoc"))
+    ]
     return PassengerData(
         passenger_id=text(pax, "PaxID"),
-        ptc=ptc,
+        ptc=ptc or "",
         given_name=" ".join(given_names),
-        surname=text(individual, "Surname"),
+        surname=text(individual, "Surname") or "",
         date_of_birth=_date(individual, "Birthdate") or _date(pax, "Birthdate"),
-        gender=_gender(individual),
-        nationality=_country(pax, "CitizenshipCountryCode"),
-        residence_country=_country(pax, "ResidenceCountryCode"),
-        loyalty_program=loyalty_program(pax.find(c("LoyaltyProgramAccount"))),
-        travel_documents=tuple(travel_document(d) for d in pax.findall(c("IdentityDoc"))),
+        gender=errors.value(lambda: _gender(individual), "") if individual is not None else "",
+        nationality=errors.value(lambda: _country(pax, "CitizenshipCountryCode"), ""),
+        residence_country=errors.value(lambda: _country(pax, "ResidenceCountryCode"), ""),
+        loyalty_program=errors.value(
+            lambda: loyalty_program(pax.find(c("LoyaltyProgramAccount"))), None
+        ),
+        travel_documents=tuple(d for d in documents if d is not None),
         email=email,
         phone=phone,
         infant_passenger_id=infant_id,
@@ -290,11 +314,13 @@ def loyalty_program(account: etree._Element | None) -> LoyaltyProgram | None:
 
 
 def travel_document(doc: etree._Element) -> TravelDocument:
-    kind = text(doc, "IdentityDocTypeCode")
+    code = (text(doc, "IdentityDocTypeCode") or "").upper()
+    kind = DOCUMENT_TYPE_ALIASES.get(code, code)
     if kind not in DOCUMENT_TYPES:
+        aliases = ", ".join(f"{a} ({k})" for a, k in DOCUMENT_TYPE_ALIASES.items())
         raise refused(
             doc.find(c("IdentityDocTypeCode")),
-            f"IdentityDocTypeCode is one of {', '.join(DOCUMENT_TYPES)}",
+            f"IdentityDocTypeCode is one of {', '.join(DOCUMENT_TYPES)}, or {aliases}",
         )
     return TravelDocument(
         document_type=kind,
@@ -307,56 +333,87 @@ def travel_document(doc: etree._Element) -> TravelDocument:
 
 def contact_data(contact: etree._Element) -> ContactData:
     """A ContactInfo as the booking contact (create order's, UpdateContact's)."""
+    errors = ErrorCollector()
     email = _email(contact)
     if not email:
-        raise refused(contact, "EmailAddress/EmailAddressText is required")
+        errors.add(refused(contact, "EmailAddress/EmailAddressText is required"))
     individual = contact.find(c("Individual"))
     address = contact.find(c("PostalAddress"))
+    postal = errors.value(lambda: None if address is None else postal_address(address), None)
+    errors.raise_any()
     return ContactData(
         email=email,
         phone=_phone(contact),
         given_name=" ".join(_texts(individual, "GivenName")) if individual is not None else "",
         surname=text(individual, "Surname") or "",
-        postal_address=None if address is None else postal_address(address),
+        postal_address=postal,
     )
 
 
-def postal_address(address: etree._Element) -> PostalAddress:
-    lines = _texts(address, "StreetText")
-    city = text(address, "CityName")
-    if not lines or not city:
-        raise refused(address, "StreetText and CityName are required")
-    country = _country(address, "CountryCode")
-    if not country:
-        raise refused(address, "CountryCode is required")
-    return PostalAddress(
-        line1=lines[0],
-        line2=lines[1] if len(lines) > 1 else "",
-        city=city,
-        country_code=country,
+def postal_address(address: etree._Element) -> PostalAddress | None:
+    """A PostalAddress with what it holds: every part is optional in 21.3
+    (PostalAddressType), so none is required here; None when it holds none we keep."""
+    lines = [line for line in _texts(address, "StreetText") if line]
+    found = PostalAddress(
+        line1=lines[0] if lines else "",
+        line2=" ".join(lines[1:]),
+        city=text(address, "CityName") or "",
+        country_code=_country(address, "CountryCode"),
         state_province=text(address, "CountrySubDivisionName") or "",
         postal_code=text(address, "PostalCode") or "",
     )
+    return found if found.wire() else None
 
 
 def payment_data(functions: list[etree._Element]) -> PaymentData:
-    """PaymentFunctions as create order's payment: none is a hold (SPEC.md §3)."""
+    """PaymentFunctions as create order's (or change order's) payment: none is a hold
+    (SPEC.md §3); one is a card (PaymentCard) or airline credit (Voucher, its VoucherID
+    the credit code); two are airline credit and the card that pays the rest (DESIGN.md
+    §11 "Airline credit"). Each Amount (required by 21.3) is what that one pays; together
+    they must be what is due (orders.checks.check_amount_stated)."""
     if not functions:
         return Hold()
-    if len(functions) > 1:
-        raise refused(functions[1], "one payment per request")
-    details = functions[0].find(c("PaymentProcessingDetails"))
+    if len(functions) > 2:
+        raise refused(functions[2], "at most two payments: airline credit and a card")
+    paid = [_one_payment(function) for function in functions]
+    if len(paid) == 1:
+        return paid[0]
+    credits = [p for p in paid if isinstance(p, CreditPayment)]
+    cards = [p for p in paid if isinstance(p, CardPayment)]
+    if len(credits) != 1 or len(cards) != 1:
+        raise refused(
+            functions[1],
+            "two payments are airline credit (Voucher) and a card (PaymentCard) for the rest",
+        )
+    [credit], [card] = credits, cards
+    amount = None
+    if credit.amount is not None and card.amount is not None:
+        currencies = sorted({credit.amount.currency, card.amount.currency})
+        amount = StatedAmount(credit.amount.amount + card.amount.amount, "/".join(currencies))
+    return CreditPayment(credit.credit_code, card=replace(card, amount=None), amount=amount)
+
+
+def _one_payment(function: etree._Element) -> PaymentData:
+    details = function.find(c("PaymentProcessingDetails"))
     if details is None:
-        raise refused(functions[0], "PaymentProcessingDetails with the PaymentMethod is required")
-    return payment_method(details)
+        raise refused(function, "PaymentProcessingDetails with the PaymentMethod is required")
+    paying = payment_method(details)
+    amount = details.find(c("Amount"))
+    if amount is None or isinstance(paying, OtherPayment):
+        return paying
+    stated = StatedAmount(Decimal(amount.text.strip()), amount.get("CurCode") or "")
+    return replace(paying, amount=stated)
 
 
 def payment_method(details: etree._Element) -> PaymentData:
-    """PaymentProcessingDetails/PaymentMethod: a PaymentCard is a CreditCard payment;
-    another method stays what it is, for the service to refuse (ERR-6000)."""
+    """PaymentProcessingDetails/PaymentMethod: a PaymentCard is a CreditCard payment, a
+    Voucher airline credit; another method stays what it is, for the service to refuse
+    (ERR-6000)."""
     [method] = details.findall(c("PaymentMethod"))
     chosen = method[0]
     kind = etree.QName(chosen).localname
+    if kind == "Voucher":
+        return CreditPayment(credit_code=text(chosen, "VoucherID") or "")
     if kind != "PaymentCard":
         return OtherPayment(kind)
     # Missing card fields stay empty: orders.payments names each (ERR-1005/6001).
@@ -486,6 +543,7 @@ ORDER_CHANGE_PATHS = {
     "changes.contact.phoneNumber": f"{_CHANGE_CONTACT}/Phone/PhoneNumber",
     "payment": f"{_CHANGE}/PaymentFunctions",
     "payment.type": f"{_CHANGE}/PaymentFunctions/PaymentProcessingDetails/PaymentMethod",
+    "payment.amount": f"{_CHANGE}/PaymentFunctions/PaymentProcessingDetails/Amount",
     "payment.cardType": f"{_CHANGE_CARD}/CardBrandCode",
     "payment.cardNumber": f"{_CHANGE_CARD}/CardNumber",
     "payment.expiryDate": f"{_CHANGE_CARD}/ExpirationDate",
@@ -504,6 +562,10 @@ class ChangeRequest:
     payment: PaymentData | None
     cancelled_items: list[str]
     cancel_every_journey: bool = False  # AcceptCancelledOffer: every journey still flying
+    # PaymentFunctions with OrderAssociation beside other changes: the payment is for
+    # the order, so on a hold it confirms it too (ConfirmHold); on a confirmed order it
+    # pays what the changes cost, as any payment does (ndc.orders.order_change).
+    pays_order: bool = False
 
 
 def change_request(document: etree._Element) -> ChangeRequest:
@@ -525,8 +587,11 @@ def change_request(document: etree._Element) -> ChangeRequest:
       DataLists Pax named by `New/PaxRefID` carries (its name, birth date, gender,
       nationality, residence, documents, loyalty account, own ContactInfo).
     - a `DataLists/ContactInfo` no Pax names: UpdateContact (the booking contact).
-    - `PaymentFunctions`: the payment; with `OrderAssociation` (the payment is for the
-      order), or as the request's only content, it also confirms the hold (ConfirmHold).
+    - `PaymentFunctions`: the payment (payment_data). As the request's only content it
+      confirms the hold (ConfirmHold); beside other changes, with `OrderAssociation`
+      (the payment is for the order), it confirms the order if it is a hold, and on a
+      confirmed order it pays for the changes — integrators send OrderAssociation with
+      every payment, and it must not turn a seat purchase into ConfirmHold (issue 25).
     """
     request = request_of(document)
     order_ref = text(request, "Order", "OrderID")
@@ -577,16 +642,21 @@ def change_request(document: etree._Element) -> ChangeRequest:
             changes.append(UpdateContact(contact_data(contact)))
     functions = request.findall(c("PaymentFunctions"))
     payment = None
+    pays_order = False
     if functions:
         payment = payment_data(functions)
-        paying_order = functions[0].find(c("OrderAssociation")) is not None
-        if paying_order or not (changes or cancelled_items or cancel_every_journey):
+        alone = not (changes or cancelled_items or cancel_every_journey)
+        if alone:
             changes.append(ConfirmHold())
+        else:
+            pays_order = any(f.find(c("OrderAssociation")) is not None for f in functions)
     if not (changes or cancelled_items or cancel_every_journey):
         raise refused(
             request, "name a change: ChangeOrderChoice, a ContactInfo or PaymentFunctions"
         )
-    return ChangeRequest(order_ref, changes, payment, cancelled_items, cancel_every_journey)
+    return ChangeRequest(
+        order_ref, changes, payment, cancelled_items, cancel_every_journey, pays_order
+    )
 
 
 def _accepted_offers(quoted: etree._Element) -> list[Change]:

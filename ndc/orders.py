@@ -16,8 +16,8 @@ from orders import presenters
 from orders.changes import order_change as change_order
 from orders.create import order_create as create_order
 from orders.exchange import LIVE
-from orders.inputs import CancelJourney
-from orders.models import Channel
+from orders.inputs import CancelJourney, ConfirmHold
+from orders.models import Channel, OrderStatus
 from orders.selectors import OrderScope, order_get
 from sellers.authentication import Principal
 
@@ -60,10 +60,17 @@ def order_change(
     if asked.cancel_every_journey:
         flying = _journeys_of_items(principal, asked.order_ref, live_only=True)
         changes += [CancelJourney(journey) for journey in dict.fromkeys(flying.values())]
+    if asked.pays_order and _on_hold(principal, asked.order_ref):
+        changes.append(ConfirmHold())
     order = change_order(
         principal=principal, ref=asked.order_ref, changes=changes, payment=asked.payment
     )
     return order_view_rs(_plain(presenters.order_view_cached(order)), request_id=request_id)
+
+
+def _on_hold(principal: Principal, ref: str) -> bool:
+    order = order_get(scope=OrderScope.of(principal), ref=ref, parts=())
+    return order.status == OrderStatus.ONHOLD
 
 
 def _journeys_of_items(principal: Principal, ref: str, *, live_only=False) -> dict[str, str]:

@@ -16,6 +16,7 @@ from ndc import mapping, presenters
 from offers import presenters as json_presenters
 from offers.serializers import PriceIn, SearchIn
 from offers.services import Selection, offers_price, offers_search, search_check
+from offers.store import offer_record
 from sellers.authentication import Principal
 
 
@@ -37,7 +38,13 @@ def air_shopping(
 
 def offer_price(*, principal: Principal, document: etree._Element, request_id: str | None) -> bytes:
     """IATA_OfferPriceRQ -> IATA_OfferPriceRS (as POST /json/{v}/offers/price)."""
-    body = PriceIn(data=mapping.offer_price_input(document))
+    now = clock.now()
+
+    def shopped_party(offer_id: str) -> list[dict[str, str]]:
+        batch, _ = offer_record(offer_id=offer_id, seller_id=str(principal.seller.pk), now=now)
+        return [{"paxId": p["paxId"], "type": p["ptc"]} for p in batch.passengers]
+
+    body = PriceIn(data=mapping.offer_price_input(document, shopped_party=shopped_party))
     body.is_valid(raise_exception=True)
     selections = [
         Selection(s["offerId"], tuple(s["offerItemIds"])) for s in body.validated_data["selections"]

@@ -151,18 +151,48 @@ def validate(document: etree._Element, root: str) -> None:
     """ERR-1005 unless `document` is a valid `root` message; DescText names the failing
     element by its XPath (local names, positions where siblings share a name)."""
     if document.tag != f"{{{MSG}}}{root}":
-        raise ApiError(
-            Err.VALIDATION,
-            f"/{etree.QName(document).localname}: expected the root element {root} in "
-            f"namespace {MSG}",
-            path=f"/{etree.QName(document).localname}",
-        )
+        name = etree.QName(document)
+        where = f"/{name.localname}"
+        if name.namespace == MSG:
+            why = f"expected the root element {root} in namespace {MSG}"
+        else:
+            # Another NDC version (or no NDC at all): say which one we serve, not just
+            # that the root is unexpected (issue 25).
+            version = other_version(document)
+            seen = f"NDC {version}" if version else f"namespace {name.namespace or '(none)'}"
+            why = (
+                f"only IATA NDC 21.3 is served, and this document is {seen}; send the 21.3 "
+                f"message {root} in namespace {MSG}"
+            )
+        raise ApiError(Err.VALIDATION, f"{where}: {why}", path=where)
     checker = schema(root)
     if checker.validate(document):
         return
     error = checker.error_log[0]
     where = _readable_path(document, error.path) or "/" + root
     raise ApiError(Err.VALIDATION, f"{where}: {_readable_message(error.message)}", path=where)
+
+
+_NAMESPACE_YEAR = re.compile(r"/20(\d\d)\.(\d)(?:/|$)")
+
+
+def other_version(document: etree._Element) -> str | None:
+    """The NDC version a message not of 21.3 says it is: its PayloadAttributes
+    VersionNumber (18.2 on), its root's Version attribute (up to 18.1), or the year in
+    its namespace (`.../2019.2/...` is 19.2); None when it says nothing we can read."""
+    stated = [
+        (item.text or "").strip()
+        for child in document
+        if isinstance(child.tag, str) and etree.QName(child).localname == "PayloadAttributes"
+        for item in child
+        if isinstance(item.tag, str) and etree.QName(item).localname == "VersionNumber"
+    ]
+    if stated and stated[0]:
+        return stated[0][:10]
+    if document.get("Version"):
+        return document.get("Version").strip()[:10]
+    found = _NAMESPACE_YEAR.search(etree.QName(document).namespace or "")
+    return f"{found[1]}.{found[2]}" if found else None
 
 
 def _readable_path(document: etree._Element, libxml_path: str | None) -> str | None:

@@ -42,6 +42,7 @@ from orders.ancillaries import (
     seats_recheck,
     services_write,
 )
+from orders.checks import check_amount_stated
 from orders.credits import credit_available, credit_issue, credit_payment, credit_redeem
 from orders.fees import fees_number
 from orders.holds import order_cancel_hold
@@ -170,6 +171,8 @@ def order_change(
         raise ApiError(Err.VALIDATION, "Send at least one change", path="changes")
     plan = Plan(principal=principal, order=order, now=clock.now())
     _plan_steps(plan, changes, payment=payment)
+    if payment is not None:
+        check_amount_stated(payment, due=plan.due(), currency=order.currency)
     card, plan.credit_code, plan.credit_due = _payment_for(
         payment, due=plan.due(), seller_id=principal.seller.pk, now=plan.now
     )

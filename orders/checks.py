@@ -9,6 +9,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
+from decimal import Decimal
 from typing import Any
 
 import phonenumbers
@@ -16,9 +17,9 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 
-from airline.api.errors import ApiError, Err
+from airline.api.errors import ApiError, Err, ErrorCollector
 from offers.passengers import Pax, party_check
-from orders.inputs import ContactData, PassengerData
+from orders.inputs import ContactData, PassengerData, PaymentData
 from orders.selectors import OrderSearch
 from sellers.authentication import Principal
 
@@ -62,9 +63,13 @@ def check_passengers(
 ) -> list[PassengerIn]:
     """Passengers as a booking needs them: the party rules of search (ids unique, an
     adult, infants not above adults), valid names, dates of birth that fit the passenger
-    type on the first travel date, each infant carried by exactly one adult."""
+    type on the first travel date, each infant carried by exactly one adult. Every
+    passenger's field errors are reported together (one error, `errors` holding each);
+    the party's shape is checked first, as the rest reads by it."""
     party_check([Pax(p.passenger_id, p.ptc) for p in passengers], id_field="passengerId")
-    checked = [_check_passenger(p, first_travel_date) for p in passengers]
+    errors = ErrorCollector()
+    checked = [_check_passenger(p, first_travel_date, errors) for p in passengers]
+    errors.raise_any()
     _check_infants(checked)
     return checked
 
@@ -88,15 +93,25 @@ def lead_of(passengers: Sequence[PassengerIn]) -> PassengerIn:
     return next(p for p in passengers if p.ptc == "ADT")
 
 
-def check_contact(contact: ContactData, *, lead: PassengerIn) -> ContactIn:
-    """The booking contact; its name defaults to the lead passenger's (SPEC.md §2.5.1)."""
+def check_contact(contact: ContactData, *, lead: PassengerIn | PassengerData) -> ContactIn:
+    """The booking contact; its name defaults to the lead passenger's (SPEC.md §2.5.1).
+    Every field error is reported together."""
     given_name = contact.given_name or lead.given_name
     surname = contact.surname or lead.surname
-    _check_name(given_name, "contact.name.givenName")
-    _check_name(surname, "contact.name.surname")
+    errors = ErrorCollector()
+    email = phone = ""
+    with errors.check():
+        _check_name(given_name, "contact.name.givenName")
+    with errors.check():
+        _check_name(surname, "contact.name.surname")
+    with errors.check():
+        email = check_email(contact.email, path="contact.emailAddress")
+    with errors.check():
+        phone = check_phone(contact.phone, path="contact.phoneNumber")
+    errors.raise_any()
     return ContactIn(
-        email=check_email(contact.email, path="contact.emailAddress"),
-        phone=check_phone(contact.phone, path="contact.phoneNumber"),
+        email=email,
+        phone=phone,
         given_name=given_name,
         surname=surname,
         postal_address=None if contact.postal_address is None else contact.postal_address.wire(),
@@ -131,9 +146,63 @@ def age_on(born: date, day: date) -> int:
     return day.year - born.year - ((day.month, day.day) < (born.month, born.day))
 
 
-def _check_passenger(data: PassengerData, first_travel_date: date) -> PassengerIn:
-    _check_name(data.given_name, "passengers.name.givenName")
-    _check_name(data.surname, "passengers.name.surname")
+def check_amount_stated(payment: PaymentData | None, *, due: Decimal, currency: str) -> None:
+    """ERR-6002 when the payment states an amount (NDC's PaymentProcessingDetails/Amount,
+    JSON's `payment.amount`) other than what it must pay, `due` in `currency`: a client
+    who believes it pays something else must not be charged (issue 25). An amount left
+    out is the amount due (SPEC.md §2.5.1 has none)."""
+    stated = getattr(payment, "amount", None)
+    if stated is None:
+        return
+    if stated.currency != currency or stated.amount != due:
+        raise ApiError(
+            Err.PAYMENT_REJECTED,
+            f"The amount due is {due:.2f} {currency}; the payment states "
+            f"{stated.amount:.2f} {stated.currency}",
+            path="payment.amount",
+        )
+
+
+def _check_passenger(
+    data: PassengerData, first_travel_date: date, errors: ErrorCollector
+) -> PassengerIn:
+    """One passenger checked, its field errors added to `errors` (each naming the
+    passenger: `fields` has no array positions)."""
+    with errors.check():
+        _check_name(data.given_name, "passengers.name.givenName", who=data.passenger_id)
+    with errors.check():
+        _check_name(data.surname, "passengers.name.surname", who=data.passenger_id)
+    with errors.check():
+        _check_birth(data, first_travel_date)
+    checked_contacts = {}
+    with errors.check():
+        if data.email:
+            checked_contacts["emailAddress"] = check_email(
+                data.email, path="passengers.contacts.emailAddress"
+            )
+    with errors.check():
+        if data.phone:
+            checked_contacts["phoneNumber"] = check_phone(
+                data.phone, path="passengers.contacts.phoneNumber"
+            )
+    return PassengerIn(
+        pax_id=data.passenger_id,
+        ptc=data.ptc,
+        given_name=data.given_name.strip(),
+        surname=data.surname.strip(),
+        date_of_birth=data.date_of_birth,
+        gender=data.gender,
+        nationality=data.nationality,
+        residence_country=data.residence_country,
+        loyalty_program=None if data.loyalty_program is None else data.loyalty_program.wire(),
+        # Stored as JSON as they came, dates as ISO strings.
+        travel_documents=[d.wire() for d in data.travel_documents],
+        contacts=checked_contacts or None,
+        infant_pax_id=data.infant_passenger_id,
+    )
+
+
+def _check_birth(data: PassengerData, first_travel_date: date) -> None:
     born = data.date_of_birth
     if born is not None:
         if born > first_travel_date:
@@ -151,37 +220,14 @@ def _check_passenger(data: PassengerData, first_travel_date: date) -> PassengerI
                 f"ages {low} to {high}",
                 path="passengers.dateOfBirth",
             )
-    checked_contacts = {}
-    if data.email:
-        checked_contacts["emailAddress"] = check_email(
-            data.email, path="passengers.contacts.emailAddress"
-        )
-    if data.phone:
-        checked_contacts["phoneNumber"] = check_phone(
-            data.phone, path="passengers.contacts.phoneNumber"
-        )
-    return PassengerIn(
-        pax_id=data.passenger_id,
-        ptc=data.ptc,
-        given_name=data.given_name.strip(),
-        surname=data.surname.strip(),
-        date_of_birth=born,
-        gender=data.gender,
-        nationality=data.nationality,
-        residence_country=data.residence_country,
-        loyalty_program=None if data.loyalty_program is None else data.loyalty_program.wire(),
-        # Stored as JSON as they came, dates as ISO strings.
-        travel_documents=[d.wire() for d in data.travel_documents],
-        contacts=checked_contacts or None,
-        infant_pax_id=data.infant_passenger_id,
-    )
 
 
-def _check_name(value: str, path: str) -> None:
+def _check_name(value: str, path: str, *, who: str = "") -> None:
     if not NAME.match(value.strip()):
+        whose = f"{who}: " if who else ""
         raise ApiError(
             Err.VALIDATION,
-            "Names are letters, with spaces, hyphens, apostrophes or periods between them",
+            f"{whose}Names are letters, with spaces, hyphens, apostrophes or periods between them",
             path=path,
         )
 

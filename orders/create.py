@@ -22,7 +22,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 
 from airline.api import clock
-from airline.api.errors import ApiError, Err
+from airline.api.errors import ApiError, Err, ErrorCollector
 from airline.fares.money import Price, price_sum
 from airline.network.inventory import LegCheck, LockedLeg, SeatChange, SoldOut, inventory_apply
 from airline.network.itineraries import DatedLeg, network_index
@@ -47,6 +47,7 @@ from orders.ancillaries import (
 from orders.checks import (
     ContactIn,
     PassengerIn,
+    check_amount_stated,
     check_contact,
     check_party_matches,
     check_passengers,
@@ -129,9 +130,20 @@ def order_create(
     booked = _booked_journeys(offer, item_ids, selections, batch)
     first = min(booked, key=lambda b: b.journey.departs_at).journey
     first_date = first.departs_at.astimezone(station_zone(first.origin)).date()
-    checked = check_passengers(passengers, first_travel_date=first_date)
-    check_party_matches(checked, batch.passengers)
-    contact_in = check_contact(contact, lead=lead_of(checked))
+    # Every field error of the passengers, the contact and the payment is reported at
+    # once (issue 25), not one per try.
+    errors = ErrorCollector()
+    checked: list[PassengerIn] = []
+    with errors.check():
+        checked = check_passengers(passengers, first_travel_date=first_date)
+        check_party_matches(checked, batch.passengers)
+    lead = lead_of(checked) if checked else next((p for p in passengers if p.ptc == "ADT"), None)
+    if lead is not None:  # none: the party's own error says an adult must travel
+        with errors.check():
+            contact_in = check_contact(contact, lead=lead)
+    with errors.check():
+        paying = _payment_check(payment, now=now, first_departure=first.departs_at)
+    errors.raise_any()
     sale = _first_sale(
         booked,
         checked,
@@ -140,8 +152,8 @@ def order_create(
         seller_id=str(principal.seller.pk),
         now=now,
     )
-    paying = _payment_check(payment, now=now, first_departure=first.departs_at)
     total = price_sum(b.price for b in booked).total + sale.amount
+    check_amount_stated(payment, due=total, currency="USD")  # USD only (DESIGN.md §4)
     for _ in range(LOCATOR_ATTEMPTS):
         try:
             parts = _write_order(

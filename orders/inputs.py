@@ -12,6 +12,7 @@ the priced offer (party, ages, infants, cards, credits) are applied by `orders.c
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
+from decimal import Decimal
 from typing import ClassVar, TypedDict
 
 
@@ -119,6 +120,15 @@ class Hold:
 
 
 @dataclass(frozen=True)
+class StatedAmount:
+    """The amount a payment says it pays (NDC PaymentProcessingDetails/Amount, JSON
+    `payment.amount`): it must be what is due (orders.checks.check_amount_stated)."""
+
+    amount: Decimal
+    currency: str
+
+
+@dataclass(frozen=True)
 class CardPayment:
     """A credit card payment as sent (SPEC.md §2.5.1): checked by
     `orders.payments.card_check`; the number and security code are never kept."""
@@ -130,15 +140,17 @@ class CardPayment:
     payer_given_name: str = ""
     payer_surname: str = ""
     payer_address: PostalAddress | None = None
+    amount: StatedAmount | None = None  # None: whatever is due
 
 
 @dataclass(frozen=True)
 class CreditPayment:
     """Airline credit (DESIGN.md §11 "Airline credit"), and the card that pays what the
-    credit does not cover, when it may not."""
+    credit does not cover, when it may not. `amount` is what both pay together."""
 
     credit_code: str
     card: CardPayment | None = None
+    amount: StatedAmount | None = None
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from django.db.models import Sum
 from django.utils.module_loading import import_string
 
 from airline.api import clock
-from airline.api.errors import ApiError, Err
+from airline.api.errors import ApiError, Err, ErrorCollector
 from orders.inputs import CardPayment
 
 BRANDS = {"VI": "Visa", "CA": "Mastercard", "AX": "American Express", "DS": "Discover"}
@@ -189,35 +189,46 @@ def credit_card_check(payment: CardPayment, *, now: datetime) -> Card:
 
 
 def _card_of(payment: CardPayment, *, now: datetime, path: str) -> Card:
+    """The card, or one error naming every card field at fault (the brand's first)."""
+    errors = ErrorCollector()
     brand = payment.card_type.upper()
-    if brand not in BRANDS:
-        raise ApiError(
-            Err.CARD_BRAND,
-            f"Card brand {brand or '(none)'} is not accepted; use one of {', '.join(BRANDS)}",
-            path=f"{path}.cardType",
-        )
+    with errors.check():
+        if brand not in BRANDS:
+            raise ApiError(
+                Err.CARD_BRAND,
+                f"Card brand {brand or '(none)'} is not accepted; use one of {', '.join(BRANDS)}",
+                path=f"{path}.cardType",
+            )
     number = payment.card_number.replace(" ", "")
-    if not number.isdigit() or not 12 <= len(number) <= 19 or not _luhn_ok(number):
-        raise ApiError(Err.VALIDATION, "The card number is not valid", path=f"{path}.cardNumber")
-    if _brand_of(number) != brand:
-        raise ApiError(
-            Err.VALIDATION,
-            f"The card number is not a {BRANDS[brand]} number",
-            path=f"{path}.cardNumber",
-        )
+    with errors.check():
+        if not number.isdigit() or not 12 <= len(number) <= 19 or not _luhn_ok(number):
+            raise ApiError(
+                Err.VALIDATION, "The card number is not valid", path=f"{path}.cardNumber"
+            )
+        if brand in BRANDS and _brand_of(number) != brand:
+            raise ApiError(
+                Err.VALIDATION,
+                f"The card number is not a {BRANDS[brand]} number",
+                path=f"{path}.cardNumber",
+            )
     expiry = payment.expiry_date
-    if len(expiry) != 4 or not expiry.isdigit() or not 1 <= int(expiry[:2]) <= 12:
-        raise ApiError(Err.VALIDATION, "expiryDate must be MMYY", path=f"{path}.expiryDate")
-    # A card is good through the last day of its expiry month.
-    if (2000 + int(expiry[2:]), int(expiry[:2])) < (now.year, now.month):
-        raise ApiError(Err.VALIDATION, "The card has expired", path=f"{path}.expiryDate")
+    with errors.check():
+        if len(expiry) != 4 or not expiry.isdigit() or not 1 <= int(expiry[:2]) <= 12:
+            raise ApiError(Err.VALIDATION, "expiryDate must be MMYY", path=f"{path}.expiryDate")
+        # A card is good through the last day of its expiry month.
+        if (2000 + int(expiry[2:]), int(expiry[:2])) < (now.year, now.month):
+            raise ApiError(Err.VALIDATION, "The card has expired", path=f"{path}.expiryDate")
     code = payment.security_code
-    if not code.isdigit() or len(code) != (4 if brand == "AX" else 3):
-        raise ApiError(
-            Err.VALIDATION,
-            f"securityCode must be {4 if brand == 'AX' else 3} digits for {BRANDS[brand]}",
-            path=f"{path}.securityCode",
-        )
+    with errors.check():
+        lengths = (4,) if brand == "AX" else (3,) if brand in BRANDS else (3, 4)
+        if not code.isdigit() or len(code) not in lengths:
+            raise ApiError(
+                Err.VALIDATION,
+                f"securityCode must be {' or '.join(map(str, lengths))} digits"
+                + (f" for {BRANDS[brand]}" if brand in BRANDS else ""),
+                path=f"{path}.securityCode",
+            )
+    errors.raise_any()
     holder = " ".join(p for p in (payment.payer_given_name, payment.payer_surname) if p)
     return Card(brand=brand, number=number, expiry=expiry, security_code=code, holder=holder)
 

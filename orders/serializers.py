@@ -3,6 +3,7 @@ rules that span fields or need the offer (party, ages, infants, cards) are in
 orders/checks.py and orders/payments.py."""
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from rest_framework import serializers
@@ -33,6 +34,7 @@ from orders.inputs import (
     PassengerPatch,
     PaymentData,
     PostalAddress,
+    StatedAmount,
     TravelDocument,
     UpdateContact,
     UpdatePassenger,
@@ -126,6 +128,14 @@ class CardIn(StrictSerializer):
     payer = PayerIn(required=False)
 
 
+class StatedAmountIn(StrictSerializer):
+    """Our own addition to the payment (issue 25; not in SPEC.md): the amount the client
+    means to pay. When given it must be what is due, else ERR-6002 naming that amount."""
+
+    amount = serializers.DecimalField(max_digits=12, decimal_places=2)
+    currency = serializers.RegexField(r"^[A-Z]{3}$")
+
+
 class PaymentIn(StrictSerializer):
     # `type` is free text here: a type we do not take is ERR-6000, not a shape error.
     type = serializers.CharField(max_length=20, help_text="Hold, CreditCard or AirlineCredit")
@@ -140,6 +150,11 @@ class PaymentIn(StrictSerializer):
     card = CardIn(
         required=False,
         help_text="AirlineCredit: the card that pays what the credit does not cover",
+    )
+    amount = StatedAmountIn(
+        required=False,
+        help_text="Optional (our addition): what this payment pays, credit and card together; "
+        "refused with ERR-6002, naming the amount due, unless it is exactly that",
     )
 
     def validate(self, attrs):
@@ -294,12 +309,16 @@ def payment_data(wire: Mapping[str, Any]) -> PaymentData:
     (OtherPayment), for the service to refuse."""
     if wire["type"] == "Hold":
         return Hold()
+    stated = wire.get("amount")
+    amount = None if stated is None else StatedAmount(stated["amount"], stated["currency"])
     if wire["type"] == "CreditCard":
-        return card_payment(wire)
+        return replace(card_payment(wire), amount=amount)
     if wire["type"] == "AirlineCredit":
         card = wire.get("card")
         return CreditPayment(
-            credit_code=wire["creditCode"], card=None if card is None else card_payment(card)
+            credit_code=wire["creditCode"],
+            card=None if card is None else card_payment(card),
+            amount=amount,
         )
     return OtherPayment(wire["type"])
 

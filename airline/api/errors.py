@@ -4,8 +4,10 @@ Domain code raises `ApiError(Err.X, "what went wrong", path="field.path")`; the 
 envelope, the auth body shape and NDC/XML each render the same error (responses.py).
 """
 
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from rest_framework.exceptions import APIException
 
@@ -114,12 +116,16 @@ class ApiError(APIException):
         path: str | None = None,
         fields: dict[str, str] | None = None,
         headers: dict[str, str] | None = None,
+        errors: Sequence["ApiError"] = (),
     ) -> None:
         self.spec = spec
         self.description = description or spec.title
         self.path = path
         self.fields = fields
         self.headers = headers or {}
+        # Every error of the request when there were several (this one first): NDC
+        # renders one Error element each; JSON has them in `fields` (several_errors).
+        self.errors = tuple(errors)
         self.status_code = spec.status
         super().__init__(detail=self.description)
 
@@ -142,3 +148,71 @@ class ApiError(APIException):
 
     def __str__(self) -> str:
         return f"{self.spec.code} {self.description}"
+
+
+# DESIGN.md §11 "Error detail size": `fields` lists at most this many.
+MAX_FIELDS = 20
+
+
+def several_errors(errors: Sequence[ApiError]) -> ApiError:
+    """One error for every field error of a request (issue 25: all at once, not one per
+    try). The first decides the code, status, path and description (so a request with
+    one mistake gets the error it always got); `fields` maps each path to its messages
+    (SPEC.md §7), at most MAX_FIELDS, the description saying how many more there were;
+    `errors` keeps each whole, for NDC's one `Error` element per error (DESIGN.md §9)."""
+    flat = [e for err in errors for e in (err.errors or (err,))]
+    first = flat[0]
+    if len(flat) == 1:
+        return first
+    messages: dict[str, list[str]] = {}
+    for err in flat:
+        for path, message in (err.fields or {err.path or "": err.description}).items():
+            if path and message not in messages.setdefault(path, []):
+                messages[path].append(message)
+    paths = list(messages)
+    description = f"{first.description} ({len(flat)} errors in all"
+    if len(paths) > MAX_FIELDS:
+        description += f"; {len(paths) - MAX_FIELDS} more fields than `fields` lists"
+    return ApiError(
+        first.spec,
+        description + ")",
+        path=first.path,
+        fields={p: "; ".join(messages[p]) for p in paths[:MAX_FIELDS]} or None,
+        headers=first.headers,
+        errors=flat,
+    )
+
+
+T = TypeVar("T")
+
+
+class ErrorCollector:
+    """The field errors of one request's checks, gathered so that all are reported at
+    once: run each independent check in `check()`, then `raise_any()`. Only a client's
+    error about a field (4xx, with a path) is gathered; anything else stops the request
+    where it happens, as it would without the collector."""
+
+    def __init__(self) -> None:
+        self.errors: list[ApiError] = []
+
+    @contextmanager
+    def check(self) -> Iterator[None]:
+        try:
+            yield
+        except ApiError as err:
+            if err.spec.status >= 500 or not (err.path or err.errors):
+                raise
+            self.errors.append(err)
+
+    def add(self, err: ApiError) -> None:
+        self.errors.append(err)
+
+    def value(self, read: Callable[[], T], default: T) -> T:
+        """What `read()` gives, or `default` when it raised an error `check` gathers."""
+        with self.check():
+            return read()
+        return default
+
+    def raise_any(self) -> None:
+        if self.errors:
+            raise several_errors(self.errors)

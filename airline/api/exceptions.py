@@ -79,11 +79,16 @@ def validation_error(detail: Any) -> ApiError:
     paths = [p for p in messages if p]
     first = next(iter(messages.items()), ("", ["Invalid request"]))
     description = f"{first[0]}: {first[1][0]}" if first[0] else first[1][0]
+    fields = {p: " ".join(messages[p]) for p in paths}
     return ApiError(
         Err.VALIDATION,
         description,
         path=paths[0] if paths else None,
-        fields={p: " ".join(messages[p]) for p in paths} or None,
+        fields=fields or None,
+        # One error per field as well, for NDC's one Error element each (ndc/errors.py).
+        errors=[ApiError(Err.VALIDATION, f"{p}: {m}", path=p) for p, m in fields.items()]
+        if len(fields) > 1
+        else (),
     )
 
 

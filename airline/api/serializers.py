@@ -4,6 +4,7 @@ import copy
 import sys
 from collections.abc import Callable, Mapping
 from datetime import date, datetime
+from decimal import Decimal
 from functools import cache
 from typing import Any
 
@@ -186,6 +187,8 @@ def _reader(field: serializers.Field) -> Reader:
     if kind is serializers.IntegerField:
         low, high = _limits(field.validators, (MinValueValidator, MaxValueValidator))
         return _integer_reader(low, high)
+    if kind is serializers.DecimalField and not field.validators:
+        return _decimal_reader(field)
     raise _Unsupported
 
 
@@ -286,6 +289,28 @@ def _date_reader(formats: list[str], parse: Callable[[str, str], datetime]) -> R
             except ValueError:
                 continue
         raise _NotPlain
+
+    return read
+
+
+def _decimal_reader(field: serializers.DecimalField) -> Reader:
+    """A JSON number with at most the field's decimal places and digits, as the Decimal
+    DRF makes of it (from its str, quantized to the field's places)."""
+    places, digits = field.decimal_places, field.max_digits
+    if places is None or digits is None:
+        raise _Unsupported
+    step = Decimal(1).scaleb(-places)
+    bound = Decimal(10) ** (digits - places)  # DRF: at most digits - places whole digits
+
+    def read(value: Any) -> Decimal:
+        if type(value) not in (int, float):
+            raise _NotPlain
+        number = Decimal(str(value))
+        if not number.is_finite():
+            raise _NotPlain
+        if -number.as_tuple().exponent > places or abs(number) >= bound:
+            raise _NotPlain
+        return number.quantize(step)
 
     return read
 

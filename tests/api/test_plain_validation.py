@@ -57,6 +57,9 @@ def valid(field: serializers.Field) -> st.SearchStrategy:
         return days.map(date.isoformat)
     if isinstance(field, serializers.IntegerField):
         return st.integers(field.min_value, field.max_value)
+    if isinstance(field, serializers.DecimalField):
+        cents = st.integers(0, 10**field.max_digits - 1).map(lambda n: n / 10**field.decimal_places)
+        return cents | st.integers(0, 10**6) | st.sampled_from([0.1, 785.76, 1e-7, 1e11])
     if isinstance(field, serializers.BooleanField):
         return st.booleans()
     if isinstance(field, serializers.RegexField):
@@ -172,6 +175,8 @@ def create_body(**changes) -> dict:
         ),
         create_body(payment={"type": "Cash"}),  # refused by the service (ERR-6000), not here
         create_body(remarks=""),
+        create_body(payment={**CARD, "amount": {"amount": 785.76, "currency": "USD"}}),
+        create_body(payment={**CARD, "amount": {"amount": 12, "currency": "USD"}}),
         create_body(contact={"emailAddress": "  ada@example.com  "}),
     ],
 )

@@ -4,6 +4,7 @@ answer checked against IATA's 21.3 schema of its root."""
 import functools
 from copy import deepcopy
 from datetime import date
+from decimal import Decimal
 from pathlib import Path
 
 from django.conf import settings
@@ -112,6 +113,15 @@ def post(api, endpoint: str, body: bytes, headers: dict, content_type="applicati
     return api.generic(
         "POST", f"/ndc/v1/{endpoint}", body, content_type=content_type, **headers, **extra
     )
+
+
+def pay_amount(document: etree._Element, amount, currency: str = "USD") -> etree._Element:
+    """`document` with every PaymentProcessingDetails/Amount set to `amount`: what the
+    payment says it pays must be what is due (ERR-6002 otherwise)."""
+    for element in document.iterfind(".//c:PaymentProcessingDetails/c:Amount", NS):
+        element.text = f"{Decimal(str(amount)):.2f}"
+        element.set("CurCode", currency)
+    return document
 
 
 def texts(document: etree._Element, path: str) -> list[str]:

@@ -12,7 +12,7 @@ import pytest
 from lxml import etree
 
 from orders.models import Order, OrderStatus
-from tests.ndc.conftest import NS, example, offer_price, post, texts, xml_of
+from tests.ndc.conftest import NS, example, offer_price, pay_amount, post, texts, xml_of
 from tests.ndc.test_ancillaries import a_la_carte, order_request, xml_seats
 from tests.ndc.test_orders import (
     VIEW,
@@ -49,10 +49,10 @@ def offers_in_bundle(document: etree._Element, bundle: str) -> list[tuple[str, s
     return [cheapest["PVD"][1:], cheapest["CHS"][1:]]
 
 
-def create_xml(offer_id: str, item_ids: list[str]) -> bytes:
-    """The example OrderCreateRQ (two adults and a child, paid by card) for an offer
-    priced in XML."""
-    document = example("OrderCreateRQ")
+def create_xml(offer_id: str, item_ids: list[str], total: Decimal) -> bytes:
+    """The example OrderCreateRQ (two adults and a child, paid by card: `total`) for an
+    offer priced in XML."""
+    document = pay_amount(example("OrderCreateRQ"), total)
     offer = document.find(".//c:SelectedPricedOffer", NS)
     offer.find("c:OfferRefID", NS).text = offer_id
     elements = offer.findall("c:SelectedOfferItem", NS)
@@ -76,12 +76,12 @@ def seats_sold(journey: dict) -> int:
     )
 
 
-def card_payment(order_id: str) -> etree._Element:
-    """The example's PaymentFunctions, paying what a change costs (no OrderAssociation:
-    that would confirm a hold)."""
-    paying = change_request(order_id, pay=True).find("m:Request/c:PaymentFunctions", NS)
-    paying.remove(paying.find("c:OrderAssociation", NS))
-    return paying
+def card_payment(order_id: str, amount: Decimal) -> etree._Element:
+    """The example's PaymentFunctions, paying what a change costs (`amount`), for the
+    order (OrderAssociation) as integrators send it: on a confirmed order it pays the
+    change, it does not ask to confirm a hold."""
+    document = change_request(order_id, pay=True, amount=amount)
+    return document.find("m:Request/c:PaymentFunctions", NS)
 
 
 def check(api, auth, document: etree._Element, order_id: str) -> dict:
@@ -110,7 +110,7 @@ def test_a_booking_lives_its_whole_life_in_xml(api, auth, network, clock):
         post(
             api,
             "OrderCreate",
-            create_xml(offer_id, texts(offer, "c:OfferItem/c:OfferItemID")),
+            create_xml(offer_id, texts(offer, "c:OfferItem/c:OfferItemID"), priced_total),
             auth,
         ),
         200,
@@ -150,7 +150,8 @@ def test_a_booking_lives_its_whole_life_in_xml(api, auth, network, clock):
     sub(seat, "SeatRowNumber", designator[:-1])
     if seat_items[item_id]["total"]:
         # A paid seat on a paid order is charged with the change.
-        document.find("m:Request", NS).append(card_payment(order_id))
+        payment = card_payment(order_id, seat_items[item_id]["total"])
+        document.find("m:Request", NS).append(payment)
     seated = xml_of(post(api, "OrderChange", body(document), auth), 200, VIEW)
     view = check(api, auth, seated, order_id)
     [bought] = [s for s in view["services"] if s.get("attributes", {}).get("seat")]
@@ -195,7 +196,7 @@ def test_a_booking_lives_its_whole_life_in_xml(api, auth, network, clock):
         for pax_id in pax_ids:
             sub(entry, "PaxRefID", pax_id)
     if delta > 0:
-        document.find("m:Request", NS).append(card_payment(order_id))
+        document.find("m:Request", NS).append(card_payment(order_id, delta))
     sold_before = seats_sold(old_outbound)
     exchanged = xml_of(post(api, "OrderChange", body(document), auth), 200, VIEW)
     view = check(api, auth, exchanged, order_id)

@@ -11,7 +11,17 @@ from lxml import etree
 
 from orders.models import Channel, Order, OrderStatus, Passenger
 from tests.conftest import bearer, token_for
-from tests.ndc.conftest import CNS, NS, error_of, example, post, texts, valid, xml_of
+from tests.ndc.conftest import (
+    CNS,
+    NS,
+    error_of,
+    example,
+    pay_amount,
+    post,
+    texts,
+    valid,
+    xml_of,
+)
 from tests.orders.conftest import book, booking_body, price_offer
 
 pytestmark = pytest.mark.django_db
@@ -34,7 +44,7 @@ def create_request(priced: dict, *, pay: bool = True) -> etree._Element:
     if not pay:
         request = document.find("m:Request", NS)
         request.remove(request.find("c:PaymentFunctions", NS))
-    return document
+    return pay_amount(document, priced["offer"]["totalPrice"]["total"]["amount"])
 
 
 def body(document: etree._Element) -> bytes:
@@ -211,13 +221,26 @@ class TestOrderCreate:
 
         assert fields["TagText"].endswith("/PaymentCard/CardBrandCode")
 
-    def test_a_voucher_is_a_payment_method_not_taken(self, api, auth, priced):
+    def test_an_offline_payment_is_a_payment_method_not_taken(self, api, auth, priced):
+        document = create_request(priced)
+        method = document.find(".//c:PaymentMethod", NS)
+        method.remove(method[0])
+        offline = etree.SubElement(method, cns("OfflinePayment"))
+        etree.SubElement(offline, cns("PaymentTypeCode")).text = "CA"
+
+        error_of(post(api, "OrderCreate", body(document), auth), 422, "ERR-6000", VIEW)
+
+    def test_a_voucher_is_airline_credit(self, api, auth, priced):
+        """Its VoucherID is the credit code: one no order issued is refused as credit."""
         document = create_request(priced)
         method = document.find(".//c:PaymentMethod", NS)
         method.remove(method[0])
         etree.SubElement(etree.SubElement(method, cns("Voucher")), cns("VoucherID")).text = "V1"
 
-        error_of(post(api, "OrderCreate", body(document), auth), 422, "ERR-6000", VIEW)
+        fields = error_of(post(api, "OrderCreate", body(document), auth), 400, "ERR-6002", VIEW)
+
+        assert "airline credit" in fields["DescText"]
+        assert not Order.objects.exists()
 
     def test_a_malformed_email_is_err_1004(self, api, auth, priced):
         document = create_request(priced)
@@ -332,8 +355,9 @@ def hold(api, auth, priced):
     return xml_of(response, 200, VIEW)
 
 
-def change_request(order_id: str, *, pay: bool = False) -> etree._Element:
-    """The example OrderChangeRQ for `order_id`, without its payment unless `pay`."""
+def change_request(order_id: str, *, pay: bool = False, amount=None) -> etree._Element:
+    """The example OrderChangeRQ for `order_id`, without its payment unless `pay` (of
+    `amount`: what is due)."""
     document = example("OrderChangeRQ")
     for ref in document.iterfind(".//c:OrderID", NS):
         ref.text = order_id
@@ -341,7 +365,20 @@ def change_request(order_id: str, *, pay: bool = False) -> etree._Element:
     if not pay:
         request = document.find("m:Request", NS)
         request.remove(request.find("c:PaymentFunctions", NS))
+    elif amount is not None:
+        pay_amount(document, amount)
     return document
+
+
+def due_of(document: etree._Element) -> Decimal:
+    """What an OrderViewRS's order still owes: its total, less what was paid."""
+    order = document.find("m:Response/c:Order", NS)
+    total = Decimal(order.findtext("c:TotalPrice/c:TotalAmount", namespaces=NS))
+    paid = sum(
+        Decimal(a)
+        for a in texts(document, "m:PaymentFunctions/c:PaymentProcessingSummary/c:Amount")
+    )
+    return total - paid
 
 
 def choose(document: etree._Element, name: str) -> etree._Element:
@@ -374,7 +411,7 @@ class TestOrderChange:
     def test_a_hold_is_confirmed_with_a_card(self, api, auth, hold):
         order_id = order_id_of(hold)
 
-        document = change(api, auth, change_request(order_id, pay=True))
+        document = change(api, auth, change_request(order_id, pay=True, amount=due_of(hold)))
 
         view = json_view(api, auth, order_id)
         assert view["order"]["statusCode"] == OrderStatus.CONFIRMED
@@ -530,7 +567,7 @@ class TestOrderChange:
         assert fields["TagText"].endswith("/SelectedOrderItem/OrderItemRefID")
 
     def test_a_bad_card_is_err_1005_at_its_element(self, api, auth, hold):
-        document = change_request(order_id_of(hold), pay=True)
+        document = change_request(order_id_of(hold), pay=True, amount=due_of(hold))
         document.find(".//c:ExpirationDate", NS).text = "0120"
 
         fields = error_of(post(api, "OrderChange", body(document), auth), 422, "ERR-1005", VIEW)
@@ -540,13 +577,13 @@ class TestOrderChange:
 
     def test_a_read_only_key_is_err_8001(self, api, hold, read_only_key):
         read_only = bearer(token_for(api, read_only_key.raw))
-        document = change_request(order_id_of(hold), pay=True)
+        document = change_request(order_id_of(hold), pay=True, amount=due_of(hold))
 
         error_of(post(api, "OrderChange", body(document), read_only), 403, "ERR-8001", VIEW)
 
     def test_another_sellers_order_is_err_4000(self, api, hold, partner_key, other_seller):
         other = bearer(token_for(api, partner_key.raw, other_seller.pk))
-        document = change_request(order_id_of(hold), pay=True)
+        document = change_request(order_id_of(hold), pay=True, amount=due_of(hold))
 
         fields = error_of(post(api, "OrderChange", body(document), other), 404, "ERR-4000", VIEW)
 
