@@ -240,6 +240,9 @@ def test_a_generated_client_books_and_services_a_journey_end_to_end(network, tmp
         generated = generate(document.content, tmp_path)
         failures = run_journey(generated, server.url, key.raw, start, tmp_path)
 
+    # Issue 25 item 3 (part A's branch): until reshop and quote answers stop declaring a
+    # required segment `statusCode` they never carry, exactly two failures are expected
+    # here: "reshop itinerary" and "quote", KeyError('statusCode'). Nothing else fails.
     assert failures == [], "\n".join(failures)
 
 
