@@ -97,6 +97,69 @@ class Flight(PricedJourney):
     flightNumbers = s.ListField(child=s.CharField(), help_text="Carrier plus number, e.g. MX101")
 
 
+# Fare sub-structures (SPEC.md §2.2), as airline/fares/validators.py holds the stored
+# bundles to them.
+class Benefit(s.Serializer):
+    label = s.CharField()
+    included = s.BooleanField()
+    status = s.CharField(required=False)
+    quantity = s.IntegerField(required=False)
+
+
+class WeightAllowance(s.Serializer):
+    maximumWeightMeasure = s.FloatField(required=False)
+    weightUnitOfMeasurement = s.ChoiceField(choices=["KGM", "LBR"], required=False)
+
+
+class DimensionAllowance(s.Serializer):
+    lengthUnitOfMeasurement = s.ChoiceField(choices=["CMT", "FOT", "INH", "MTR"])
+    heightMeasure = s.FloatField(required=False)
+    lengthMeasure = s.FloatField(required=False)
+    linearMeasure = s.FloatField(required=False)
+    widthMeasure = s.FloatField(required=False)
+
+
+class BaggageDisclosure(s.Serializer):
+    code = s.CharField()
+    description = s.CharField()
+    ruleTypeCode = s.CharField(help_text="CarryOn, Checked, PersonalItem...")
+    weightAllowance = WeightAllowance(required=False)
+    dimensionAllowance = DimensionAllowance(required=False)
+
+
+class PenaltyRestriction(s.Serializer):
+    allowedModificationInd = s.BooleanField(required=False)
+    amount = s.FloatField(required=False)
+    changeTypeCode = s.CharField(required=False)
+    creditPercent = s.FloatField(required=False)
+    description = s.CharField(required=False)
+    journeyStageCode = s.CharField(required=False)
+    maxDaysBeforeDeparture = s.FloatField(required=False)
+    maxHoursBeforeDeparture = s.FloatField(required=False)
+    minDaysBeforeDeparture = s.FloatField(required=False)
+    minHoursBeforeDeparture = s.FloatField(required=False)
+    priceDifferenceApplies = s.BooleanField(required=False)
+
+
+class Penalty(s.Serializer):
+    code = s.CharField()
+    description = s.CharField()
+    typeCode = s.ChoiceField(choices=["Change", "Cancellation"])
+    creditIncludesAddOns = s.BooleanField(required=False)
+    creditMethod = s.CharField(required=False, help_text="AirlineCredit, OriginalFormOfPayment")
+    creditValidityMonths = s.IntegerField(required=False)
+    fixedAmount = s.FloatField(required=False)
+    fullReservationOnly = s.BooleanField(required=False)
+    requiresRewardsAccount = s.BooleanField(required=False)
+    restrictions = PenaltyRestriction(many=True, required=False)
+
+
+class SeatProfile(s.Serializer):
+    code = s.CharField()
+    description = s.CharField()
+    characteristicCodes = s.ListField(child=s.CharField(), required=False)
+
+
 class Fare(s.Serializer):
     fareBasisCode = s.CharField(required=False)
     cabinTypeCode = s.CharField(required=False)
@@ -106,10 +169,10 @@ class Fare(s.Serializer):
     paxRefIds = s.ListField(child=s.CharField(), required=False)
     bundleName = s.CharField(required=False, help_text="No Flex, Nice, Nicer or Nicest")
     description = s.CharField(required=False)
-    benefits = s.ListField(child=s.DictField(), required=False)
-    baggageDisclosures = s.ListField(child=s.DictField(), required=False)
-    penalties = s.ListField(child=s.DictField(), required=False)
-    seatProfiles = s.ListField(child=s.DictField(), required=False)
+    benefits = Benefit(many=True, required=False)
+    baggageDisclosures = BaggageDisclosure(many=True, required=False)
+    penalties = Penalty(many=True, required=False)
+    seatProfiles = SeatProfile(many=True, required=False)
 
 
 class PassengerPrice(s.Serializer):

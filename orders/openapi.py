@@ -1,11 +1,77 @@
 """OpenAPI schemas and examples of the order endpoints (documentation only: the views
 render plain dicts, orders/presenters.py)."""
 
+from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter
 from rest_framework import serializers as s
 
-from airline.api.openapi import enveloped
+from airline.api.openapi import enveloped, typed_variants
 from offers.openapi import Fare, MonetaryAmount, Price
+from orders.serializers import CARD_FIELDS, CHANGE_NEEDS, CHANGE_TYPES, RESHOP_TYPES
+
+# The payment types create order and change order take (DESIGN.md §11); any other is
+# ERR-6000, which the description states by listing these.
+PAYMENT_TYPES = ["Hold", "CreditCard", "AirlineCredit"]
+PAYMENT_NEEDS = {"CreditCard": CARD_FIELDS, "AirlineCredit": ("creditCode",)}
+# What each reshop instruction needs beyond `type` (orders/exchange.py, cancel.py,
+# amend.py refuse it without them: ERR-1005).
+RESHOP_NEEDS = {
+    "ReshopItinerary": ("originDestinations",),
+    "DeleteOrderItems": ("orderItemRefIds",),
+    "NameChange": ("paxRefId", "surname"),
+}
+
+
+class PaymentScheme(OpenApiSerializerExtension):
+    """`payment`: Hold, CreditCard or AirlineCredit, each with the members it needs."""
+
+    target_class = "orders.serializers.PaymentIn"
+    priority = 1
+
+    def map_serializer(self, auto_schema, direction):
+        return typed_variants(
+            auto_schema,
+            self.target,
+            direction,
+            kinds=PAYMENT_TYPES,
+            needs=PAYMENT_NEEDS,
+            suffix="Payment",
+        )
+
+
+class ChangeScheme(OpenApiSerializerExtension):
+    """A change order `changes[]` entry: one variant per change type."""
+
+    target_class = "orders.serializers.ChangeIn"
+    priority = 1
+
+    def map_serializer(self, auto_schema, direction):
+        return typed_variants(
+            auto_schema,
+            self.target,
+            direction,
+            kinds=CHANGE_TYPES,
+            needs=CHANGE_NEEDS,
+            suffix="Change",
+        )
+
+
+class ReshopInstructionScheme(OpenApiSerializerExtension):
+    """A reshop `instruction`: one variant per instruction type."""
+
+    target_class = "orders.serializers.ReshopInstructionIn"
+    priority = 1
+
+    def map_serializer(self, auto_schema, direction):
+        return typed_variants(
+            auto_schema,
+            self.target,
+            direction,
+            kinds=RESHOP_TYPES,
+            needs=RESHOP_NEEDS,
+            suffix="Instruction",
+        )
+
 
 IDEMPOTENCY_HEADER = OpenApiParameter(
     "Idempotency-Key",

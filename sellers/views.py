@@ -1,6 +1,6 @@
 """Auth endpoints (unversioned, not enveloped) and the caller's own context."""
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.views import APIView
 
@@ -23,6 +23,18 @@ from sellers.serializers import (
 )
 from sellers.services import token_issue
 
+# The auth endpoints take the API key itself (SPEC.md §4.1, §4.2), never a bearer token.
+# Declared as a header parameter with no security requirement, generated clients type
+# these calls as taking the key (a plain client and an `x_api_key` argument); a security
+# requirement would have them ask for an authenticated (bearer) client.
+API_KEY_HEADER = OpenApiParameter(
+    "x-api-key",
+    str,
+    OpenApiParameter.HEADER,
+    required=True,
+    description="Your API key (`<prefix>.<secret>`)",
+)
+
 
 class AuthEndpoint(APIView):
     """The unversioned auth endpoints: x-api-key only, auth body shape on errors."""
@@ -36,7 +48,8 @@ class TokenView(AuthEndpoint):
     @extend_schema(
         operation_id="createToken",
         tags=["auth"],
-        auth=[{"apiKey": []}],
+        auth=[],
+        parameters=[API_KEY_HEADER],
         request=TokenRequestSerializer,
         responses={200: TokenResponseSerializer, **AUTH_ERROR_RESPONSES},
         description="Exchange an API key for a bearer token acting as one seller (SPEC.md §4.1).",
@@ -60,7 +73,8 @@ class SellersView(AuthEndpoint):
     @extend_schema(
         operation_id="listSellers",
         tags=["auth"],
-        auth=[{"apiKey": []}],
+        auth=[],
+        parameters=[API_KEY_HEADER],
         responses={200: SellerEntrySerializer(many=True), **AUTH_ERROR_RESPONSES},
         description="The sellers this API key may act for; exactly one is the default "
         "(SPEC.md §4.2).",

@@ -1,7 +1,11 @@
 """Shared OpenAPI pieces: the envelope and the error bodies every endpoint documents."""
 
+import copy
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from drf_spectacular.extensions import OpenApiSerializerExtension
+from drf_spectacular.plumbing import ResolvedComponent
 from drf_spectacular.utils import OpenApiResponse, inline_serializer
 from rest_framework import serializers
 
@@ -117,3 +121,94 @@ AUTH_ERROR_RESPONSES = _answers(
         503: "ERR-8002: authentication store unavailable",
     },
 )
+
+
+# --- Request bodies as strict as their validation (issue 25 item 4) --------------------
+#
+# Generated clients and schemathesis read the request schemas; they must refuse what the
+# service refuses. drf-spectacular does not say that a StrictSerializer refuses unknown
+# properties, nor that a list may not be empty or is bounded when the list is a nested
+# serializer (`many=True`). The extension adds both. `_map_serializer(...,
+# bypass_extensions=True)` is how drf-spectacular's own contrib extensions reuse the
+# default mapping; tests/api/test_openapi.py fails if an upgrade changes what it gives.
+
+
+def _list_bounds(field: serializers.Field, schema: dict[str, Any]) -> None:
+    if getattr(field, "allow_empty", True) is False:
+        schema["minItems"] = max(schema.get("minItems", 0), 1)
+    if getattr(field, "min_length", None) is not None:
+        schema["minItems"] = max(schema.get("minItems", 0), field.min_length)
+    if getattr(field, "max_length", None) is not None:
+        schema["maxItems"] = field.max_length
+
+
+def strict_request_schema(
+    auto_schema: Any, serializer: serializers.Serializer, direction: str
+) -> dict[str, Any]:
+    """The default schema of a StrictSerializer, plus what its validation enforces:
+    no unknown properties (requests only) and the bounds of its lists."""
+    schema = auto_schema._map_serializer(serializer, direction, bypass_extensions=True)
+    if direction != "request":
+        return schema
+    schema["additionalProperties"] = False
+    for name, field in serializer.fields.items():
+        prop = schema.get("properties", {}).get(name)
+        if prop is not None and prop.get("type") == "array":
+            _list_bounds(field, prop)
+    return schema
+
+
+class StrictSerializerScheme(OpenApiSerializerExtension):
+    target_class = "airline.api.serializers.StrictSerializer"
+    match_subclasses = True
+
+    def map_serializer(self, auto_schema, direction):
+        return strict_request_schema(auto_schema, self.target, direction)
+
+
+def typed_variants(
+    auto_schema: Any,
+    serializer: serializers.Serializer,
+    direction: str,
+    *,
+    kinds: Sequence[str],
+    needs: Mapping[str, Sequence[str]],
+    suffix: str,
+) -> dict[str, Any]:
+    """A request object whose `type` decides which members it needs (a change order
+    entry, a payment, a reshop instruction) as `oneOf` one component per type,
+    discriminated by `type`: each variant takes every member the validation takes,
+    and requires those its type needs, so a generated client gets one class per type
+    (`CancelJourneyChangeRequest`) whose constructor asks for exactly those."""
+    base = strict_request_schema(auto_schema, serializer, direction)
+    if direction != "request":
+        return base
+    refs = {}
+    for kind in kinds:
+        variant = copy.deepcopy(base)
+        variant["properties"]["type"] = {"type": "string", "enum": [kind]}
+        variant["required"] = ["type", *needs.get(kind, ())]
+        component = ResolvedComponent(
+            name=f"{kind}{suffix}Request",
+            type=ResolvedComponent.SCHEMA,
+            schema=variant,
+            object=f"{type(serializer).__name__}.{kind}",
+        )
+        auto_schema.registry.register_on_missing(component)
+        refs[kind] = component.ref
+    return {
+        "oneOf": list(refs.values()),
+        "discriminator": {
+            "propertyName": "type",
+            "mapping": {kind: ref["$ref"] for kind, ref in refs.items()},
+        },
+    }
+
+
+def add_servers(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict:
+    """A `servers` entry: the host that served this document (a client generated from
+    it talks to the same place); `/` when the document is written offline
+    (`manage.py spectacular`), which OpenAPI reads as the document's own host."""
+    url = request.build_absolute_uri("/").rstrip("/") if request is not None else "/"
+    result["servers"] = [{"url": url or "/", "description": "This service"}]
+    return result

@@ -1,6 +1,7 @@
 """The OpenAPI description and its docs pages, served offline (issue: OpenAPI)."""
 
 import re
+from unittest.mock import ANY
 
 import pytest
 import yaml
@@ -96,3 +97,103 @@ def test_money_is_described_as_served_and_both_credentials_are_declared(client):
     assert create["security"] == [{"bearerAuth": []}, {"apiKey": []}]
     create = create["responses"]
     assert {"201", "400", "401", "403", "404", "409", "422", "429", "500", "503"} <= set(create)
+
+
+def schema_of(client) -> dict:
+    return yaml.safe_load(client.get("/json/v1/schema").content)
+
+
+def test_the_auth_calls_take_the_api_key_not_a_bearer_token(client):
+    """Issue 25 item 4: a generator types an operation with a security requirement as
+    needing an authenticated (bearer) client; the auth calls take the key itself."""
+    paths = schema_of(client)["paths"]
+
+    for path, method in (("/auth/token", "post"), ("/auth/sellers", "get")):
+        operation = paths[path][method]
+        assert not operation.get("security"), path
+        [header] = [p for p in operation["parameters"] if p["in"] == "header"]
+        assert (header["name"], header["required"]) == ("x-api-key", True)
+
+
+def test_it_names_the_host_that_served_it(client):
+    assert schema_of(client)["servers"] == [{"url": "http://testserver", "description": ANY}]
+
+
+def test_payment_changes_and_reshop_instructions_are_one_variant_per_type(client):
+    schemas = schema_of(client)["components"]["schemas"]
+
+    payment = schemas["PaymentInRequest"]
+    assert payment["discriminator"]["propertyName"] == "type"
+    assert set(payment["discriminator"]["mapping"]) == {"Hold", "CreditCard", "AirlineCredit"}
+    card = schemas["CreditCardPaymentRequest"]
+    assert set(card["required"]) == {"type", "cardType", "cardNumber", "expiryDate", "securityCode"}
+    assert card["additionalProperties"] is False
+    assert set(schemas["AirlineCreditPaymentRequest"]["required"]) == {"type", "creditCode"}
+    assert schemas["HoldPaymentRequest"]["required"] == ["type"]
+
+    changes = schemas["ChangeInRequest"]["discriminator"]["mapping"]
+    assert len(changes) == 9
+    assert set(schemas["AcceptReshopOfferChangeRequest"]["required"]) == {
+        "type",
+        "offerId",
+        "offerItemIds",
+    }
+    assert set(schemas["NameChangeInstructionRequest"]["required"]) == {
+        "type",
+        "paxRefId",
+        "surname",
+    }
+    assert set(schemas["ReshopItineraryInstructionRequest"]["required"]) == {
+        "type",
+        "originDestinations",
+    }
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "CreateOrderInRequest",
+        "PatchedChangeOrderInRequest",
+        "PriceInRequest",
+        "QuoteInRequest",
+        "ReshopInRequest",
+        "OrderAncillaryInRequest",
+        "AncillaryInRequest",
+        "WebhookInRequest",
+        "SearchInRequest",
+    ],
+)
+def test_request_bodies_refuse_unknown_properties_as_the_validation_does(client, name):
+    schemas = schema_of(client)["components"]["schemas"]
+
+    assert schemas[name]["additionalProperties"] is False
+
+
+def test_lists_the_validation_bounds_are_bounded_in_the_description(client):
+    schemas = schema_of(client)["components"]["schemas"]
+
+    create = schemas["CreateOrderInRequest"]["properties"]
+    assert create["offerItemIds"]["minItems"] == 1
+    assert (create["passengers"]["minItems"], create["passengers"]["maxItems"]) == (1, 18)
+    assert (create["ancillaries"]["minItems"], create["ancillaries"]["maxItems"]) == (1, 200)
+    price = schemas["PriceInRequest"]["properties"]
+    assert price["selections"]["minItems"] == 1
+
+
+def test_fare_sub_structures_are_typed_as_spec_section_2_2_shapes(client):
+    schemas = schema_of(client)["components"]["schemas"]
+
+    fare = schemas["Fare"]["properties"]
+    for name, component in (
+        ("benefits", "Benefit"),
+        ("baggageDisclosures", "BaggageDisclosure"),
+        ("penalties", "Penalty"),
+        ("seatProfiles", "SeatProfile"),
+    ):
+        assert fare[name]["items"]["$ref"] == f"#/components/schemas/{component}"
+    assert set(schemas["Benefit"]["required"]) == {"label", "included"}
+    assert set(schemas["Penalty"]["required"]) == {"code", "description", "typeCode"}
+    restriction = schemas["PenaltyRestriction"]["properties"]
+    assert len(restriction) == 11
+    assert restriction["creditPercent"]["type"] == "number"
+    assert schemas["DimensionAllowance"]["required"] == ["lengthUnitOfMeasurement"]
