@@ -29,6 +29,9 @@ from orders.models import (
 from orders.selectors import LegPart, OrderParts, OrderRow, OrderSearch, order_parts
 
 VIEW_CACHE_SECONDS = 24 * 3600
+# The shape of the view: bumped whenever what it renders changes, so that a release
+# never serves a rendering of the release before (2: operationalStatus, emds[]).
+VIEW_FORMAT = 2
 # Line statuses of the view: order items' and services' alike (SPEC.md §3).
 CONFIRMED, CANCELLED = "CONFIRMED", "CANCELLED"
 # `operationalStatus` of the view's journeys and segments (README "Airline-initiated
@@ -52,8 +55,9 @@ def order_view_key(order: Order) -> str:
     configuration edit that takes nothing from it, a load on another node): the network
     version this worker's index was built from names that. A worker whose index is
     older than another's renders under its own version and never serves the other's
-    older rendering for a newer schedule."""
-    return f"orderview:{order.pk}:{order.version}:{network_index().version}"
+    older rendering for a newer schedule. VIEW_FORMAT names the view's shape: a release
+    that changes it renders anew."""
+    return f"orderview:{VIEW_FORMAT}:{order.pk}:{order.version}:{network_index().version}"
 
 
 def order_view_cached(order: Order, *, parts: OrderParts | None = None) -> orjson.Fragment:
