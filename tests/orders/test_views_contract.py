@@ -78,6 +78,25 @@ def test_segments_carry_no_status_code_and_journeys_say_when_exchanged(api, auth
     assert retrieve(api, auth, order_id) == after
 
 
+def test_the_back_office_and_the_booking_command_show_an_exchanged_order(
+    api, auth, network, clock, admin_client
+):
+    from tests.orders.test_commands import run
+
+    day = network + timedelta(days=10)
+    order = booked(api, auth, day)
+    paid_exchange(api, auth, order["order"]["orderId"], day + timedelta(days=1), 101)
+    stored = Order.objects.get(order_id=order["order"]["orderId"])
+
+    page = admin_client.get(f"/admin/orders/order/{stored.pk}/change/")
+    printed = run("booking", stored.record_locator)
+
+    assert page.status_code == 200
+    assert order["journeys"][0]["journeyId"] in page.content.decode()
+    assert stored.record_locator in printed
+    assert printed.count("CANCELLED") >= 1  # the replaced item, as before
+
+
 def test_a_journey_the_seller_cancels_is_cancelled_not_exchanged(api, auth, network, clock):
     day = network + timedelta(days=10)
     order = booked(api, auth, day, bundle="Nicest", flight=501)
