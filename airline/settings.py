@@ -419,6 +419,14 @@ SPECTACULAR_SETTINGS = {
     },
     "ENUM_NAME_OVERRIDES": {
         "PassengerTypeCode": ["ADT", "CHD", "INF"],
+        # Our own operationalStatus of an order's journeys and segments (orders/openapi.py).
+        "OperationalStatus": [
+            "CONFIRMED",
+            "SCHEDULE_CHANGED",
+            "AIRLINE_CANCELLED",
+            "CANCELLED",
+            "EXCHANGED",
+        ],
         "CabinTypeCode": ["Y", "W", "C", "F"],
         "FeeType": [
             "Tax",

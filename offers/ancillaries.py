@@ -408,16 +408,19 @@ def offer_trip(
                 path="offerItemIds",
             )
     pax = (
-        [(p.pax_id, p.ptc) for p in passengers_check(passengers)]
+        [(p.pax_id, p.ptc, p.infant_ref) for p in passengers_check(passengers)]
         if passengers
-        else [(p["paxId"], p["ptc"]) for p in batch.passengers]
+        else [(p["paxId"], p["ptc"], p.get("infantRefId", "")) for p in batch.passengers]
     )
-    infants = sum(1 for _, ptc in pax if ptc == "INF")
+    # Who carries which infant, as the request (or the search or price request the offer
+    # was made for) said with infantRefId; an infant nobody named rides with the first
+    # adults who carry none. Create order checks seats against the booking's own
+    # infantPassengerId (orders.create).
+    spare = sum(1 for _, ptc, _ in pax if ptc == "INF") - sum(1 for *_, i in pax if i)
     travellers = []
-    for ref, ptc in pax:
-        # Before booking nobody has said who carries which infant: the first adults do.
-        carries = ptc == "ADT" and infants > 0
-        infants -= carries
+    for ref, ptc, infant in pax:
+        carries = bool(infant) or (ptc == "ADT" and spare > 0)
+        spare -= carries and not infant
         travellers.append(Traveller(ref, ptc, carries))
     journeys = []
     for item_id in dict.fromkeys(item_ids):

@@ -43,6 +43,9 @@ class Price(s.Serializer):
 class Pax(s.Serializer):
     paxId = s.CharField()
     ptc = s.ChoiceField(choices=["ADT", "CHD", "INF"])
+    infantRefId = s.CharField(
+        required=False, help_text="On an adult: the infant on their lap, as the request named it"
+    )
 
 
 class PaymentFunction(s.Serializer):

@@ -21,9 +21,15 @@ MAX_LISTED = 2 * MAX_SEATED
 class Pax:
     pax_id: str
     ptc: str  # ADT, CHD, INF
+    # On an adult: the paxId of the infant on their lap, when the request says so
+    # (`infantRefId`); seat maps before booking then know who may sit in an exit row.
+    infant_ref: str = ""
 
     def wire(self) -> dict[str, str]:
-        return {"paxId": self.pax_id, "ptc": self.ptc}
+        wire = {"paxId": self.pax_id, "ptc": self.ptc}
+        if self.infant_ref:
+            wire["infantRefId"] = self.infant_ref
+        return wire
 
 
 def passengers_check(
@@ -39,9 +45,41 @@ def passengers_check(
             Pax(
                 passenger.get(id_field) or f"{passenger['type']}-{ordinals[passenger['type']]}",
                 passenger["type"],
+                passenger.get("infantRefId") or "",
             )
         )
-    return party_check(result, id_field=id_field, counts=ordinals)
+    return _carriers_check(party_check(result, id_field=id_field, counts=ordinals))
+
+
+def _carriers_check(party: list[Pax]) -> list[Pax]:
+    """`infantRefId` (DESIGN.md §11 "Infants", before booking): on an adult, naming an
+    infant of the party, each infant carried by one adult at most. An infant nobody
+    names is given to an adult who carries none (offers.ancillaries.offer_trip)."""
+    types = {p.pax_id: p.ptc for p in party}
+    carried: set[str] = set()
+    for pax in party:
+        if not pax.infant_ref:
+            continue
+        if pax.ptc != "ADT":
+            raise ApiError(
+                Err.VALIDATION,
+                f"{pax.pax_id} is {pax.ptc}; only an adult carries an infant",
+                path="passengers.infantRefId",
+            )
+        if types.get(pax.infant_ref) != "INF":
+            raise ApiError(
+                Err.VALIDATION,
+                f"infantRefId {pax.infant_ref} is not an infant (INF) of this request",
+                path="passengers.infantRefId",
+            )
+        if pax.infant_ref in carried:
+            raise ApiError(
+                Err.VALIDATION,
+                f"Infant {pax.infant_ref} is carried by two adults",
+                path="passengers.infantRefId",
+            )
+        carried.add(pax.infant_ref)
+    return party
 
 
 def party_check(

@@ -18,6 +18,15 @@ class OriginDestinationIn(StrictSerializer):
 class PassengerIn(StrictSerializer):
     type = serializers.ChoiceField(choices=["ADT", "CHD", "INF"])
     paxId = serializers.CharField(min_length=1, max_length=64, required=False)
+    infantRefId = serializers.CharField(
+        min_length=1,
+        max_length=64,
+        required=False,
+        help_text="On an adult (ADT): the paxId of the infant (INF) on their lap. Seat maps "
+        "of the offer then give that adult no exit row (and the other adults may have "
+        "one); without it the first adults are taken to carry the infants. Create order's "
+        "infantPassengerId decides for the booking.",
+    )
 
 
 class SearchIn(StrictSerializer):

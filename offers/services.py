@@ -193,7 +193,10 @@ def offers_price(
     shopped_party = None
     for selection in selections:
         batch, offer = offer_record(
-            offer_id=selection.offer_id, seller_id=str(principal.seller.pk), now=now
+            offer_id=selection.offer_id,
+            seller_id=str(principal.seller.pk),
+            now=now,
+            path="selections.offerId",  # the request's field (SPEC.md §4.5)
         )
         if batch.source in (OfferSource.RESHOP, OfferSource.QUOTE):
             raise ApiError(

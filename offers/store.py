@@ -97,24 +97,25 @@ def batch_save(batch: OfferBatch, fields: tuple[str, ...] | None = None) -> None
 
 
 def offer_load(
-    *, offer_id: str, seller_id: str, now: datetime
+    *, offer_id: str, seller_id: str, now: datetime, path: str = "offerId"
 ) -> tuple[OfferBatch, dict[str, Any]]:
     """The batch and the offer with this id, for this seller.
 
     ERR-3000 when unknown or another seller's (never reveal it exists), ERR-3001 when
-    expired, ERR-9002 when the store cannot be reached."""
+    expired, each naming the request's field `path`; ERR-9002 when the store cannot be
+    reached."""
     batch_id, dot, _ = offer_id.rpartition(".")
     if not dot or not batch_id or "\x00" in offer_id:  # no key holds one (nor can on SQL)
-        raise offer_not_found(offer_id)
+        raise offer_not_found(offer_id, path=path)
     try:
         raw = cache.get(_key(batch_id))
     except STORE_ERRORS as exc:
         raise _unavailable() from exc
     if raw is None:
-        raise offer_not_found(offer_id)
+        raise offer_not_found(offer_id, path=path)
     data = orjson.loads(raw)
     if data["seller_id"] != seller_id or offer_id not in data["offers"]:
-        raise offer_not_found(offer_id)
+        raise offer_not_found(offer_id, path=path)
     batch = OfferBatch(
         id=data["id"],
         seller_id=data["seller_id"],
@@ -128,7 +129,7 @@ def offer_load(
         raise ApiError(
             Err.OFFER_EXPIRED,
             f"Offer {offer_id} expired at {batch.expires_at:%Y-%m-%dT%H:%M:%SZ}",
-            path="offerId",
+            path=path,
         )
     return batch, batch.offers[offer_id]
 
@@ -274,17 +275,17 @@ _RECORDS = {
 
 
 def offer_record(
-    *, offer_id: str, seller_id: str, now: datetime
+    *, offer_id: str, seller_id: str, now: datetime, path: str = "offerId"
 ) -> tuple[OfferBatch, OfferRecord | None]:
     """offer_load, the offer typed by its source; None for a reshop or quote offer,
     which orders.exchange reads with its own records (ExchangeOffer)."""
-    batch, stored = offer_load(offer_id=offer_id, seller_id=seller_id, now=now)
+    batch, stored = offer_load(offer_id=offer_id, seller_id=seller_id, now=now, path=path)
     record = _RECORDS.get(batch.source)
     return batch, None if record is None else record(offer_id, stored)
 
 
-def offer_not_found(offer_id: str) -> ApiError:
-    return ApiError(Err.OFFER_NOT_FOUND, f"Offer {offer_id} not found", path="offerId")
+def offer_not_found(offer_id: str, *, path: str = "offerId") -> ApiError:
+    return ApiError(Err.OFFER_NOT_FOUND, f"Offer {offer_id} not found", path=path)
 
 
 def _unavailable() -> ApiError:

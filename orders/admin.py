@@ -67,7 +67,16 @@ class ContactInline(ReadOnlyInline):
 
 class JourneyInline(ReadOnlyInline):
     model = Journey
-    fields = ["position", "ref", "origin", "destination", "departs", "arrives", "is_cancelled"]
+    fields = [
+        "position",
+        "ref",
+        "origin",
+        "destination",
+        "departs",
+        "arrives",
+        "is_cancelled",
+        "exchanged",
+    ]
     readonly_fields = ["departs", "arrives"]
 
     @admin.display(description="Departs (local time)")

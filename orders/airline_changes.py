@@ -27,7 +27,8 @@ changes").
      the journeys the change covers priced at what was paid, no change fee, whatever the
      bundle (orders.exchange asks `pending_change_of`).
    A change nobody answers stays pending; an airline-cancelled journey stays on the
-   order, live and unflown, in OrderList and in the view (segments AIRLINE_CANCELLED).
+   order, live and unflown, in OrderList and in the view (its segments' and its own
+   `operationalStatus` AIRLINE_CANCELLED).
 """
 
 import itertools
@@ -60,7 +61,7 @@ from orders.models import (
     Segment,
     Service,
 )
-from orders.presenters import SEGMENT_AIRLINE_CANCELLED, SEGMENT_CONFIRMED
+from orders.presenters import OPERATIONAL_AIRLINE_CANCELLED, OPERATIONAL_CONFIRMED
 
 LIVE = "CONFIRMED"  # an order item's status while it flies
 Reason = AirlineChange.Reason
@@ -276,7 +277,7 @@ def journey_now_wire(journey: Journey) -> dict[str, Any]:
                 f.segment,
                 f.departs_at,
                 f.arrives_at,
-                SEGMENT_AIRLINE_CANCELLED if f.cancelled else SEGMENT_CONFIRMED,
+                OPERATIONAL_AIRLINE_CANCELLED if f.cancelled else OPERATIONAL_CONFIRMED,
             )
             for f in _now(journey)
         ],
@@ -303,7 +304,7 @@ def _journey_wire(journey: Journey, segments: Sequence[tuple]) -> dict[str, Any]
                 "arrivalDateTime": local_time(to, station_zone(s.destination)),
                 "cabinTypeCode": s.cabin,
                 "rbd": s.rbd,
-                **({"statusCode": status} if status else {}),
+                **({"operationalStatus": status} if status else {}),
             }
             for s, at, to, status in segments
         ],

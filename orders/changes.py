@@ -453,14 +453,14 @@ def _payment_for(
 ) -> tuple[Card | None, str, Decimal]:
     """How `due` is paid: the card charged (None when nothing goes to a card), the
     airline credit code and what of `due` it pays (DESIGN.md §11 "Airline credit": the
-    credit first, a card for the rest). ERR-4002 when a payment is missing or nothing is
-    due; ERR-6000/6001/1005 for a bad payment; ERR-6002 for a credit that cannot pay, or
-    does not cover `due` with no card beside it."""
+    credit first, a card for the rest). ERR-4002 when a payment is missing;
+    ERR-6000/6001/1005 for a bad payment; ERR-6002 for a credit that cannot pay, or does
+    not cover `due` with no card beside it. When nothing is due (an EvenExchange, a
+    refund, a free seat) a payment sent along is checked and charged nothing: clients
+    attach a card to every change they do not price themselves (issue 25 item 10)."""
     if due <= 0:
-        if payment is not None:
-            raise ApiError(
-                Err.CHANGE_NOT_APPLIED, "Nothing is due; send no payment", path="payment"
-            )
+        if isinstance(payment, CardPayment):
+            card_check(payment, now=now)
         return None, "", ZERO
     if payment is None:
         raise ApiError(

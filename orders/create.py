@@ -10,7 +10,7 @@ transaction; a refused card gives the reservation back, a failed confirmation re
 (orders/reconcile.py).
 """
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from decimal import Decimal
@@ -747,18 +747,24 @@ def contact_write(order: Order, contact: ContactIn) -> Contact:
     return row
 
 
-def segments_write(order: Order, segments: Sequence[tuple]) -> tuple[list[Segment], list[Leg]]:
+def segments_write(
+    order: Order, segments: Sequence[tuple], *, taken: Collection[str] = ()
+) -> tuple[list[Segment], list[Leg]]:
     """Segments and their legs, in travel order: (order journey, network segment, cabin,
-    rbd, seats) each."""
+    rbd, seats) each. A segment's id is the offer's for its legs (what seat maps and
+    service lists of the priced offer name) unless the order already has that id among
+    `taken` (SEG- and LEG- ids it holds: a flight exchanged and exchanged back): then a
+    fresh one, so that ids stay unique within the order (SPEC.md §1)."""
     positions: dict[int, int] = {}
     rows = []
     for journey, s, cabin, rbd, seats in segments:
         positions[journey.pk] = positions.get(journey.pk, 0) + 1
+        ref = ref_id("SEG", *(leg.id for leg in s.legs))
         rows.append(
             Segment(
                 order=order,
                 journey=journey,
-                ref=ref_id("SEG", *(leg.id for leg in s.legs)),
+                ref=ref if ref not in taken else ids.new_ref("SEG"),
                 position=positions[journey.pk],
                 carrier=s.carrier,
                 flight_number=s.flight_number,
@@ -774,9 +780,14 @@ def segments_write(order: Order, segments: Sequence[tuple]) -> tuple[list[Segmen
     rows_insert(rows)
     legs = rows_insert(
         [
-            Leg(segment=row, flight_leg_id=leg.id, ref=ref_id("LEG", leg.id), position=n)
+            Leg(segment=row, flight_leg_id=leg.id, ref=_leg_ref(leg.id, taken), position=n)
             for row, (_, s, *_rest) in zip(rows, segments, strict=True)
             for n, leg in enumerate(s.legs, start=1)
         ]
     )
     return rows, legs
+
+
+def _leg_ref(leg_id: int, taken: Collection[str]) -> str:
+    ref = ref_id("LEG", leg_id)
+    return ref if ref not in taken else ids.new_ref("LEG")

@@ -55,6 +55,7 @@ from orders.models import (
     AirlineChange,
     Coupon,
     Journey,
+    Leg,
     Order,
     OrderItem,
     OrderStatus,
@@ -273,7 +274,7 @@ def _free_for(change: AirlineChange | None, item: OrderItem, r: Replacement) -> 
     return replace(
         r,
         price=item.price,
-        passenger_prices=item.passenger_prices,
+        passenger_prices=_order_pax_ids(item.order, item.passenger_prices),
         change_fee="0",
         airline_change=change.ref,
     )
@@ -326,8 +327,17 @@ def _replacement_bundle(principal: Principal, item: OrderItem, cabin: str | None
 
 
 def _party(order: Order) -> list[Pax]:
-    """The order's passengers as pricing knows them, by their shopped paxIds."""
-    return [Pax(p.offer_pax_id, p.ptc) for p in order.passengers.all()]
+    """The order's passengers as pricing knows them, by the order's ids (PAX-...): a
+    reshop or quote answer names passengers as the order and its requests do (issue 25
+    item 9)."""
+    return [Pax(p.ref, p.ptc) for p in order.passengers.all()]
+
+
+def _order_pax_ids(order: Order, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Passenger price rows of an item (which a booking priced by its shopped paxIds)
+    naming the order's passengers instead."""
+    refs = {p.offer_pax_id: p.ref for p in order.passengers.all()}
+    return [{**row, "paxRefIds": [refs.get(i, i) for i in row["paxRefIds"]]} for row in rows]
 
 
 def _replacement(
@@ -823,6 +833,10 @@ def _exchange(plan: Plan, order: Order, swaps) -> None:
             path="changes.offerId",
         ) from None
     used_refs = set(Journey.objects.filter(order=order).values_list("ref", flat=True))
+    # Ids stay unique within the order when a flight comes back (exchanged and back).
+    taken = set(Segment.objects.filter(order=order).values_list("ref", flat=True)) | set(
+        Leg.objects.filter(segment__order=order).values_list("ref", flat=True)
+    )
     replaced, added = [], []
     for item, r, moves, flown in journeys:
         old_journey = item.journey
@@ -832,7 +846,7 @@ def _exchange(plan: Plan, order: Order, swaps) -> None:
         # The replaced journey keeps its rows (its item CANCELLED) and moves behind the
         # live ones, so the view lists journeys in travel order.
         Journey.objects.filter(pk=old_journey.pk).update(
-            is_cancelled=True, position=F("position") + 100
+            is_cancelled=True, exchanged=True, position=F("position") + 100
         )
         Segment.objects.filter(journey=old_journey).update(holds_inventory=False)
         OrderItem.objects.filter(pk=item.pk).update(status="CANCELLED")
@@ -852,6 +866,7 @@ def _exchange(plan: Plan, order: Order, swaps) -> None:
                 (journey, s, r.cabin, rbd, seats)
                 for s, rbd in zip(flown.segments, r.rbds, strict=True)
             ],
+            taken=taken,
         )
         _move_services(moves, journey, new_item, segment_rows)
         fee_charge(order, CHANGE, Decimal(r.change_fee), now=plan.now)

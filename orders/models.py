@@ -270,6 +270,11 @@ class Journey(models.Model):
     departs_at = models.DateTimeField(help_text="UTC")
     arrives_at = models.DateTimeField(help_text="UTC")
     is_cancelled = models.BooleanField(default=False)
+    exchanged = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="Cancelled because it was exchanged for other flights (AcceptReshopOffer)",
+    )
     # What an OrderList summary shows of the journey (SPEC.md §2.8), kept beside it so
     # that a page of summaries reads neither segments nor time zones.
     departure_date = models.DateField(null=True, help_text="local date at the origin")
@@ -313,6 +318,11 @@ class Segment(models.Model):
     class Meta:
         ordering = ["order_id", "journey_id", "position"]
         indexes = [models.Index(fields=["flight_number", "departs_at"], name="segment_by_flight")]
+        constraints = [
+            # Items, coupons and services point at segments by this id: one per order,
+            # even when a flight is exchanged and exchanged back (issue 25 item 2).
+            models.UniqueConstraint(fields=["order", "ref"], name="one_segment_ref_per_order")
+        ]
 
     def __str__(self) -> str:
         return f"{self.carrier}{self.flight_number} {self.origin}-{self.destination} {self.rbd}"

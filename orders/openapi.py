@@ -6,7 +6,7 @@ from drf_spectacular.utils import OpenApiExample, OpenApiParameter
 from rest_framework import serializers as s
 
 from airline.api.openapi import enveloped, typed_variants
-from offers.openapi import Fare, MonetaryAmount, Price
+from offers.openapi import Fare, Flight, MonetaryAmount, PassengerPrice, Price
 from orders.serializers import CARD_FIELDS, CHANGE_NEEDS, CHANGE_TYPES, RESHOP_TYPES
 
 # The payment types create order and change order take (DESIGN.md §11); any other is
@@ -179,8 +179,24 @@ class OrderLeg(s.Serializer):
     aircraftTypeCode = s.CharField()
 
 
+OPERATIONAL_STATUSES = [
+    "CONFIRMED",
+    "SCHEDULE_CHANGED",
+    "AIRLINE_CANCELLED",
+    "CANCELLED",
+    "EXCHANGED",
+]
+OPERATIONAL_HELP = (
+    "Our own field (not in SPEC.md): the state of the flight. CONFIRMED: flies as booked. "
+    "SCHEDULE_CHANGED: a pending airline change covers it (the booked times stay until it "
+    "is accepted; see airlineInitiatedChanges). AIRLINE_CANCELLED: the airline cancelled "
+    "its flight; unflown until the seller acts. CANCELLED: the seller cancelled it. "
+    "EXCHANGED: the seller exchanged it for other flights (reshop AcceptReshopOffer)"
+)
+
+
 class OrderSegment(s.Serializer):
-    segmentId = s.CharField()
+    segmentId = s.CharField(help_text="SEG-...: unique within the order view")
     marketingCarrier = s.CharField()
     marketingFlightNumber = s.CharField()
     origin = s.CharField()
@@ -190,12 +206,11 @@ class OrderSegment(s.Serializer):
     cabinTypeCode = s.CharField()
     rbd = s.CharField()
     statusCode = s.ChoiceField(
-        choices=["CONFIRMED", "SCHEDULE_CHANGED", "AIRLINE_CANCELLED", "CANCELLED"],
-        help_text="CONFIRMED: flies as booked. SCHEDULE_CHANGED: a pending airline change "
-        "covers it (the booked times stay until it is accepted). AIRLINE_CANCELLED: the "
-        "airline cancelled its flight; unflown until the seller acts. CANCELLED: the seller "
-        "cancelled or exchanged its journey",
+        choices=["WAITLISTED"],
+        required=False,
+        help_text="SPEC.md §2.2: present only when the segment is waitlisted",
     )
+    operationalStatus = s.ChoiceField(choices=OPERATIONAL_STATUSES, help_text=OPERATIONAL_HELP)
     legs = OrderLeg(many=True)
 
 
@@ -207,6 +222,12 @@ class OrderJourney(s.Serializer):
     arrivalDateTime = s.CharField()
     duration = s.CharField()
     stops = s.IntegerField()
+    operationalStatus = s.ChoiceField(
+        choices=OPERATIONAL_STATUSES,
+        help_text="Our own field (not in SPEC.md): the journey's state, that of its most "
+        "affected segment: EXCHANGED, CANCELLED, AIRLINE_CANCELLED, SCHEDULE_CHANGED, else "
+        "CONFIRMED (segments[].operationalStatus says what each means)",
+    )
     segments = OrderSegment(many=True)
 
 
@@ -273,6 +294,21 @@ class OrderService(s.Serializer):
     emdNumber = s.RegexField(r"^\d{13}$", required=False, help_text="Paid services only")
 
 
+class OrderEmd(s.Serializer):
+    emdNumber = s.RegexField(r"^\d{13}$", help_text="The EMD's document number")
+    paxRefId = s.CharField()
+    serviceRefId = s.CharField(help_text="The services[].serviceId it pays for")
+    orderItemRefId = s.CharField(help_text="That service's order item (services[].itemId)")
+    segmentRefId = s.CharField(required=False, help_text="A segment service: its segment")
+    journeyRefId = s.CharField(required=False, help_text="A journey service: its journey")
+    amount = MonetaryAmount(help_text="What the service cost, tax included")
+    statusCode = s.ChoiceField(
+        choices=["OPEN", "CLOSED"],
+        help_text="OPEN while the service is live; CLOSED once it is cancelled (what its "
+        "value became is in order.totals)",
+    )
+
+
 class ChangedSegment(s.Serializer):
     segmentId = s.CharField()
     marketingCarrier = s.CharField()
@@ -283,8 +319,11 @@ class ChangedSegment(s.Serializer):
     arrivalDateTime = s.CharField()
     cabinTypeCode = s.CharField()
     rbd = s.CharField()
-    statusCode = s.ChoiceField(
-        choices=["CONFIRMED", "AIRLINE_CANCELLED"], required=False, help_text="In `added` only"
+    operationalStatus = s.ChoiceField(
+        choices=["CONFIRMED", "AIRLINE_CANCELLED"],
+        required=False,
+        help_text="In `added` only: whether its flight flies (our own field, as on "
+        "journeys[].segments[])",
     )
 
 
@@ -346,6 +385,11 @@ class OrderViewData(s.Serializer):
     )
     tickets = OrderTicket(many=True)
     credits = OrderCredit(many=True, help_text="Airline credit this order gave back")
+    emds = OrderEmd(
+        many=True,
+        help_text="Our own field (not in SPEC.md): the EMDs issued for paid services, listed "
+        "beside the tickets, each linked to the service it pays for",
+    )
     airlineInitiatedChanges = AirlineInitiatedChange(
         many=True, help_text="Schedule changes the airline made to this order's flights"
     )
@@ -673,6 +717,9 @@ class ReshopOfferItem(s.Serializer):
     journeyRefIds = s.ListField(child=s.CharField())
     totalPrice = Price()
     fare = Fare()
+    passengerPrices = PassengerPrice(
+        many=True, help_text="paxRefIds are the order's passengers (pax[].paxId, PAX-...)"
+    )
     replacesOrderItemRefIds = s.ListField(child=s.CharField())
 
 
@@ -719,7 +766,12 @@ class ReshopData(s.Serializer):
     recordLocator = s.CharField()
     pax = OrderPax(many=True)
     offers = ReshopOffer(many=True, help_text="Empty for a pure cancellation quote")
-    journeys = OrderJourney(many=True, required=False)
+    journeys = Flight(
+        many=True,
+        required=False,
+        help_text="ReshopItinerary: the replacement flights the offers' journeyRefIds name, "
+        "as offer search shows flights (SPEC.md §2.2 Flight)",
+    )
     cancellation = Cancellation(required=False, help_text="CancelOrder, DeleteOrderItems")
     nameChange = NameChangeQuote(required=False, help_text="NameChange")
 
@@ -739,7 +791,11 @@ class QuoteData(s.Serializer):
     priceDifferential = Differential()
     itemChangeQuotes = Differential(many=True)
     offer = QuoteOffer()
-    journeys = OrderJourney(many=True)
+    journeys = Flight(
+        many=True,
+        help_text="The flights the offer's journeyRefIds name, as offer search shows flights "
+        "(SPEC.md §2.2 Flight)",
+    )
     serviceChanges = ServiceChange(
         many=True, help_text="Every seat and service of the replaced journeys, and where it goes"
     )

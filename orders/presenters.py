@@ -30,16 +30,22 @@ from orders.models import (
 from orders.selectors import LegPart, OrderParts, OrderRow, OrderSearch, order_parts
 
 VIEW_CACHE_SECONDS = 24 * 3600
+# The shape of the view: bumped whenever what it renders changes, so that a release
+# never serves a rendering of the release before (2: operationalStatus, emds[]).
+VIEW_FORMAT = 2
 # Line statuses of the view: order items' and services' alike (SPEC.md §3).
 CONFIRMED, CANCELLED = "CONFIRMED", "CANCELLED"
-# Segment statuses of the view (README "Airline-initiated changes"): flying as booked;
-# changed by the airline, waiting for the seller (a pending airline change covers it);
-# its flight cancelled by the airline, unflown until the seller acts; its journey
-# cancelled or exchanged by the seller.
-SEGMENT_CONFIRMED = "CONFIRMED"
-SEGMENT_SCHEDULE_CHANGED = "SCHEDULE_CHANGED"
-SEGMENT_AIRLINE_CANCELLED = "AIRLINE_CANCELLED"
-SEGMENT_CANCELLED = "CANCELLED"
+# `operationalStatus` of the view's journeys and segments (README "Airline-initiated
+# changes"), a field of our own: SPEC.md §2.2 keeps a segment's `statusCode` for
+# WAITLISTED alone (DESIGN.md §11 "Segment statusCode"). Flying as booked; changed by
+# the airline, waiting for the seller (a pending airline change covers it); a flight
+# cancelled by the airline, unflown until the seller acts; cancelled by the seller;
+# exchanged for other flights (reshop AcceptReshopOffer).
+OPERATIONAL_CONFIRMED = "CONFIRMED"
+OPERATIONAL_SCHEDULE_CHANGED = "SCHEDULE_CHANGED"
+OPERATIONAL_AIRLINE_CANCELLED = "AIRLINE_CANCELLED"
+OPERATIONAL_CANCELLED = "CANCELLED"
+OPERATIONAL_EXCHANGED = "EXCHANGED"
 
 
 def order_view_key(order: Order) -> str:
@@ -50,8 +56,9 @@ def order_view_key(order: Order) -> str:
     configuration edit that takes nothing from it, a load on another node): the network
     version this worker's index was built from names that. A worker whose index is
     older than another's renders under its own version and never serves the other's
-    older rendering for a newer schedule."""
-    return f"orderview:{order.pk}:{order.version}:{network_index().version}"
+    older rendering for a newer schedule. VIEW_FORMAT names the view's shape: a release
+    that changes it renders anew."""
+    return f"orderview:{VIEW_FORMAT}:{order.pk}:{order.version}:{network_index().version}"
 
 
 def order_view_cached(order: Order, *, parts: OrderParts | None = None) -> orjson.Fragment:
@@ -160,8 +167,39 @@ def order_view(parts: OrderParts) -> dict[str, Any]:
             for t in parts.tickets
             for c in parts.coupons[t.pk]
         ],
+        "emds": [
+            _emd_wire(v, order, pax_by_pk, segment_refs, journeys)
+            for v in parts.services
+            if v.emd_number
+        ],
         "airlineInitiatedChanges": [airline_change_wire(c) for c in parts.airline_changes],
     }
+
+
+def _emd_wire(
+    service: Service,
+    order: Order,
+    pax_by_pk: dict[int, str],
+    segment_refs: dict[int, str],
+    journeys: Sequence[Journey],
+) -> dict[str, Any]:
+    """An `emds[]` row (our own, beside tickets[]): the EMD a paid service was issued,
+    linked to the service it pays for (its serviceId and order item) and where it is
+    used. OPEN while that service is live; CLOSED once it is cancelled (what its value
+    became is in order.totals)."""
+    wire: dict[str, Any] = {
+        "emdNumber": service.emd_number,
+        "paxRefId": pax_by_pk[service.passenger_id],
+        "serviceRefId": service.ref,
+        "orderItemRefId": service.item_ref,
+        "amount": money_wire(service.total, order.currency),
+        "statusCode": "OPEN" if service.status == Service.Status.ACTIVE else "CLOSED",
+    }
+    if service.segment_id:
+        wire["segmentRefId"] = segment_refs.get(service.segment_id)
+    if service.journey_id:
+        wire["journeyRefId"] = next((j.ref for j in journeys if j.pk == service.journey_id), None)
+    return wire
 
 
 def airline_change_wire(change: AirlineChange) -> dict[str, Any]:
@@ -312,6 +350,7 @@ def _journey_wire(
 ) -> dict[str, Any]:
     segments = list(segments)
     legs = sum(len(legs_of[s.pk]) for s in segments)
+    statuses = [_segment_status(journey, legs_of[s.pk], changed) for s in segments]
     return {
         "journeyId": journey.ref,
         "origin": journey.origin,
@@ -320,22 +359,38 @@ def _journey_wire(
         "arrivalDateTime": local_time(journey.arrives_at, _zone(journey.destination)),
         "duration": iso_duration(journey.arrives_at - journey.departs_at),
         "stops": max(legs - 1, 0),
+        "operationalStatus": _journey_status(statuses),
         "segments": [
-            _segment_wire(s, legs_of[s.pk], _segment_status(journey, legs_of[s.pk], changed))
-            for s in segments
+            _segment_wire(s, legs_of[s.pk], status)
+            for s, status in zip(segments, statuses, strict=True)
         ],
     }
 
 
 def _segment_status(journey: Journey, legs: Sequence[LegPart], changed: set[str]) -> str:
     if journey.is_cancelled:
-        return SEGMENT_CANCELLED
+        return OPERATIONAL_EXCHANGED if journey.exchanged else OPERATIONAL_CANCELLED
     if any(leg.is_cancelled for leg in legs):
-        return SEGMENT_AIRLINE_CANCELLED
-    return SEGMENT_SCHEDULE_CHANGED if journey.ref in changed else SEGMENT_CONFIRMED
+        return OPERATIONAL_AIRLINE_CANCELLED
+    return OPERATIONAL_SCHEDULE_CHANGED if journey.ref in changed else OPERATIONAL_CONFIRMED
+
+
+# A journey is as its most affected segment: one cancelled flight makes it unflyable.
+_JOURNEY_STATUS_ORDER = (
+    OPERATIONAL_EXCHANGED,
+    OPERATIONAL_CANCELLED,
+    OPERATIONAL_AIRLINE_CANCELLED,
+    OPERATIONAL_SCHEDULE_CHANGED,
+)
+
+
+def _journey_status(segment_statuses: Sequence[str]) -> str:
+    return next((s for s in _JOURNEY_STATUS_ORDER if s in segment_statuses), OPERATIONAL_CONFIRMED)
 
 
 def _segment_wire(s: Segment, legs: Iterable[LegPart], status: str) -> dict[str, Any]:
+    # No `statusCode`: SPEC.md §2.2 gives it one value, WAITLISTED, and our bookings are
+    # never waitlisted; the state of the flight is `operationalStatus`.
     return {
         "segmentId": s.ref,
         "marketingCarrier": s.carrier,
@@ -346,7 +401,7 @@ def _segment_wire(s: Segment, legs: Iterable[LegPart], status: str) -> dict[str,
         "arrivalDateTime": local_time(s.arrives_at, _zone(s.destination)),
         "cabinTypeCode": s.cabin,
         "rbd": s.rbd,
-        "statusCode": status,
+        "operationalStatus": status,
         "legs": [
             {
                 "legId": leg.ref,

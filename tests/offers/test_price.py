@@ -119,10 +119,13 @@ def test_an_unknown_offer(api, auth, round_trip):
         price(api, auth, {"offerId": "nope.1", "offerItemIds": ["nope.1.1"]}),
         404,
         "ERR-3000",
-        "offerId",
+        "selections.offerId",
     )
     error_of(
-        price(api, auth, {"offerId": "no-dot", "offerItemIds": ["x"]}), 404, "ERR-3000", "offerId"
+        price(api, auth, {"offerId": "no-dot", "offerItemIds": ["x"]}),
+        404,
+        "ERR-3000",
+        "selections.offerId",
     )
 
 
@@ -130,14 +133,14 @@ def test_another_sellers_offer_is_not_found(api, round_trip, partner, other_sell
     out, _ = round_trip
     sibling = bearer(token_for(api, ApiKeyFactory(partner=partner, seller=other_seller).raw))
 
-    error_of(price(api, sibling, selection(out)), 404, "ERR-3000", "offerId")
+    error_of(price(api, sibling, selection(out)), 404, "ERR-3000", "selections.offerId")
 
 
 def test_an_expired_offer(api, auth, round_trip, clock):
     out, _ = round_trip
     clock.advance(minutes=30)
 
-    error = error_of(price(api, auth, selection(out)), 404, "ERR-3001", "offerId")
+    error = error_of(price(api, auth, selection(out)), 404, "ERR-3001", "selections.offerId")
 
     assert "expired" in error["description"]
 
