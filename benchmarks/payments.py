@@ -101,10 +101,10 @@ def main() -> None:
     times = {name: server_times(log_path(f"bench-pay-{name}.log"))["card"] for name in servers}
     ratio = p95(times["stripe"]) / p95(times["test"])
     print("\nCreate order by card, server time, 8 clients (benchmarks/payments.py)")
-    print(f"  {'gateway':<36}{'orders':>8}{'median':>10}{'p95':>10}")
+    print(f"  {'gateway':<36}{'orders':>8} {'median':>11} {'p95':>11}")
     for name, label in (("test", "test gateway"), ("stripe", "Stripe SDK -> fake Stripe server")):
         samples = times[name]
-        print(f"  {label:<36}{len(samples):>8}{ms(median(samples)):>10}{ms(p95(samples)):>10}")
+        print(f"  {label:<36}{len(samples):>8} {ms(median(samples)):>11} {ms(p95(samples)):>11}")
     verdict = "ok" if ratio <= TARGET else "over target"
     print(f"  Stripe p95 / test gateway p95: {ratio:.2f} (target <= {TARGET}: {verdict})")
     if failures:
