@@ -63,12 +63,15 @@ fuzz: $(VENV)/.dev
 ## bench: performance figures beside same-run references (a scratch database airline_bench);
 ## holds per second against the same holds' SQL replayed by pgbench -f (benchmarks/replay.py);
 ## create offers and create order on two nodes against one (benchmarks/nodes.py); schedule
-## preview, apply and the stale window after a load on the full schedule (benchmarks/schedule.py)
+## preview, apply and the stale window after a load on the full schedule (benchmarks/schedule.py);
+## card bookings on the Stripe gateway against the fake Stripe server beside the test gateway
+## (benchmarks/payments.py)
 bench: $(VENV)/.dev
 	@command -v pgbench >/dev/null || { echo "make bench needs pgbench (PostgreSQL client tools)"; exit 1; }
 	$(PY) -m benchmarks.network
 	$(PY) -m benchmarks.shopping
 	$(PY) -m benchmarks.orders
+	$(PY) -m benchmarks.payments
 	$(PY) -m benchmarks.servicing
 	$(PY) -m benchmarks.webhooks
 	$(PY) -m benchmarks.nodes

@@ -287,6 +287,19 @@ CREDIT_VALIDITY_DAYS = env_int("CREDIT_VALIDITY_DAYS", 365)
 PAYMENT_GATEWAY = env_str("PAYMENT_GATEWAY", "orders.payments.TestGateway")
 # The test gateway's time per charge, as a real gateway's (the crash test widens it).
 TEST_GATEWAY_LATENCY_MS = env_int("TEST_GATEWAY_LATENCY_MS", 0)
+# Stripe (orders.payments.StripeGateway; README "Production"): the secret API key, the
+# signing secret of the webhook endpoint registered with Stripe, the API's address (a
+# fake Stripe server in tests) and how long one call to it may take before the payment
+# is answered ERR-6005 and left to the reconciler.
+STRIPE_API_KEY = env_str("STRIPE_API_KEY", "")
+STRIPE_WEBHOOK_SECRET = env_str("STRIPE_WEBHOOK_SECRET", "")
+STRIPE_API_BASE = env_str("STRIPE_API_BASE", "https://api.stripe.com")
+STRIPE_TIMEOUT_SECONDS = env_int("STRIPE_TIMEOUT_SECONDS", 10)
+if PAYMENT_GATEWAY.endswith("StripeGateway") and not (STRIPE_API_KEY and STRIPE_WEBHOOK_SECRET):
+    raise ImproperlyConfigured(
+        "PAYMENT_GATEWAY=orders.payments.StripeGateway needs STRIPE_API_KEY and "
+        "STRIPE_WEBHOOK_SECRET"
+    )
 # How long a payment intent may stay PENDING before the reconciler settles it: longer than
 # any request can take (gunicorn's timeout), so it never races a request still running.
 PAYMENT_INTENT_GRACE_SECONDS = env_int("PAYMENT_INTENT_GRACE_SECONDS", 120)

@@ -12,6 +12,7 @@ from airline.api.views import health, unknown_route
 from ndc.views import NdcView
 from offers import urls as offers_urls
 from orders import urls as orders_urls
+from orders.views import stripe_webhook
 from sellers import urls as sellers_urls
 from webhooks import urls as webhooks_urls
 
@@ -42,6 +43,8 @@ urlpatterns = [
     path("auth/", include(sellers_urls.auth_urlpatterns)),
     path("json/<version:version>/", include(json_urlpatterns)),
     path("ndc/<version:version>/<str:endpoint>", NdcView.as_view(), name="ndc"),
+    # The payment provider's webhooks: unversioned, the provider's contract, not ours.
+    path("payments/stripe/webhook", stripe_webhook, name="stripe-webhook"),
     # Anything else under the API prefixes still answers in the API's shape.
     re_path(r"^(?:json|auth|ndc)/(?P<rest>.*)$", unknown_route),
     path("admin/", admin.site.urls),

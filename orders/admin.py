@@ -180,15 +180,40 @@ class ServiceInline(ReadOnlyInline):
 class PaymentInline(ReadOnlyInline):
     model = Payment
     # Never a card number: none is stored, and the last four are shown masked.
-    fields = ["ref", "created_at_utc", "status", "amount", "currency", "method", "card"]
-    readonly_fields = ["created_at_utc", "card"]
+    fields = [
+        "ref",
+        "created_at_utc",
+        "status",
+        "amount",
+        "currency",
+        "method",
+        "card",
+        "gateway_reference",
+        "dispute_shown",
+        "provider_said",
+    ]
+    readonly_fields = ["created_at_utc", "card", "dispute_shown", "provider_said"]
     created_at_utc = staticmethod(utc_column("created_at", "Created"))
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("provider_events")
 
     @admin.display(description="Card")
     def card(self, payment: Payment) -> str:
         if not payment.card_last4:
             return "-"
         return f"{payment.card_brand} ************{payment.card_last4} exp {payment.card_expiry}"
+
+    @admin.display(description="Dispute")
+    def dispute_shown(self, payment: Payment) -> str:
+        return f"DISPUTED: {payment.dispute}" if payment.dispute else "-"
+
+    @admin.display(description="Provider events")
+    def provider_said(self, payment: Payment) -> str:
+        """The provider's webhooks about this payment (orders.provider_events)."""
+        return (
+            "; ".join(f"{e.type} {e.summary}".strip() for e in payment.provider_events.all()) or "-"
+        )
 
 
 class TicketInline(ReadOnlyInline):

@@ -19,10 +19,11 @@ import enum
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 
@@ -178,14 +179,7 @@ def order_change(
     )
     intent = None
     if card is not None:
-        intent = intent_open(
-            seller=principal.seller,
-            purpose=PaymentIntent.Purpose.CHANGE,
-            amount=plan.due() - plan.credit_due,
-            card=card,
-            now=plan.now,
-            order=order,
-        )
+        intent = _intent_claim(plan, card=card)
     charging = (
         card_charged(intent, card, why="the change could not be applied")
         if intent is not None
@@ -195,6 +189,45 @@ def order_change(
         _apply(plan, charge=charge, intent=intent)
     refunds_send(plan.refunds)  # committed: the money owed back goes now
     return order_get(scope=scope, ref=order.order_id, parts=())
+
+
+@transaction.atomic
+def _intent_claim(plan: Plan, *, card: Card) -> PaymentIntent:
+    """The change's payment intent, opened before any card is charged only by a request
+    that, under the order row's lock, finds the order at the version its checks read and
+    no other card payment of the order under way; it bumps the version. The race this
+    closes: parallel ConfirmHold requests on one hold all passed their checks and each
+    charged the card, all but one refunded after (20 made 4 charges and 3 refunds); now
+    the others are refused here, before the gateway. "Under way" is an intent still
+    PENDING without a note, younger than the reconciler's grace: one that timed out
+    carries a note, and one whose worker died is the reconciler's after the grace."""
+    order = plan.order
+    locked = Order.objects.select_for_update().only("pk", "version").get(pk=order.pk)
+    if locked.version != order.version:
+        raise ApiError(
+            Err.CHANGE_NOT_APPLIED,
+            "The order changed while this request was made; retrieve it and retry",
+            path="changes",
+        )
+    grace = timedelta(seconds=settings.PAYMENT_INTENT_GRACE_SECONDS)
+    if PaymentIntent.objects.filter(
+        order=order, state=PaymentIntent.State.PENDING, note="", created_at__gt=plan.now - grace
+    ).exists():
+        raise ApiError(
+            Err.CHANGE_NOT_APPLIED,
+            "Another payment for this order is under way; retrieve the order and retry",
+            path="payment",
+        )
+    Order.objects.filter(pk=order.pk).update(version=F("version") + 1)
+    order.version += 1
+    return intent_open(
+        seller=plan.principal.seller,
+        purpose=PaymentIntent.Purpose.CHANGE,
+        amount=plan.due() - plan.credit_due,
+        card=card,
+        now=plan.now,
+        order=order,
+    )
 
 
 def _plan_steps(plan: Plan, changes: Sequence[Change], *, payment: PaymentData | None) -> None:

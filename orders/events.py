@@ -84,6 +84,21 @@ def payment_refunded(order: Order, *, actor: str, now: datetime, amount: Decimal
     _record(order, OrderEventKind.PAYMENT_REFUNDED, actor=actor, now=now, amount=str(amount))
 
 
+def payment_disputed(
+    order: Order, *, now: datetime, payment: str, amount: Decimal, reason: str
+) -> None:
+    """The cardholder disputed a card payment with their bank (the provider said so)."""
+    _record(
+        order,
+        OrderEventKind.PAYMENT_DISPUTED,
+        actor="payment provider",
+        now=now,
+        payment=payment,
+        amount=str(amount),
+        reason=reason,
+    )
+
+
 def credit_issued(order: Order, *, actor: str, now: datetime, credit: AirlineCredit) -> None:
     """Value of the order given back as airline credit."""
     _record(

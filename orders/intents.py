@@ -64,18 +64,29 @@ def intent_charge(intent: PaymentIntent, card: Card) -> Charge:
         return payment_gateway().charge(
             card=card, amount=intent.amount, currency=intent.currency, reference=intent.ref
         )
-    except PaymentDeclined:
-        settle(intent, PaymentIntent.State.DECLINED, "declined by the card issuer")
-        raise ApiError(
-            Err.PAYMENT_REJECTED, "The card was declined; nothing was booked", path="payment"
-        ) from None
-    except PaymentTimedOut:
-        _note(intent, "the gateway timed out; the reconciler settles it")
-        raise ApiError(
-            Err.PAYMENT_TIMEOUT,
-            "The payment did not complete in time; nothing was booked or charged",
-            path="payment",
-        ) from None
+    except PaymentDeclined as declined:
+        # The provider's reason goes to the intent and the log, never to the client.
+        settle(
+            intent, PaymentIntent.State.DECLINED, f"declined by the card issuer: {declined.code}"
+        )
+        raise _declined() from None
+    except PaymentTimedOut as failed:
+        _note(intent, f"the gateway did not complete ({failed.code}); the reconciler settles it")
+        raise _timed_out() from None
+
+
+def _declined() -> ApiError:
+    return ApiError(
+        Err.PAYMENT_REJECTED, "The card was declined; nothing was booked", path="payment"
+    )
+
+
+def _timed_out() -> ApiError:
+    return ApiError(
+        Err.PAYMENT_TIMEOUT,
+        "The payment did not complete in time; nothing was booked or charged",
+        path="payment",
+    )
 
 
 @contextmanager
@@ -87,12 +98,23 @@ def card_charged(intent: PaymentIntent, card: Card, *, why: str) -> Iterator[Cha
     try:
         yield charge
     except BaseException:
-        intent_refund(intent, charge, why=why)
+        try:
+            intent_refund(intent, charge, why=why)
+        except (PaymentDeclined, PaymentTimedOut):
+            # The gateway is down as well: the intent stays PENDING and the reconciler
+            # gives the money back; the client hears why the block failed.
+            _note(intent, f"{why}; not given back yet (the gateway failed): the reconciler will")
+            logger.warning(
+                "charge not given back; the reconciler will",
+                extra={"fields": {"intent": intent.ref}},
+            )
         raise
 
 
 def intent_attach(intent: PaymentIntent, *, charge: Charge, payment: Payment) -> None:
-    """Inside the transaction that writes `payment`: the intent's charge is that row."""
+    """Inside the transaction that writes `payment`: the intent's charge is that row, and
+    an authorised charge is captured (ticketing). A capture refused or timed out fails
+    the transaction; the caller's card_charged then voids the authorisation."""
     attached = PaymentIntent.objects.filter(pk=intent.pk, state=PaymentIntent.State.PENDING).update(
         state=PaymentIntent.State.ATTACHED,
         gateway_reference=charge.reference,
@@ -103,6 +125,14 @@ def intent_attach(intent: PaymentIntent, *, charge: Charge, payment: Payment) ->
         # The reconciler settled it first (it waits PAYMENT_INTENT_GRACE_SECONDS, far
         # longer than a request): the payment must not be written twice.
         raise ApiError(Err.INTERNAL, "The payment was settled meanwhile; retrieve the order")
+    # Only once the intent is ours (not the reconciler's): the one gateway call made with
+    # the order row locked, bounded by the gateway's timeout.
+    try:
+        payment_gateway().capture(charge=charge)
+    except PaymentDeclined:
+        raise _declined() from None
+    except PaymentTimedOut:
+        raise _timed_out() from None
     intent.state = PaymentIntent.State.ATTACHED
 
 

@@ -143,6 +143,7 @@ class OrderEvent(models.Model):
         AIRLINE_CHANGE_ACCEPTED = "airline_change_accepted"
         AIRLINE_CHANGE_CANCELLED = "airline_change_cancelled"
         AIRLINE_CHANGE_EXCHANGED = "airline_change_exchanged"
+        PAYMENT_DISPUTED = "payment_disputed"
 
     order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="events")
     at = models.DateTimeField()
@@ -518,6 +519,9 @@ class Payment(models.Model):
     card_last4 = models.CharField(max_length=4, blank=True)
     card_expiry = models.CharField(max_length=4, blank=True, help_text="MMYY")
     gateway_reference = models.CharField(max_length=64, blank=True)
+    # The cardholder disputed the charge with their bank (the provider's webhook,
+    # orders.provider_events): the dispute's status and reason as the provider says.
+    dispute = models.CharField(max_length=80, blank=True, default="", db_default="")
 
     class Meta:
         ordering = ["order_id", "id"]
@@ -719,3 +723,28 @@ class GatewayEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.reference} {self.amount}"
+
+
+class ProviderEvent(models.Model):
+    """One webhook event of the payment provider (Stripe), recorded once by its id
+    (orders.provider_events): what happened to a payment outside our calls (a dispute, a
+    refund made in the provider's dashboard) and our copy of the provider's word."""
+
+    event_id = models.CharField(max_length=100, unique=True)
+    type = models.CharField(max_length=60)
+    provider_reference = models.CharField(
+        max_length=64, blank=True, help_text="The provider's id of the PaymentIntent"
+    )
+    payment = models.ForeignKey(
+        Payment, on_delete=models.SET_NULL, null=True, blank=True, related_name="provider_events"
+    )
+    intent_ref = models.CharField(max_length=32, blank=True, help_text="Our intent's ref")
+    summary = models.CharField(max_length=200, blank=True)
+    received_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["provider_reference"], name="provider_event_reference")]
+
+    def __str__(self) -> str:
+        return f"{self.event_id} {self.type}"

@@ -8,15 +8,21 @@ expiry.
 Every charge carries our reference (a PaymentIntent's `ref`, committed before the call):
 a gateway charges a reference at most once, and tells later what it holds for it
 (`settlement`), which is how the reconciler settles an intent whose worker died.
+
+Two gateways (settings.PAYMENT_GATEWAY, DESIGN.md §11 "Payment providers"): the test-mode
+`TestGateway` (the default: test cards, no network) and `StripeGateway` (Stripe's SDK).
 """
 
+import logging
 import secrets
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
-from typing import Protocol
+from functools import lru_cache
+from typing import Any, Protocol
 
+import stripe
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Sum
@@ -26,6 +32,7 @@ from airline.api import clock
 from airline.api.errors import ApiError, Err, ErrorCollector
 from orders.inputs import CardPayment
 
+logger = logging.getLogger("airline.payments")
 BRANDS = {"VI": "Visa", "CA": "Mastercard", "AX": "American Express", "DS": "Discover"}
 
 
@@ -48,19 +55,30 @@ class Card:
 
 @dataclass(frozen=True)
 class Charge:
-    """Money the gateway took; `reference` is the gateway's id for it."""
+    """Money the gateway took, or (not `captured`) holds authorised until `capture`;
+    `reference` is the gateway's id for it."""
 
     reference: str
     amount: Decimal
     currency: str
+    captured: bool = True
 
 
 class PaymentDeclined(Exception):
-    """The issuer said no."""
+    """The issuer said no; `code` is the provider's reason, for the log only."""
+
+    def __init__(self, code: str = "declined") -> None:
+        super().__init__(code)
+        self.code = code
 
 
 class PaymentTimedOut(Exception):
-    """The gateway did not answer in time; the charge, if any, is voided."""
+    """The gateway did not answer in time, or could not process the call (`code`, for the
+    log only); whatever it may have taken is settled by the reconciler."""
+
+    def __init__(self, code: str = "timeout") -> None:
+        super().__init__(code)
+        self.code = code
 
 
 @dataclass(frozen=True)
@@ -78,8 +96,13 @@ class Settlement:
 
 class PaymentGateway(Protocol):
     def charge(self, *, card: Card, amount: Decimal, currency: str, reference: str) -> Charge:
-        """Take `amount` now, or raise PaymentDeclined / PaymentTimedOut. At most once
-        per `reference`: a repeated call answers the first charge."""
+        """Take (or authorise) `amount`, or raise PaymentDeclined / PaymentTimedOut. At
+        most once per `reference`: a repeated call answers the first charge."""
+        ...
+
+    def capture(self, *, charge: Charge) -> None:
+        """Take an authorised charge (at ticketing), or raise PaymentDeclined /
+        PaymentTimedOut; nothing for a charge taken at once. Repeating it is harmless."""
         ...
 
     def refund(self, *, charge: Charge, amount: Decimal, reference: str = "") -> None:
@@ -131,6 +154,9 @@ class TestGateway:
         _travel()
         return Charge(reference=entry.charge_reference, amount=amount, currency=currency)
 
+    def capture(self, *, charge: Charge) -> None:
+        """Nothing: the test gateway takes the money when it charges."""
+
     def refund(self, *, charge: Charge, amount: Decimal, reference: str = "") -> None:
         from orders.models import GatewayEntry
 
@@ -169,6 +195,209 @@ def _travel() -> None:
     """Half of TEST_GATEWAY_LATENCY_MS (none by default): the test gateway's network."""
     if settings.TEST_GATEWAY_LATENCY_MS:
         time.sleep(settings.TEST_GATEWAY_LATENCY_MS / 2000)
+
+
+# Stripe's decline codes that are a refusal (ERR-6002); any other card error is the
+# provider failing to process the card (processing_error...), answered ERR-6005: the
+# client may try again (https://docs.stripe.com/declines/codes).
+REFUSALS = frozenset(
+    {
+        "card_declined",
+        "insufficient_funds",
+        "expired_card",
+        "incorrect_cvc",
+        "incorrect_number",
+        "invalid_cvc",
+        "invalid_expiry_month",
+        "invalid_expiry_year",
+        "invalid_number",
+        "lost_card",
+        "stolen_card",
+        "card_velocity_exceeded",
+        "authentication_required",
+    }
+)
+# A PaymentIntent in these states holds no money (https://docs.stripe.com/payments/paymentintents/lifecycle).
+HOLDS_NOTHING = frozenset(
+    {"requires_payment_method", "requires_confirmation", "requires_action", "canceled"}
+)
+
+
+class StripeGateway:
+    """Stripe, through its official SDK (DESIGN.md §11 "Payment providers"; README
+    "Production"). A charge is a PaymentIntent with manual capture, carrying our
+    reference as metadata and as the idempotency key of every call made for it:
+
+    1. the card becomes a PaymentMethod (the airline is its own PCI DSS level-1
+       merchant; the number and CVC go to Stripe and nowhere else);
+    2. the PaymentIntent is created unconfirmed, and its id written on our intent
+       (`PaymentIntent.gateway_reference`, committed) before it is confirmed: money can
+       only move for an intent whose id we hold, so `settlement` retrieves it by that id
+       (Stripe's search is eventually consistent, too late for a reconciler);
+    3. confirming authorises the card; `capture` takes the money at ticketing, inside the
+       transaction that writes the payment row, so a booking that fails before it voids
+       the authorisation rather than refunding a charge.
+
+    Every call has STRIPE_TIMEOUT_SECONDS and no automatic retry: a timeout is answered
+    ERR-6005 at once and the reconciler settles whatever Stripe did meanwhile."""
+
+    def __init__(self) -> None:
+        self.stripe = _stripe_client(
+            settings.STRIPE_API_KEY, settings.STRIPE_API_BASE, settings.STRIPE_TIMEOUT_SECONDS
+        )
+
+    def charge(self, *, card: Card, amount: Decimal, currency: str, reference: str) -> Charge:
+        from orders.models import PaymentIntent  # our intent records the provider's id
+
+        with _provider_call(reference, "authorise"):
+            method = self.stripe.v1.payment_methods.create(
+                params={
+                    "type": "card",
+                    "card": {
+                        "number": card.number,
+                        "exp_month": int(card.expiry[:2]),
+                        "exp_year": 2000 + int(card.expiry[2:]),
+                        "cvc": card.security_code,
+                    },
+                },
+                options={"idempotency_key": f"{reference}-method"},
+            )
+            intent = self.stripe.v1.payment_intents.create(
+                params={
+                    "amount": _minor(amount),
+                    "currency": currency.lower(),
+                    "payment_method": method.id,
+                    "payment_method_types": ["card"],
+                    "capture_method": "manual",
+                    "metadata": {"reference": reference},
+                },
+                options={"idempotency_key": reference},
+            )
+            PaymentIntent.objects.filter(ref=reference).update(gateway_reference=intent.id)
+            intent = self.stripe.v1.payment_intents.confirm(
+                intent.id, options={"idempotency_key": f"{reference}-confirm"}
+            )
+        if intent.status in HOLDS_NOTHING:  # e.g. 3-D Secure wanted: not for server-side cards
+            logger.info(
+                "payment not authorised",
+                extra={"fields": {"intent": reference, "provider_status": intent.status}},
+            )
+            raise PaymentDeclined(intent.status)
+        return Charge(
+            reference=intent.id,
+            amount=amount,
+            currency=currency,
+            captured=intent.status == "succeeded",
+        )
+
+    def capture(self, *, charge: Charge) -> None:
+        if charge.captured:
+            return
+        with _provider_call(charge.reference, "capture"):
+            self.stripe.v1.payment_intents.capture(
+                charge.reference, options={"idempotency_key": f"{charge.reference}-capture"}
+            )
+
+    def refund(self, *, charge: Charge, amount: Decimal, reference: str = "") -> None:
+        with _provider_call(charge.reference, "refund"):
+            intent = self.stripe.v1.payment_intents.retrieve(charge.reference)
+            if intent.status == "requires_capture":
+                # Authorised, never taken: void it (the whole authorisation goes).
+                self.stripe.v1.payment_intents.cancel(
+                    intent.id, options={"idempotency_key": f"{intent.id}-void"}
+                )
+                return
+            if intent.status in HOLDS_NOTHING:
+                return  # nothing was taken
+            self.stripe.v1.refunds.create(
+                params={
+                    "payment_intent": intent.id,
+                    "amount": _minor(amount),
+                    "metadata": {"reference": reference},
+                },
+                # Each of our refunds once (Refund.ref); a full refund without one once
+                # per amount, which the reconciler only ever asks for what is left.
+                options={"idempotency_key": reference or f"{intent.id}-refund-{_minor(amount)}"},
+            )
+
+    def settlement(self, *, reference: str) -> Settlement | None:
+        from orders.models import PaymentIntent
+
+        provider_id = (
+            PaymentIntent.objects.filter(ref=reference).values_list("gateway_reference", flat=True)
+        ).first()
+        if not provider_id:
+            return None  # never confirmed: the id is written before the confirm call
+        with _provider_call(reference, "settlement"):
+            intent = self.stripe.v1.payment_intents.retrieve(
+                provider_id, params={"expand": ["latest_charge"]}
+            )
+        if intent.status in HOLDS_NOTHING or not intent.latest_charge:
+            return None
+        paid = intent.latest_charge
+        return Settlement(
+            charge=Charge(
+                reference=intent.id,
+                amount=_major(paid.amount),
+                currency=intent.currency.upper(),
+                captured=bool(paid.captured),
+            ),
+            refunded=_major(paid.amount_refunded or 0),
+        )
+
+
+@lru_cache(maxsize=4)
+def _stripe_client(api_key: str, api_base: str, timeout: float) -> stripe.StripeClient:
+    """One SDK client per process and configuration: its HTTP sessions (one per thread)
+    keep their connections to Stripe open between calls."""
+    return stripe.StripeClient(
+        api_key,
+        base_addresses={"api": api_base},
+        http_client=stripe.RequestsClient(timeout=timeout),
+        max_network_retries=0,
+    )
+
+
+class _provider_call:
+    """Stripe's errors as ours, with Stripe's reason in the log (never in an answer): a
+    refusal PaymentDeclined, a timeout, a connection failure, a processing error or
+    Stripe's own trouble PaymentTimedOut. Anything else (a bad key, a bad request) is a
+    fault of ours and goes on as it is."""
+
+    def __init__(self, reference: str, step: str) -> None:
+        self.reference, self.step = reference, step
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, error: Any, traceback: Any) -> bool:
+        if error is None or not isinstance(error, stripe.StripeError):
+            return False
+        fields = {
+            "intent": self.reference,
+            "step": self.step,
+            "provider_error": type(error).__name__,
+        }
+        if isinstance(error, stripe.CardError):
+            code = getattr(error.error, "decline_code", None) or error.code or "card_error"
+            fields["decline_code"] = code
+            logger.info("payment declined by the provider", extra={"fields": fields})
+            if error.code in REFUSALS or code in REFUSALS:
+                raise PaymentDeclined(code) from None
+            raise PaymentTimedOut(code) from None
+        if isinstance(error, stripe.APIConnectionError | stripe.RateLimitError | stripe.APIError):
+            logger.warning("payment provider unavailable", extra={"fields": fields})
+            raise PaymentTimedOut(type(error).__name__) from None
+        return False
+
+
+def _minor(amount: Decimal) -> int:
+    """An amount in the currency's minor unit, as Stripe counts (USD: cents)."""
+    return int((amount * 100).to_integral_value())
+
+
+def _major(minor: int) -> Decimal:
+    return (Decimal(minor) / 100).quantize(Decimal("0.01"))
 
 
 def payment_gateway() -> PaymentGateway:

@@ -22,11 +22,12 @@ from django.conf import settings
 from django.db import transaction
 
 from airline.api import clock
+from airline.api.errors import ApiError
 from orders import events
 from orders.create import order_abandon, order_confirm_paid
 from orders.intents import settle
 from orders.models import Order, OrderStatus, PaymentIntent
-from orders.payments import payment_gateway
+from orders.payments import PaymentDeclined, PaymentTimedOut, payment_gateway
 from orders.selectors import order_parts
 
 logger = logging.getLogger("airline.payments")
@@ -52,7 +53,16 @@ def payments_reconcile(
         if not due:
             return outcomes
         for pk in due:
-            outcome = intent_reconcile(pk, now=now)
+            try:
+                outcome = intent_reconcile(pk, now=now)
+            except (ApiError, PaymentDeclined, PaymentTimedOut) as failed:
+                # The provider is down or refused a capture: the intent stays PENDING for
+                # the next run; the others are settled now.
+                logger.warning(
+                    "payment intent not settled: the gateway did not answer",
+                    extra={"fields": {"intent_pk": pk, "reason": str(failed)}},
+                )
+                outcome = "unsettled"
             if outcome:
                 outcomes[outcome] = outcomes.get(outcome, 0) + 1
         last_pk = due[-1]

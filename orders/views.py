@@ -1,11 +1,15 @@
 """Order endpoints: validate, call one service, render (SPEC.md §4.7-4.9)."""
 
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 
 from airline.api.endpoints import ServiceView
+from airline.api.errors import ApiError
 from airline.api.idempotency import idempotent
 from airline.api.openapi import ERROR_RESPONSES
-from airline.api.responses import ok
+from airline.api.responses import error_response, json_response, ok
 from offers.ancillaries import seat_maps, service_list
 from offers.openapi import SEAT_MAPS_RESPONSE, SERVICES_RESPONSE
 from offers.views import AncillariesView
@@ -25,6 +29,7 @@ from orders.openapi import (
     RESHOP_EXAMPLES,
     RESHOP_RESPONSE,
 )
+from orders.provider_events import provider_event_receive
 from orders.reshop import order_reshop
 from orders.selectors import OrderScope, order_get, orders_list
 from orders.serializers import (
@@ -199,3 +204,17 @@ class OrderQuoteView(ServiceView):
             passengers=body.get("passengers"),
         )
         return ok(data)
+
+
+@csrf_exempt  # signed by the provider, not a browser form
+@require_POST
+def stripe_webhook(request: HttpRequest) -> HttpResponse:
+    """POST /payments/stripe/webhook: Stripe's events, verified and recorded once
+    (orders.provider_events); no bearer token: the signature is the credential."""
+    try:
+        recorded = provider_event_receive(
+            payload=request.body, signature=request.headers.get("Stripe-Signature", "")
+        )
+    except ApiError as error:
+        return error_response(request, error)
+    return json_response({"received": True, "duplicate": recorded is None})

@@ -13,6 +13,7 @@ from airline.api import clock as service_clock
 from airline.api import readiness
 from airline.fares import reference as fares_reference
 from sellers.models import ApiKey
+from tests.gateways import card_gateway, stripe_server  # noqa: F401 (fixtures for every suite)
 from tests.sellers.factories import ApiKeyFactory, PartnerFactory, SellerFactory
 
 

@@ -50,6 +50,7 @@ EVENT_TYPES: dict[str, str] = {
     Kind.AIRLINE_CHANGE_ACCEPTED: "order.changed",
     Kind.AIRLINE_CHANGE_CANCELLED: "order.changed",
     Kind.AIRLINE_CHANGE_EXCHANGED: "order.changed",
+    Kind.PAYMENT_DISPUTED: "order.changed",  # the cardholder disputed a card payment
 }
 PING = "ping"
 PUBLIC_TYPES: tuple[str, ...] = tuple(dict.fromkeys(EVENT_TYPES.values()))

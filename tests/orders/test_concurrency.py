@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 
 from airline.network.inventory import inventory_sell
 from airline.network.models import LegInventory
-from orders.models import Order, Passenger
+from orders.models import Order, Passenger, PaymentIntent, Refund
 from tests.offers.conftest import search_body
 from tests.orders.conftest import CARD, HOLD, booking_body
 
@@ -175,3 +175,28 @@ def test_twenty_bookings_of_one_priced_offer_make_one_order(api, auth, network, 
     assert Passenger.objects.count() == 1
     row.refresh_from_db()
     assert row.sold == sold_before + 1
+
+
+@pytest.mark.usefixtures("card_gateway")
+def test_twenty_parallel_confirm_holds_charge_the_card_once(api, auth, network):
+    [priced] = priced_many(api, auth, network + timedelta(days=6), 1)
+    held = api.post("/json/v1/orders", booking_body(priced, payment=HOLD), format="json", **auth)
+    order_id = held.json()["data"]["order"]["orderId"]
+    confirm = {"changes": [{"type": "ConfirmHold"}], "payment": CARD}
+
+    responses = race(
+        [lambda client: client.patch(f"/json/v1/orders/{order_id}", confirm, format="json", **auth)]
+        * 20
+    )
+
+    statuses = sorted(r.status_code for r in responses)
+    assert statuses.count(200) == 1, statuses
+    refused = [r.json()["error"]["code"] for r in responses if r.status_code != 200]
+    assert set(refused) <= {"ERR-4002", "ERR-1012"}, refused
+    order = Order.objects.get(order_id=order_id)
+    assert order.status == "CONFIRMED"
+    # One charge, nothing given back: the others were refused before the gateway.
+    [payment] = order.payments.all()
+    assert payment.refunded == 0
+    assert PaymentIntent.objects.filter(order=order).count() == 1
+    assert not Refund.objects.exists()

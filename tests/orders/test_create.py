@@ -136,6 +136,7 @@ def test_no_hold_inside_a_day_of_departure(api, auth, network, clock):
 # --- card payments ---------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("card_gateway")
 def test_a_card_payment_confirms_with_a_payment_and_e_tickets(api, auth, priced):
     response = book(api, auth, booking_body(priced, payment=CARD))
 
@@ -170,6 +171,7 @@ def test_a_card_payment_confirms_with_a_payment_and_e_tickets(api, auth, priced)
     assert (row.card_brand, row.card_last4, row.card_expiry) == ("VI", "1111", "1230")
 
 
+@pytest.mark.usefixtures("card_gateway")
 @pytest.mark.parametrize(
     ("number", "brand", "code"),
     [
@@ -187,6 +189,7 @@ def test_every_accepted_brand_pays(api, auth, priced, number, brand, code):
     assert response.json()["data"]["order"]["statusCode"] == "CONFIRMED", response.content
 
 
+@pytest.mark.usefixtures("card_gateway")
 def test_a_declined_card_leaves_inventory_and_tables_as_they_were(api, auth, priced):
     before = snapshot()
 
@@ -196,6 +199,7 @@ def test_a_declined_card_leaves_inventory_and_tables_as_they_were(api, auth, pri
     assert snapshot() == before
 
 
+@pytest.mark.usefixtures("card_gateway")
 def test_a_gateway_timeout_books_nothing(api, auth, priced):
     before = snapshot()
 

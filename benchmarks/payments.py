@@ -1,0 +1,115 @@
+"""Card bookings on the two payment gateways (issue 26). Run with `make bench` (or
+`python -m benchmarks.payments`).
+
+Two gunicorns (2 workers each) on one scratch database `airline_bench` seeded with the
+demo airline: one with the test gateway, one with orders.payments.StripeGateway against
+the fake Stripe server (tests/fakestripe.py) on a loopback port. 8 clients book priced
+round trips by card (2 ADT + 1 CHD), phases alternating between the two servers,
+REPEATS of each, one server idle while the other is timed. Reported: create order by
+card, server time (median, p95, from each server's own access-log line), Stripe beside
+the test gateway; target p95 <= 1.3x the test gateway's. A Stripe card booking makes
+four calls to the provider (PaymentMethod, PaymentIntent, confirm, capture) where the
+test gateway writes two ledger rows.
+"""
+
+import json
+import os
+from io import StringIO
+
+from benchmarks.common import (
+    log_path,
+    median,
+    ms,
+    p95,
+    prepare_environment,
+    recreate_database,
+    start_gunicorn,
+)
+from benchmarks.orders import (
+    CARD,
+    CLIENTS,
+    _call,
+    _nonstop_markets,
+    _wait_ready,
+    bench_api_key,
+    book_phase,
+    prepare_offers,
+    server_times,
+)
+
+REPEATS = 2
+ORDERS_PER_CLIENT = 15  # per phase
+TARGET = 1.3
+
+
+def main() -> None:
+    os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/3")
+    prepare_environment()
+    recreate_database()
+    import django
+
+    django.setup()
+    from django.core.cache import cache
+    from django.core.management import call_command
+    from django.db import connections
+
+    from tests.e2e.servers import free_port
+    from tests.fakestripe import fake_stripe
+    from tests.gateways import stripe_settings
+
+    call_command("migrate", verbosity=0)
+    call_command("seed_demo", stdout=StringIO())
+    cache.clear()
+    raw_key = bench_api_key("bench-payments")
+    markets = _nonstop_markets()
+    connections.close_all()  # the client processes are forked from this one
+
+    with fake_stripe(free_port()) as provider:
+        stripe_env = {name: str(value) for name, value in stripe_settings(provider).items()}
+        servers = {
+            "test": start_gunicorn(workers=2, log_name="bench-pay-test.log"),
+            "stripe": start_gunicorn(workers=2, log_name="bench-pay-stripe.log", env=stripe_env),
+        }
+        try:
+            for _, port in servers.values():
+                _wait_ready(port)
+            port = servers["test"][1]
+            status, raw = _call(port, "POST", "/auth/token", None, {"x-api-key": raw_key})
+            assert status in (200, 201), raw
+            token = json.loads(raw)["access_token"]
+            auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+            per_phase = CLIENTS * ORDERS_PER_CLIENT
+            warmup = CLIENTS * 2
+            prepared = prepare_offers(port, auth, markets, 2 * (REPEATS * per_phase + warmup))
+            for name, (process, server_port) in servers.items():
+                book_phase(server_port, auth, prepared[:warmup], CARD, f"warm-{name}", process.pid)
+                prepared = prepared[warmup:]
+            failures = 0
+            for _ in range(REPEATS):
+                for name, (process, server_port) in servers.items():
+                    phase = book_phase(
+                        server_port, auth, prepared[:per_phase], CARD, f"card-{name}", process.pid
+                    )
+                    prepared = prepared[per_phase:]
+                    failures += len(phase["failures"])
+        finally:
+            for process, _ in servers.values():
+                process.terminate()
+                process.wait(timeout=30)
+
+    # Each server's own log: the timed phases' requests are tagged "card".
+    times = {name: server_times(log_path(f"bench-pay-{name}.log"))["card"] for name in servers}
+    ratio = p95(times["stripe"]) / p95(times["test"])
+    print("\nCreate order by card, server time, 8 clients (benchmarks/payments.py)")
+    print(f"  {'gateway':<36}{'orders':>8} {'median':>11} {'p95':>11}")
+    for name, label in (("test", "test gateway"), ("stripe", "Stripe SDK -> fake Stripe server")):
+        samples = times[name]
+        print(f"  {label:<36}{len(samples):>8} {ms(median(samples)):>11} {ms(p95(samples)):>11}")
+    verdict = "ok" if ratio <= TARGET else "over target"
+    print(f"  Stripe p95 / test gateway p95: {ratio:.2f} (target <= {TARGET}: {verdict})")
+    if failures:
+        print(f"  ({failures} bookings failed)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,132 @@
+"""Both payment gateways for the suites that charge cards (issue 26): the test gateway,
+and Stripe's SDK against the fake Stripe server this test session starts
+(tests/fakestripe.py). After every test that ran on either, the provider's books are held
+against ours, per order: what the provider captured less what it refunded is what our
+card payments say they kept, and an intent no payment took holds nothing.
+
+Use: `pytestmark = pytest.mark.usefixtures("card_gateway")` (or the fixture on a test).
+"""
+
+from collections import defaultdict
+from collections.abc import Iterator
+from decimal import Decimal
+
+import pytest
+from django.conf import settings
+from django.db.models import Sum
+
+from orders.models import GatewayEntry, Payment, PaymentIntent, Refund
+from tests.e2e.servers import free_port
+from tests.fakestripe import FakeStripe, fake_stripe
+
+GATEWAYS = {"test": "orders.payments.TestGateway", "stripe": "orders.payments.StripeGateway"}
+ZERO = Decimal("0.00")
+
+
+@pytest.fixture(scope="session")
+def stripe_server() -> Iterator[FakeStripe]:
+    """The fake Stripe server, once per test session, on a free loopback port."""
+    with fake_stripe(free_port()) as server:
+        yield server
+
+
+def stripe_settings(server: FakeStripe) -> dict[str, object]:
+    """The settings (and, as strings, the environment) of the Stripe gateway on `server`."""
+    return {
+        "PAYMENT_GATEWAY": GATEWAYS["stripe"],
+        "STRIPE_API_KEY": server.api_key,
+        "STRIPE_WEBHOOK_SECRET": server.webhook_secret,
+        "STRIPE_API_BASE": server.url,
+        "STRIPE_TIMEOUT_SECONDS": 5,
+    }
+
+
+@pytest.fixture(params=sorted(GATEWAYS))
+def card_gateway(request, settings) -> Iterator[str]:
+    """Run the test once per gateway ("stripe", "test"); then check the books."""
+    server = request.getfixturevalue("stripe_server") if request.param == "stripe" else None
+    if server is None:
+        settings.PAYMENT_GATEWAY = GATEWAYS["test"]
+    else:
+        for name, value in stripe_settings(server).items():
+            setattr(settings, name, value)
+    yield request.param
+    if request.node.get_closest_marker("books_rewritten"):
+        return  # the test wrote our amounts by hand: they cannot match the provider's
+    if request.node.get_closest_marker("django_db") or {"db", "transactional_db"} & set(
+        request.fixturenames
+    ):
+        books_balance(server)
+
+
+def provider_net(intent: PaymentIntent, server: FakeStripe | None) -> Decimal:
+    """What the provider kept for an intent: captured less refunded, by its own books
+    (the test gateway's ledger, or the fake Stripe server's API)."""
+    if server is None:
+        entries = GatewayEntry.objects.filter(reference=intent.ref)
+        charged = entries.filter(kind=GatewayEntry.Kind.CHARGE).aggregate(s=Sum("amount"))["s"]
+        refunded = entries.filter(kind=GatewayEntry.Kind.REFUND).aggregate(s=Sum("amount"))["s"]
+        return (charged or ZERO) - (refunded or ZERO)
+    if not intent.gateway_reference.startswith("pi_"):
+        return ZERO  # never created at the provider
+    found = server.get(f"/v1/payment_intents/{intent.gateway_reference}")
+    assert found["metadata"].get("reference") == intent.ref, found
+    charge = found.get("latest_charge")
+    if not charge or not charge.get("captured") or charge.get("status") != "succeeded":
+        return ZERO
+    return (Decimal(charge["amount"]) - Decimal(charge["amount_refunded"] or 0)) / 100
+
+
+def books_balance(server: FakeStripe | None) -> None:
+    """Per order: provider captured - refunded == our card payments - their refunds; and
+    an intent that no payment took holds nothing at the provider (no orphan)."""
+    ours: dict[int, Decimal] = defaultdict(lambda: ZERO)
+    theirs: dict[int, Decimal] = defaultdict(lambda: ZERO)
+    for payment in Payment.objects.filter(method=Payment.Method.CARD, intent__isnull=False):
+        ours[payment.order_id] += payment.amount - payment.refunded
+    for intent in PaymentIntent.objects.select_related("payment"):
+        kept = provider_net(intent, server)
+        if intent.payment is None:
+            assert kept == ZERO, f"orphaned charge: {intent} holds {kept} at the provider"
+        else:
+            theirs[intent.payment.order_id] += kept
+    assert dict(theirs) == dict(ours), f"provider {dict(theirs)} != orders {dict(ours)}"
+
+
+def _provider() -> FakeStripe | None:
+    """The fake Stripe server the settings point at; None on the test gateway."""
+    if GATEWAYS["stripe"] != settings.PAYMENT_GATEWAY:
+        return None
+    return FakeStripe(url=settings.STRIPE_API_BASE)
+
+
+def provider_charges() -> list[Decimal]:
+    """What the provider captured, one amount per charge, for this test's intents."""
+    server = _provider()
+    if server is None:
+        return list(
+            GatewayEntry.objects.filter(kind=GatewayEntry.Kind.CHARGE)
+            .order_by("pk")
+            .values_list("amount", flat=True)
+        )
+    captured = []
+    for reference in PaymentIntent.objects.order_by("pk").values_list(
+        "gateway_reference", flat=True
+    ):
+        if reference.startswith("pi_"):
+            charge = server.get(f"/v1/payment_intents/{reference}").get("latest_charge") or {}
+            if charge.get("captured"):
+                captured.append(Decimal(charge["amount"]) / 100)
+    return captured
+
+
+def provider_refund(refund: Refund) -> Decimal:
+    """What the provider gave back under our refund's reference."""
+    server = _provider()
+    if server is None:
+        return GatewayEntry.objects.get(
+            kind=GatewayEntry.Kind.REFUND, refund_reference=refund.ref
+        ).amount
+    found = server.get("/v1/refunds", payment_intent=refund.payment.gateway_reference, limit=100)
+    [given] = [r for r in found["data"] if r["metadata"].get("reference") == refund.ref]
+    return Decimal(given["amount"]) / 100

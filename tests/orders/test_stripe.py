@@ -1,0 +1,268 @@
+"""The Stripe gateway against the fake Stripe server (tests/fakestripe.py), where it
+differs from the test gateway: the provider's refusal codes in the log and not in the
+answer, a slow or unreachable provider, a capture that times out, one charge per
+reference, and Stripe's own webhooks (issue 26; DESIGN.md §11 "Payment providers")."""
+
+import hashlib
+import hmac
+import json
+import logging
+import time
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+
+from orders.models import Order, OrderEvent, Payment, PaymentIntent, ProviderEvent
+from orders.payments import Card, StripeGateway
+from orders.reconcile import payments_reconcile
+from tests.e2e.servers import free_port
+from tests.gateways import books_balance, stripe_settings
+from tests.orders.conftest import CARD, book, booking_body, error_of
+
+WEBHOOK = "/payments/stripe/webhook"
+
+
+@pytest.fixture
+def stripe_gateway(db, settings, stripe_server):
+    """The Stripe gateway on the fake server, with a 1 s timeout; the books checked after."""
+    for name, value in stripe_settings(stripe_server).items():
+        setattr(settings, name, value)
+    settings.STRIPE_TIMEOUT_SECONDS = 1
+    yield stripe_server
+    books_balance(stripe_server)
+
+
+@pytest.fixture
+def slow(stripe_gateway):
+    """Make the fake answer late on a path (after doing the work), until the test ends."""
+    slowed = []
+
+    def make(path: str, seconds: float) -> None:
+        stripe_gateway.delay(path, seconds)
+        slowed.append(path)
+
+    yield make
+    for path in slowed:
+        stripe_gateway.delay(path, 0)
+
+
+def card(number: str) -> dict:
+    return {**CARD, "cardNumber": number}
+
+
+@pytest.mark.parametrize(
+    ("number", "decline_code"),
+    [
+        ("4000000000000002", "generic_decline"),
+        ("4000000000009995", "insufficient_funds"),
+        ("4000000000000069", "expired_card"),
+        ("4000000000000127", "incorrect_cvc"),
+    ],
+)
+def test_a_refusal_is_err_6002_with_the_reason_in_the_log_not_the_answer(
+    api, auth, priced, stripe_gateway, caplog, number, decline_code
+):
+    with caplog.at_level(logging.INFO, logger="airline.payments"):
+        response = book(api, auth, booking_body(priced, payment=card(number)))
+
+    error_of(response, 400, "ERR-6002", "payment")
+    assert decline_code not in response.content.decode()
+    assert number not in caplog.text
+    logged = [r for r in caplog.records if getattr(r, "fields", {}).get("decline_code")]
+    assert [r.fields["decline_code"] for r in logged] == [decline_code]
+    assert not Order.objects.exists()
+    intent = PaymentIntent.objects.get()
+    assert intent.state == PaymentIntent.State.DECLINED
+    assert decline_code in intent.note
+
+
+def test_a_processing_error_is_err_6005_and_books_nothing(api, auth, priced, stripe_gateway):
+    response = book(api, auth, booking_body(priced, payment=card("4000000000000119")))
+
+    error_of(response, 503, "ERR-6005", "payment")
+    assert not Order.objects.exists()
+    assert payments_reconcile(grace=timedelta(0)) == {"void": 1}
+
+
+def test_a_slow_provider_is_err_6005_within_the_timeout_and_reconciled_later(
+    api, auth, priced, stripe_gateway, slow
+):
+    # The fake authorises the card, then answers 3 s late: past our 1 s timeout.
+    slow(r"/confirm$", 3)
+    started = time.monotonic()
+
+    response = book(api, auth, booking_body(priced, payment=CARD))
+
+    assert time.monotonic() - started < 2.5
+    error_of(response, 503, "ERR-6005", "payment")
+    assert not Order.objects.exists()  # the reservation was given back
+    intent = PaymentIntent.objects.get()
+    assert intent.state == PaymentIntent.State.PENDING
+    provider_id = intent.gateway_reference
+    assert stripe_gateway.get(f"/v1/payment_intents/{provider_id}")["status"] == "requires_capture"
+
+    # The reconciler settles it by Stripe's word: authorised, no booking took it: voided.
+    assert payments_reconcile(grace=timedelta(0)) == {"refunded": 1}
+    assert stripe_gateway.get(f"/v1/payment_intents/{provider_id}")["status"] == "canceled"
+
+
+def test_an_unreachable_provider_is_err_6005_and_nothing_is_written(
+    api, auth, priced, stripe_gateway, settings
+):
+    settings.STRIPE_API_BASE = f"http://127.0.0.1:{free_port()}"  # nobody listens there
+
+    response = book(api, auth, booking_body(priced, payment=CARD))
+
+    error_of(response, 503, "ERR-6005", "payment")
+    assert not Order.objects.exists()
+    assert not Payment.objects.exists()
+    assert PaymentIntent.objects.get().gateway_reference == ""
+    assert payments_reconcile(grace=timedelta(0)) == {"void": 1}
+
+
+def test_a_capture_that_times_out_books_nothing_and_gives_the_money_back(
+    api, auth, priced, stripe_gateway, slow
+):
+    slow(r"/capture$", 3)
+
+    response = book(api, auth, booking_body(priced, payment=CARD))
+
+    error_of(response, 503, "ERR-6005", "payment")
+    assert not Order.objects.exists()
+    intent = PaymentIntent.objects.get()
+    assert intent.state == PaymentIntent.State.REFUNDED
+    charge = stripe_gateway.get(f"/v1/payment_intents/{intent.gateway_reference}")["latest_charge"]
+    assert charge["captured"]
+    assert charge["amount_refunded"] == charge["amount"]
+
+
+def test_a_retried_charge_under_one_reference_charges_once(db, stripe_gateway):
+    gateway = StripeGateway()
+    card = Card(brand="VI", number="4111111111111111", expiry="1230", security_code="737")
+
+    first = gateway.charge(card=card, amount=Decimal("10.00"), currency="USD", reference="PI-X1")
+    again = gateway.charge(card=card, amount=Decimal("10.00"), currency="USD", reference="PI-X1")
+    gateway.capture(charge=first)
+    gateway.capture(charge=again)
+    gateway.refund(charge=first, amount=Decimal("4.00"), reference="RFD-X1")
+    gateway.refund(charge=first, amount=Decimal("4.00"), reference="RFD-X1")
+
+    assert first.reference == again.reference
+    found = stripe_gateway.get(f"/v1/payment_intents/{first.reference}")
+    assert found["latest_charge"]["amount"] == 1000
+    assert found["latest_charge"]["amount_refunded"] == 400
+
+
+# --- the provider's webhooks -------------------------------------------------------------
+
+
+def signed(api, body: dict, secret: str, *, at: int | None = None):
+    """POST an event to our endpoint signed as Stripe signs (t=..., v1=HMAC-SHA256)."""
+    payload = json.dumps(body).encode()
+    at = at or int(time.time())
+    mac = hmac.new(secret.encode(), b"%d." % at + payload, hashlib.sha256).hexdigest()
+    return api.generic(
+        "POST",
+        WEBHOOK,
+        payload,
+        content_type="application/json",
+        HTTP_STRIPE_SIGNATURE=f"t={at},v1={mac}",
+    )
+
+
+def paid_booking(api, auth, priced) -> Payment:
+    response = book(api, auth, booking_body(priced, payment=CARD))
+    assert response.status_code == 201, response.content
+    return Payment.objects.get()
+
+
+def dispute_event(payment: Payment, event_id: str = "evt_dispute_1") -> dict:
+    """Stripe's `charge.dispute.created` (localstripe has no disputes: this stands in)."""
+    return {
+        "id": event_id,
+        "object": "event",
+        "type": "charge.dispute.created",
+        "data": {
+            "object": {
+                "id": "dp_1",
+                "object": "dispute",
+                "amount": int(payment.amount * 100),
+                "charge": "ch_1",
+                "payment_intent": payment.gateway_reference,
+                "reason": "fraudulent",
+                "status": "needs_response",
+            }
+        },
+    }
+
+
+def test_a_dispute_is_recorded_once_on_the_payment_the_history_and_the_admin_page(
+    api, auth, priced, stripe_gateway, admin_client
+):
+    payment = paid_booking(api, auth, priced)
+    event = dispute_event(payment)
+
+    first = signed(api, event, stripe_gateway.webhook_secret)
+    again = signed(api, event, stripe_gateway.webhook_secret)
+
+    assert first.status_code == again.status_code == 200
+    assert (first.json()["duplicate"], again.json()["duplicate"]) == (False, True)
+    payment.refresh_from_db()
+    assert payment.dispute == "needs_response (fraudulent)"
+    [recorded] = ProviderEvent.objects.all()
+    assert (recorded.payment, recorded.type) == (payment, "charge.dispute.created")
+    [history] = OrderEvent.objects.filter(kind=OrderEvent.Kind.PAYMENT_DISPUTED)
+    assert history.detail["reason"] == "fraudulent"
+    assert history.detail["amount"] == str(payment.amount)
+    page = admin_client.get(f"/admin/orders/order/{payment.order_id}/change/").content.decode()
+    assert "DISPUTED: needs_response (fraudulent)" in page
+    assert "payment_disputed" in page
+
+
+@pytest.mark.parametrize(
+    "signature",
+    ["", "t=1,v1=00", "garbage"],
+    ids=["missing", "wrong", "malformed"],
+)
+def test_an_event_whose_signature_does_not_verify_is_refused(api, stripe_gateway, signature):
+    response = api.generic(
+        "POST",
+        WEBHOOK,
+        json.dumps({"id": "evt_x", "type": "charge.refunded"}),
+        content_type="application/json",
+        HTTP_STRIPE_SIGNATURE=signature,
+    )
+
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "ERR-1004"
+    assert not ProviderEvent.objects.exists()
+
+
+def test_an_event_signed_with_another_secret_or_too_long_ago_is_refused(api, db, stripe_gateway):
+    event = {"id": "evt_y", "type": "payment_intent.succeeded", "data": {"object": {}}}
+
+    assert signed(api, event, "whsec_other").status_code == 400
+    assert (
+        signed(api, event, stripe_gateway.webhook_secret, at=int(time.time()) - 3600).status_code
+        == 400
+    )
+    assert not ProviderEvent.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_the_fake_servers_own_events_reach_the_payment(
+    api, auth, priced, stripe_gateway, live_server
+):
+    stripe_gateway.register_webhook(live_server.url + WEBHOOK, ["payment_intent.succeeded"])
+    try:
+        payment = paid_booking(api, auth, priced)
+        deadline = time.monotonic() + 15
+        while not ProviderEvent.objects.filter(payment=payment).exists():
+            assert time.monotonic() < deadline, "the fake's event never arrived"
+            time.sleep(0.05)
+    finally:
+        stripe_gateway.register_webhook("http://127.0.0.1:9/", ["never.sent"])
+    [recorded] = ProviderEvent.objects.filter(payment=payment)
+    assert recorded.type == "payment_intent.succeeded"
+    assert recorded.intent_ref == payment.intent.ref
