@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('orders', '0015_order_fees'),
+        ('orders', '0016_views_spec_fidelity'),
     ]
 
     operations = [
