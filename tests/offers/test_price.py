@@ -177,7 +177,7 @@ def test_a_reshop_offer_must_be_priced_with_quote_order(
     api, auth, partner_key, default_seller, network, clock
 ):
     batch = new_batch(
-        owner=OfferOwner(seller_id=str(default_seller.pk), agency_code=partner_key.agency_code),
+        owner=OfferOwner(seller_id=str(default_seller.pk), agency_code=partner_key.key.agency_code),
         source=OfferSource.RESHOP,
         now=clock(),
         passengers=[{"paxId": "ADT-1", "ptc": "ADT"}],
