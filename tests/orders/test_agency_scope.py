@@ -14,6 +14,9 @@ from airline.api import clock as service_clock
 from orders.credits import credit_issue
 from orders.models import AirlineCredit, Order, OrderStatus
 from tests.conftest import bearer, token_for
+from tests.ndc.conftest import error_of as ndc_error_of
+from tests.ndc.conftest import post, xml_of
+from tests.ndc.test_ancillaries import offer_request, priced_in_xml
 from tests.offers.conftest import search_body
 from tests.orders.conftest import PARTY, book, booking_body, error_of, price_offer
 from tests.orders.factories import OrderFactory
@@ -163,3 +166,20 @@ def test_another_agencys_credit_does_not_confirm_a_hold(api, keys, day, default_
     assert Order.objects.get(order_id=order_id).status == OrderStatus.ONHOLD
     given.refresh_from_db()
     assert given.remaining == given.amount
+
+
+@pytest.mark.parametrize("reader", AGENCIES)
+def test_over_ndc_another_agencys_priced_offer_has_no_seats_or_services(
+    api, keys, day, reader, clock
+):
+    offer_id, item_ids = priced_in_xml(api, keys["AGT001"], day)
+
+    for message, endpoint, root in (
+        ("SeatAvailabilityRQ", "SeatAvailability", "IATA_SeatAvailabilityRS"),
+        ("ServiceListRQ", "ServiceList", "IATA_ServiceListRS"),
+    ):
+        response = post(api, endpoint, offer_request(message, offer_id, item_ids), keys[reader])
+        if may_see(reader, "AGT001"):
+            xml_of(response, 200)
+        else:
+            ndc_error_of(response, 404, "ERR-3000", root)
