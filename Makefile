@@ -11,7 +11,10 @@ WORKERS ?= 2
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/airline
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/1
 
-.PHONY: run serve setup test fuzz lint check bench clean
+PROXY_PORT ?= 8080
+NGINX ?= $(shell command -v nginx || echo /usr/sbin/nginx)
+
+.PHONY: run proxy serve setup test fuzz lint check bench clean
 
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +45,27 @@ run: $(VENV)/.base
 		--error-logfile - --log-level warning & server=$$!; \
 	trap 'kill $$worker $$server 2>/dev/null; wait' EXIT INT TERM; \
 	wait -n $$worker $$server
+
+## proxy: the production process layout on one machine: nginx (deploy/nginx/airline.conf)
+## on $(HOST):$(PROXY_PORT) in front of gunicorn's sync workers on 127.0.0.1:$(PORT), and
+## the worker. Sync workers need the buffering proxy: a slow client would hold one each.
+proxy: export AIRLINE_ENV ?= development
+proxy: export BEHIND_PROXY = 1
+proxy: $(VENV)/.base
+	@test -x "$(NGINX)" || { echo "make proxy needs nginx (apt-get install nginx)"; exit 1; }
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py collectstatic --noinput --verbosity 0
+	mkdir -p var/nginx
+	$(PY) deploy/nginx/render.py --listen $(HOST):$(PROXY_PORT) --upstream 127.0.0.1:$(PORT) \
+		--standalone var/nginx > var/nginx/nginx.conf
+	"$(NGINX)" -t -q -p var/nginx -c nginx.conf -e stderr
+	@echo "Serving on http://$(HOST):$(PROXY_PORT) (nginx) -> 127.0.0.1:$(PORT) (gunicorn)"
+	$(PY) manage.py run_worker & worker=$$!; \
+	$(VENV)/bin/gunicorn airline.wsgi --bind 127.0.0.1:$(PORT) --workers $(WORKERS) \
+		--error-logfile - --log-level warning & server=$$!; \
+	"$(NGINX)" -p var/nginx -c nginx.conf -e stderr -g 'daemon off;' & proxy=$$!; \
+	trap 'kill $$worker $$server $$proxy 2>/dev/null; wait' EXIT INT TERM; \
+	wait -n $$worker $$server $$proxy
 
 ## test: lint, check migrations, run the whole suite on PostgreSQL + Redis (+ embedded smoke)
 test: export AIRLINE_ENV = test

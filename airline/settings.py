@@ -192,7 +192,9 @@ if AIRLINE_ENV == "test":
 
 # Back-office logins are throttled by django-axes (a kept library, not a hand-made
 # counter): ADMIN_LOGIN_FAILURE_LIMIT wrong passwords for one username from one address
-# lock that pair out for ADMIN_LOGIN_LOCKOUT_MINUTES; every failure and lockout is
+# lock that pair out for ADMIN_LOGIN_LOCKOUT_MINUTES, and ADMIN_LOGIN_ADDRESS_FAILURE_LIMIT
+# wrong passwords from one address, whatever the usernames, lock the address out
+# (password spraying: airline/admin_login.py); every failure and lockout is
 # logged and listed in the admin (Axes: access attempts). The API's keys and tokens
 # never go through Django's authenticate(), so partners are not affected.
 AUTHENTICATION_BACKENDS = [
@@ -201,13 +203,19 @@ AUTHENTICATION_BACKENDS = [
 ]
 AXES_FAILURE_LIMIT = env_int("ADMIN_LOGIN_FAILURE_LIMIT", 10)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("ADMIN_LOGIN_LOCKOUT_MINUTES", 30))
-AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+ADMIN_LOGIN_ADDRESS_FAILURE_LIMIT = env_int("ADMIN_LOGIN_ADDRESS_FAILURE_LIMIT", 20)
+AXES_HANDLER = "airline.admin_login.UserAndAddressLimits"
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]  # admin_login reads both
 AXES_RESET_ON_SUCCESS = True
 AXES_IPWARE_PROXY_COUNT = 1 if env_bool("BEHIND_PROXY") else None  # the client's own address
 
 SESSION_COOKIE_SECURE = AIRLINE_ENV == "production" and env_bool("HTTPS", True)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+# Behind the shipped proxy (deploy/nginx/airline.conf), which sets X-Forwarded-Proto and
+# -Host itself, never passing on a client's, while gunicorn listens on loopback only:
+# then, and only then, they are the proxy's word and may be believed.
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_PROXY") else None
+USE_X_FORWARDED_HOST = env_bool("BEHIND_PROXY")
 # Production is served over HTTPS (HTTPS=1, the default there): browsers are told to keep
 # to it for a year (HSTS, on every secure response). Plain-HTTP requests are not
 # redirected: a redirect drops an API client's POST body; TLS is the proxy's job.

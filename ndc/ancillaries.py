@@ -27,6 +27,7 @@ from ndc.shopping import _plain
 from ndc.xml import MSG, c, refused, text
 from offers import ancillaries as services
 from offers.serializers import AncillaryIn
+from offers.store import OfferOwner
 from orders.ancillaries import order_trip
 from orders.selectors import OrderScope, order_get
 from orders.serializers import OrderAncillaryIn
@@ -87,13 +88,13 @@ def _answer(
         {"paxId": text(pax, "PaxID"), **({"type": text(pax, "PTC")} if text(pax, "PTC") else {})}
         for pax in request.findall(c("Pax"))
     ]
-    seller_id = str(principal.seller.pk)
+    owner = OfferOwner.of(principal)
     now = clock.now()
     offer_request = core.find(c("OfferRequest"))
     order_request = core.find(c("OrderRequest"))
     with services.ancillary_lookup():
         if offer_request is not None:
-            trip = _offer_trip(offer_request, passengers, seller_id=seller_id, now=now)
+            trip = _offer_trip(offer_request, passengers, owner=owner, now=now)
         elif order_request is not None:
             trip = _order_trip(principal, order_request, passengers)
         else:
@@ -105,14 +106,14 @@ def _answer(
             )
         data = build(
             trip=trip,
-            seller_id=seller_id,
+            owner=owner,
             categories=principal.key.allowed_ancillary_categories,
             now=now,
         )
     return _plain(data), [(t.ref, t.ptc) for t in trip.travellers]
 
 
-def _offer_trip(offer_request: etree._Element, passengers, *, seller_id: str, now):
+def _offer_trip(offer_request: etree._Element, passengers, *, owner: OfferOwner, now):
     offers = offer_request.findall(c("Offer"))
     if len(offers) > 1:
         raise refused(
@@ -131,7 +132,7 @@ def _offer_trip(offer_request: etree._Element, passengers, *, seller_id: str, no
         offer_id=text(offer, "OfferID"),
         item_ids=checked.validated_data["offerItemIds"],
         passengers=checked.validated_data.get("passengers"),
-        seller_id=seller_id,
+        owner=owner,
         now=now,
     )
 

@@ -16,7 +16,7 @@ from ndc import mapping, presenters
 from offers import presenters as json_presenters
 from offers.serializers import PriceIn, SearchIn
 from offers.services import Selection, offers_price, offers_search, search_check
-from offers.store import offer_record
+from offers.store import OfferOwner, offer_record
 from sellers.authentication import Principal
 
 
@@ -41,7 +41,7 @@ def offer_price(*, principal: Principal, document: etree._Element, request_id: s
     now = clock.now()
 
     def shopped_party(offer_id: str) -> list[dict[str, str]]:
-        batch, _ = offer_record(offer_id=offer_id, seller_id=str(principal.seller.pk), now=now)
+        batch, _ = offer_record(offer_id=offer_id, owner=OfferOwner.of(principal), now=now)
         return [{"paxId": p["paxId"], "type": p["ptc"]} for p in batch.passengers]
 
     body = PriceIn(data=mapping.offer_price_input(document, shopped_party=shopped_party))

@@ -29,6 +29,7 @@ from airline.network.models import FlightLeg, SeatConfiguration
 from airline.network.services import cabin_specs
 from offers.store import (
     OfferBatch,
+    OfferOwner,
     OfferSource,
     PricedOffer,
     ShoppingOffer,
@@ -98,10 +99,10 @@ def bundle_terms(code: str, cabin: str = "Y") -> BundleTerms:
 
 
 def seat_maps(
-    *, trip: Trip, seller_id: str, categories: Sequence[str], now: datetime
+    *, trip: Trip, owner: OfferOwner, categories: Sequence[str], now: datetime
 ) -> dict[str, Any]:
     """`data` of a seats request: one seat map per leg, stored as an ancillary offer."""
-    batch = _batch(trip, seller_id, now)
+    batch = _batch(trip, owner, now)
     legs = _legs(trip)
     taken = seats_taken(list(legs))
     may_sell_seats = not categories or "SEAT" in categories
@@ -125,10 +126,10 @@ def seat_maps(
 
 
 def service_list(
-    *, trip: Trip, seller_id: str, categories: Sequence[str], now: datetime
+    *, trip: Trip, owner: OfferOwner, categories: Sequence[str], now: datetime
 ) -> dict[str, Any]:
     """`data` of a services request: every product but seats the key may sell."""
-    batch = _batch(trip, seller_id, now)
+    batch = _batch(trip, owner, now)
     services = []
     for product in ancillaries.products(list(categories) or None):
         if product.is_seat:
@@ -191,9 +192,9 @@ def seats_taken(leg_ids: Sequence[int]) -> dict[int, set[str]]:
     return taken
 
 
-def _batch(trip: Trip, seller_id: str, now: datetime) -> OfferBatch:
+def _batch(trip: Trip, owner: OfferOwner, now: datetime) -> OfferBatch:
     batch = new_batch(
-        seller_id=seller_id,
+        owner=owner,
         source=OfferSource.ANCILLARY,
         now=now,
         passengers=[{"paxId": t.ref, "ptc": t.ptc} for t in trip.travellers],
@@ -387,13 +388,13 @@ def _exit_ok(traveller: Traveller) -> bool:
 
 
 def offer_trip(
-    *, offer_id: str, item_ids: Sequence[str], passengers, seller_id: str, now: datetime
+    *, offer_id: str, item_ids: Sequence[str], passengers, owner: OfferOwner, now: datetime
 ) -> Trip:
     """The Trip of a shopping or priced offer (SPEC.md §4.6): its items named in
     `item_ids` (ERR-3002 for one it lacks), for the request's passengers or the offer's."""
     from offers.passengers import passengers_check
 
-    batch, offer = offer_record(offer_id=offer_id, seller_id=seller_id, now=now)
+    batch, offer = offer_record(offer_id=offer_id, owner=owner, now=now)
     if isinstance(offer, PricedOffer):
         items = {i.offer_item_id: i for i in offer.items}
     elif isinstance(offer, ShoppingOffer):

@@ -37,6 +37,7 @@ from airline.network.itineraries import Journey, NetworkIndex, network_index
 from offers.passengers import Pax, mix_of, passengers_check
 from offers.store import (
     OfferBatch,
+    OfferOwner,
     OfferSource,
     ShoppingOffer,
     batch_save,
@@ -161,7 +162,7 @@ def offers_search(*, principal: Principal, query: SearchQuery) -> OfferBatch:
     context = _context(index, [j for found in journeys for j in found], query.passengers)
 
     batch = new_batch(
-        seller_id=str(principal.seller.pk),
+        owner=OfferOwner.of(principal),
         source=OfferSource.SHOPPING,
         now=now,
         passengers=[p.wire() for p in query.passengers],
@@ -194,7 +195,7 @@ def offers_price(
     for selection in selections:
         batch, offer = offer_record(
             offer_id=selection.offer_id,
-            seller_id=str(principal.seller.pk),
+            owner=OfferOwner.of(principal),
             now=now,
             path="selections.offerId",  # the request's field (SPEC.md §4.5)
         )
@@ -238,7 +239,7 @@ def offers_price(
     bundles = {b.code: b for b in _bundles(principal, None)}
 
     priced = new_batch(
-        seller_id=str(principal.seller.pk),
+        owner=OfferOwner.of(principal),
         source=OfferSource.PRICING,
         now=now,
         passengers=[p.wire() for p in pax],

@@ -40,12 +40,36 @@ STORE_ERRORS = (DatabaseError, redis.exceptions.ConnectionError, redis.exception
 KEEP_AFTER_EXPIRY = timedelta(days=1)
 
 
+@dataclass(frozen=True)
+class OfferOwner:
+    """Who an offer is stored for, and so who may read it again (DESIGN.md §11 "Agency
+    scope"): the acting seller and the key's agency code. A key with an agency code reads
+    only offers shopped or priced under that code; a key without one reads all its
+    seller's, as OrderScope narrows orders. Any other reader gets ERR-3000."""
+
+    seller_id: str
+    agency_code: str = ""
+
+    @classmethod
+    def of(cls, principal) -> "OfferOwner":
+        """The owner of what an authenticated caller (sellers.authentication.Principal)
+        stores, and the scope of what it reads."""
+        return cls(seller_id=str(principal.seller.pk), agency_code=principal.key.agency_code or "")
+
+    def may_read(self, *, seller_id: str, agency_code: str) -> bool:
+        """Whether an offer stored for `seller_id` under `agency_code` is in this scope."""
+        if seller_id != self.seller_id:
+            return False
+        return not self.agency_code or agency_code == self.agency_code
+
+
 @dataclass
 class OfferBatch:
-    """Offers created together: same seller, passengers, source and expiry."""
+    """Offers created together: same owner, passengers, source and expiry."""
 
     id: str
     seller_id: str
+    agency_code: str
     source: str
     created_at: datetime
     expires_at: datetime
@@ -57,12 +81,13 @@ class OfferBatch:
 
 
 def new_batch(
-    *, seller_id: str, source: str, now: datetime, passengers: list[dict[str, str]]
+    *, owner: OfferOwner, source: str, now: datetime, passengers: list[dict[str, str]]
 ) -> OfferBatch:
     ttl = timedelta(seconds=settings.OFFER_TTL_SECONDS)
     return OfferBatch(
         id=secrets.token_urlsafe(12),
-        seller_id=seller_id,
+        seller_id=owner.seller_id,
+        agency_code=owner.agency_code,
         source=source,
         created_at=now,
         expires_at=now + ttl,
@@ -81,6 +106,7 @@ def batch_save(batch: OfferBatch, fields: tuple[str, ...] | None = None) -> None
         {
             "id": batch.id,
             "seller_id": batch.seller_id,
+            "agency_code": batch.agency_code,
             "source": batch.source,
             "created_at": batch.created_at.isoformat(),
             "expires_at": batch.expires_at.isoformat(),
@@ -97,11 +123,12 @@ def batch_save(batch: OfferBatch, fields: tuple[str, ...] | None = None) -> None
 
 
 def offer_load(
-    *, offer_id: str, seller_id: str, now: datetime, path: str = "offerId"
+    *, offer_id: str, owner: OfferOwner, now: datetime, path: str = "offerId"
 ) -> tuple[OfferBatch, dict[str, Any]]:
-    """The batch and the offer with this id, for this seller.
+    """The batch and the offer with this id, if `owner` may read it.
 
-    ERR-3000 when unknown or another seller's (never reveal it exists), ERR-3001 when
+    ERR-3000 when unknown, another seller's or another agency's (never reveal it
+    exists), ERR-3001 when
     expired, each naming the request's field `path`; ERR-9002 when the store cannot be
     reached."""
     batch_id, dot, _ = offer_id.rpartition(".")
@@ -114,11 +141,14 @@ def offer_load(
     if raw is None:
         raise offer_not_found(offer_id, path=path)
     data = orjson.loads(raw)
-    if data["seller_id"] != seller_id or offer_id not in data["offers"]:
+    agency_code = data.get("agency_code", "")  # absent from batches stored before it was kept
+    readable = owner.may_read(seller_id=data["seller_id"], agency_code=agency_code)
+    if not readable or offer_id not in data["offers"]:
         raise offer_not_found(offer_id, path=path)
     batch = OfferBatch(
         id=data["id"],
         seller_id=data["seller_id"],
+        agency_code=agency_code,
         source=data["source"],
         created_at=datetime.fromisoformat(data["created_at"]),
         expires_at=datetime.fromisoformat(data["expires_at"]),
@@ -275,11 +305,11 @@ _RECORDS = {
 
 
 def offer_record(
-    *, offer_id: str, seller_id: str, now: datetime, path: str = "offerId"
+    *, offer_id: str, owner: OfferOwner, now: datetime, path: str = "offerId"
 ) -> tuple[OfferBatch, OfferRecord | None]:
     """offer_load, the offer typed by its source; None for a reshop or quote offer,
     which orders.exchange reads with its own records (ExchangeOffer)."""
-    batch, stored = offer_load(offer_id=offer_id, seller_id=seller_id, now=now, path=path)
+    batch, stored = offer_load(offer_id=offer_id, owner=owner, now=now, path=path)
     record = _RECORDS.get(batch.source)
     return batch, None if record is None else record(offer_id, stored)
 

@@ -20,6 +20,7 @@ from offers.openapi import (
 )
 from offers.serializers import AncillaryIn, PriceIn, SearchIn
 from offers.services import Selection, offers_price, offers_search, search_check
+from offers.store import OfferOwner
 
 
 class _Search(ServiceView):
@@ -88,7 +89,7 @@ class AncillariesView(ServiceView):
         with ancillary_lookup():
             data = type(self).build(
                 trip=self.trip(now, **ids),
-                seller_id=str(self.principal.seller.pk),
+                owner=OfferOwner.of(self.principal),
                 categories=self.principal.key.allowed_ancillary_categories,
                 now=now,
             )
@@ -102,7 +103,7 @@ class _OfferAncillaries(AncillariesView):
             offer_id=offerId,
             item_ids=body["offerItemIds"],
             passengers=body.get("passengers"),
-            seller_id=str(self.principal.seller.pk),
+            owner=OfferOwner.of(self.principal),
             now=now,
         )
 

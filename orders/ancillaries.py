@@ -33,7 +33,7 @@ from offers.ancillaries import (
     bundle_terms,
     seats_of_configuration,
 )
-from offers.store import AncillaryOffer, offer_record
+from offers.store import AncillaryOffer, OfferOwner, offer_record
 from orders import ids
 from orders.inputs import AncillaryPick
 from orders.models import Journey, Leg, Order, Passenger, Segment, Service, TicketSerial
@@ -211,7 +211,7 @@ def sale_lines_check(
     *,
     picks: Sequence[AncillaryPick],
     context: Mapping[str, str],
-    seller_id: str,
+    owner: OfferOwner,
     now: datetime,
     refuse: RefuseAs,
 ) -> list[SaleLine]:
@@ -223,7 +223,7 @@ def sale_lines_check(
     `refuse` for anything else."""
     lines = []
     for pick in picks:
-        _, offer = offer_record(offer_id=pick.offer_id, seller_id=seller_id, now=now)
+        _, offer = offer_record(offer_id=pick.offer_id, owner=owner, now=now)
         if not isinstance(offer, AncillaryOffer) or offer.context != dict(context):
             bound_to = " ".join(f"{k} {v}" for k, v in context.items())
             raise refuse(f"Offer {pick.offer_id} is not a seat or service offer of {bound_to}")

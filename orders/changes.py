@@ -32,6 +32,7 @@ from airline.api.errors import ApiError, Err
 from airline.fares.money import ZERO
 from airline.network.inventory import LegCheck, legs_lock
 from offers.ancillaries import Traveller
+from offers.store import OfferOwner
 from orders import events
 from orders.ancillaries import (
     IN_CHANGE,
@@ -118,8 +119,8 @@ class Plan:
         return events.actor_of(self.principal)
 
     @property
-    def seller_id(self) -> str:
-        return str(self.principal.seller.pk)
+    def offer_owner(self) -> OfferOwner:
+        return OfferOwner.of(self.principal)
 
     @property
     def settles(self) -> bool:
@@ -175,7 +176,7 @@ def order_change(
     if payment is not None:
         check_amount_stated(payment, due=plan.due(), currency=order.currency)
     card, plan.credit_code, plan.credit_due = _payment_for(
-        payment, due=plan.due(), seller_id=principal.seller.pk, now=plan.now
+        payment, due=plan.due(), scope=scope, now=plan.now
     )
     intent = None
     if card is not None:
@@ -412,7 +413,7 @@ def check_accept_offer(plan: Plan, entries: Sequence[AcceptOffer]) -> Do:
     lines = sale_lines_check(
         picks=[entry.pick for entry in entries],
         context={"orderId": order.order_id},
-        seller_id=plan.seller_id,
+        owner=plan.offer_owner,
         now=plan.now,
         refuse=IN_CHANGE,
     )
@@ -482,7 +483,7 @@ ACTIONS: dict[str, Action] = {
 
 
 def _payment_for(
-    payment: PaymentData | None, *, due: Decimal, seller_id, now
+    payment: PaymentData | None, *, due: Decimal, scope: OrderScope, now
 ) -> tuple[Card | None, str, Decimal]:
     """How `due` is paid: the card charged (None when nothing goes to a card), the
     airline credit code and what of `due` it pays (DESIGN.md §11 "Airline credit": the
@@ -504,7 +505,7 @@ def _payment_for(
     if isinstance(payment, CardPayment):
         return card_check(payment, now=now), "", ZERO
     if isinstance(payment, CreditPayment):
-        covers = min(credit_available(code=payment.credit_code, seller_id=seller_id, now=now), due)
+        covers = min(credit_available(code=payment.credit_code, scope=scope, now=now), due)
         if covers < due and payment.card is None:
             raise ApiError(
                 Err.PAYMENT_REJECTED,
@@ -526,7 +527,10 @@ def _spend_credit(plan: Plan):
     (a credit spent meanwhile by another order fails the change, and the card charged
     for the rest is refunded: orders.intents.card_charged)."""
     credit = credit_redeem(
-        code=plan.credit_code, seller_id=plan.order.seller_id, amount=plan.credit_due, now=plan.now
+        code=plan.credit_code,
+        scope=OrderScope.of(plan.principal),
+        amount=plan.credit_due,
+        now=plan.now,
     )
     if credit.spent != plan.credit_due:
         raise ApiError(

@@ -29,7 +29,7 @@ from airline.network.itineraries import DatedLeg, network_index
 from airline.network.itineraries import Journey as NetworkJourney
 from airline.network.services import station_zone
 from offers.ancillaries import Traveller, bundle_terms
-from offers.store import OfferBatch, PricedItem, PricedOffer, offer_record
+from offers.store import OfferBatch, OfferOwner, PricedItem, PricedOffer, offer_record
 from offers.wire import journey_id, local_time, ref_id
 from orders import events, ids
 from orders.ancillaries import (
@@ -83,7 +83,7 @@ from orders.models import (
 )
 from orders.payments import Card, Charge, card_check, credit_card_check
 from orders.rows import rows_insert
-from orders.selectors import LegPart, OrderParts
+from orders.selectors import LegPart, OrderParts, OrderScope
 from orders.tickets import payment_record, tickets_issue
 from sellers.authentication import Principal
 
@@ -120,7 +120,7 @@ def order_create(
     with a payment and e-tickets. Returns the new order with every row it wrote, which
     is what a read of it would return: the order view renders from them."""
     now = clock.now()
-    batch, offer = offer_record(offer_id=offer_id, seller_id=str(principal.seller.pk), now=now)
+    batch, offer = offer_record(offer_id=offer_id, owner=OfferOwner.of(principal), now=now)
     if not isinstance(offer, PricedOffer):
         raise ApiError(
             Err.ORDER_NOT_CREATED,
@@ -149,7 +149,7 @@ def order_create(
         checked,
         picks=ancillaries,
         offer_id=offer_id,
-        seller_id=str(principal.seller.pk),
+        owner=OfferOwner.of(principal),
         now=now,
     )
     total = price_sum(b.price for b in booked).total + sale.amount
@@ -505,7 +505,9 @@ def _write_order(
         return parts
     due = total
     if paying.credit_code:
-        parts = _pay_by_credit(parts, code=paying.credit_code, actor=actor, now=now)
+        parts = _pay_by_credit(
+            parts, code=paying.credit_code, scope=OrderScope.of(principal), actor=actor, now=now
+        )
         due = total - order.paid
         if due > 0 and paying.card is None:
             # Rolls back the whole booking, the credit's UPDATE with it.
@@ -532,13 +534,15 @@ def _write_order(
     )
 
 
-def _pay_by_credit(parts: OrderParts, *, code: str, actor: str, now: datetime) -> OrderParts:
-    """Inside the booking's transaction: spend what the seller's airline credit `code`
+def _pay_by_credit(
+    parts: OrderParts, *, code: str, scope: OrderScope, actor: str, now: datetime
+) -> OrderParts:
+    """Inside the booking's transaction: spend what the airline credit `code` in `scope`
     holds, up to the order's total, as the order's first payment (ERR-6002 for a code
     that cannot be used). Its conditional UPDATE (orders/credits.py) is what stops two
     bookings racing for one credit from spending more than it holds."""
     order = parts.order
-    credit = credit_redeem(code=code, seller_id=order.seller_id, amount=order.total, now=now)
+    credit = credit_redeem(code=code, scope=scope, amount=order.total, now=now)
     Order.objects.filter(pk=order.pk).update(paid=credit.spent)
     order.paid = credit.spent
     return replace(parts, payments=[credit_payment(order, credit, actor=actor, now=now)])
@@ -571,7 +575,7 @@ def _first_sale(
     *,
     picks: Sequence[AncillaryPick],
     offer_id: str,
-    seller_id: str,
+    owner: OfferOwner,
     now: datetime,
 ) -> Sale:
     """What a new order sells besides its flights: each journey's bundle inclusions for
@@ -590,7 +594,7 @@ def _first_sale(
     bought = sale_lines_check(
         picks=picks,
         context={"offerId": offer_id},
-        seller_id=seller_id,
+        owner=owner,
         now=now,
         refuse=IN_CREATE,
     )

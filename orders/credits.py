@@ -1,6 +1,8 @@
 """Airline credit (DESIGN.md §7, §11 "Airline credit"): value a cancellation or a cheaper
 exchange gives back as credit instead of money, and later orders of the same seller
-paying with it.
+paying with it. A key with an agency code spends only credits its agency's orders gave
+(DESIGN.md §11 "Agency scope"): the credit is derived from an order the key could not
+otherwise read.
 
 A credit's `remaining` is spent by one conditional UPDATE (`remaining >= amount`), so two
 orders paying with one code at once can never spend more than it holds.
@@ -11,11 +13,12 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from django.conf import settings
-from django.db.models import F
+from django.db.models import F, QuerySet
 
 from airline.api.errors import ApiError, Err
 from orders import events, ids
 from orders.models import AirlineCredit, Order, Payment
+from orders.selectors import OrderScope
 
 # Codes read aloud over a phone: no 0/O or 1/I.
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
@@ -39,13 +42,22 @@ def credit_issue(order: Order, amount: Decimal, *, actor: str, now: datetime) ->
     return credit
 
 
-def credit_available(*, code: str, seller_id, now: datetime) -> Decimal:
-    """What the seller's credit `code` holds now, read without a lock (the paying
+def _usable(*, code: str, scope: OrderScope, now: datetime) -> QuerySet[AirlineCredit]:
+    """The credit `code`, if it holds something, has not expired and was issued from an
+    order in `scope`: the acting seller's, and the key's agency's when it has one."""
+    credits = AirlineCredit.objects.filter(
+        code=code.strip().upper(), seller_id=scope.seller_id, expires_at__gt=now, remaining__gt=0
+    )
+    if scope.agency_code:
+        credits = credits.filter(source_order__agency_code=scope.agency_code)
+    return credits
+
+
+def credit_available(*, code: str, scope: OrderScope, now: datetime) -> Decimal:
+    """What the credit `code` in `scope` holds now, read without a lock (the paying
     transaction's credit_redeem decides); ERR-6002 for a code that cannot be used, worded
     as credit_redeem words it."""
-    credit = AirlineCredit.objects.filter(
-        code=code.strip().upper(), seller_id=seller_id, expires_at__gt=now, remaining__gt=0
-    ).first()
+    credit = _usable(code=code, scope=scope, now=now).first()
     if credit is None:
         raise ApiError(
             Err.PAYMENT_REJECTED,
@@ -56,17 +68,18 @@ def credit_available(*, code: str, seller_id, now: datetime) -> Decimal:
 
 
 def credit_redeem(
-    *, code: str, seller_id: int, amount: Decimal, now: datetime, path: str = "payment.creditCode"
+    *,
+    code: str,
+    scope: OrderScope,
+    amount: Decimal,
+    now: datetime,
+    path: str = "payment.creditCode",
 ) -> AirlineCredit:
-    """Inside the paying transaction: spend up to `amount` of the seller's credit `code`
+    """Inside the paying transaction: spend up to `amount` of the credit `code` in `scope`
     (all of it when it holds less); returns the credit with `spent` set. ERR-6002 for a
-    code that is unknown, another seller's, expired or empty (never saying which, so a
-    code cannot be probed)."""
-    credit = (
-        AirlineCredit.objects.select_for_update()
-        .filter(code=code.strip().upper(), seller_id=seller_id, expires_at__gt=now, remaining__gt=0)
-        .first()
-    )
+    code that is unknown, another seller's or agency's, expired or empty (never saying
+    which, so a code cannot be probed)."""
+    credit = _usable(code=code, scope=scope, now=now).select_for_update().first()
     if credit is None:
         raise ApiError(
             Err.PAYMENT_REJECTED,

@@ -43,7 +43,7 @@ from airline.network.itineraries import network_index
 from offers.ancillaries import bundle_terms, seats_of_configuration, seats_taken
 from offers.passengers import Pax
 from offers.services import bundles_for, journey_options, journey_reprice
-from offers.store import OfferBatch, OfferSource, batch_save, new_batch, offer_load
+from offers.store import OfferBatch, OfferOwner, OfferSource, batch_save, new_batch, offer_load
 from offers.wire import ref_id
 from orders import events, ids
 from orders.airline_changes import change_exchanged, journey_airline_cancelled, pending_change_of
@@ -187,7 +187,7 @@ def reshop_itinerary(request: ReshopRequest) -> dict[str, Any]:
             ]
         )
     batch = new_batch(
-        seller_id=str(order.seller_id),
+        owner=OfferOwner.of(request.principal),
         source=OfferSource.RESHOP,
         now=now,
         passengers=[p.wire() for p in pax],
@@ -531,7 +531,7 @@ def order_quote(
     order = order_get(scope=OrderScope.of(principal), ref=ref, parts=SLIM_PREFETCH)
     if len(set(item_ids)) != len(item_ids):
         raise ApiError(Err.VALIDATION, "An offerItemId is listed twice", path="offerItemIds")
-    batch, stored = offer_load(offer_id=offer_id, seller_id=str(principal.seller.pk), now=now)
+    batch, stored = offer_load(offer_id=offer_id, owner=OfferOwner.of(principal), now=now)
     if batch.source != OfferSource.RESHOP:
         raise ApiError(
             Err.OFFER_FROM_SHOPPING,
@@ -557,7 +557,7 @@ def order_quote(
     items_of = {i.ref: i for i in order.items.all()}
     pax = _party(order)
     quote = new_batch(
-        seller_id=str(principal.seller.pk),
+        owner=OfferOwner.of(principal),
         source=OfferSource.QUOTE,
         now=now,
         passengers=[p.wire() for p in pax],
@@ -690,7 +690,7 @@ def _quote_of(plan: Plan, entry: AcceptReshopOffer) -> ExchangeOffer:
     change order's errors are SPEC.md §4.10's)."""
     offer_id = entry.offer_id
     try:
-        batch, stored = offer_load(offer_id=offer_id, seller_id=plan.seller_id, now=plan.now)
+        batch, stored = offer_load(offer_id=offer_id, owner=plan.offer_owner, now=plan.now)
     except ApiError as error:
         raise ApiError(
             Err.CHANGE_NOT_APPLIED,

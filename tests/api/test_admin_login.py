@@ -64,3 +64,30 @@ def test_a_good_password_resets_the_count(staff):
     assert login(client, "right-horse-battery").status_code == 302
 
     assert not AccessAttempt.objects.filter(failures_since_start__gt=0).exists()
+
+
+def test_thirty_usernames_from_one_address_lock_the_address_out(staff, settings, caplog):
+    # Password spraying: one guess for each of many usernames never reaches the limit of
+    # one username, but the address's own limit locks it out, for every username.
+    limit = settings.ADMIN_LOGIN_ADDRESS_FAILURE_LIMIT
+    assert limit < 30
+    client = Client()
+    answers = [login(client, "wrong", username=f"user{n}").status_code for n in range(30)]
+
+    assert answers[: limit - 1] == [200] * (limit - 1)
+    assert answers[limit - 1 :] == [429] * (30 - limit + 1)
+    assert any("locking out" in r.getMessage().lower() for r in caplog.records)
+    # The right password of a real user is refused from that address too, not elsewhere.
+    assert login(client, "right-horse-battery").status_code == 429
+    assert login(Client(), "right-horse-battery", ip="198.51.100.9").status_code == 302
+    assert not AccessAttempt.objects.filter(ip_address="198.51.100.9").exists()
+
+
+def test_failures_spread_over_addresses_lock_none_of_them(staff, settings):
+    # The address limit counts one address: the same usernames from many addresses stay
+    # under it (each username at each address is below the per-user limit too).
+    for n in range(settings.ADMIN_LOGIN_ADDRESS_FAILURE_LIMIT + 5):
+        ip = f"203.0.113.{n + 10}"
+        assert login(Client(), "wrong", username=f"user{n}", ip=ip).status_code == 200
+
+    assert login(Client(), "right-horse-battery", ip="203.0.113.10").status_code == 302

@@ -7,7 +7,7 @@ from django.test import override_settings
 
 from airline.network.inventory import inventory_sell
 from airline.network.models import FlightLeg
-from offers.store import OfferSource, batch_save, new_batch
+from offers.store import OfferOwner, OfferSource, batch_save, new_batch
 from tests.conftest import bearer, token_for
 from tests.offers.conftest import search_body
 from tests.offers.invariants import amount, assert_offer
@@ -177,7 +177,7 @@ def test_a_reshop_offer_must_be_priced_with_quote_order(
     api, auth, partner_key, default_seller, network, clock
 ):
     batch = new_batch(
-        seller_id=str(default_seller.pk),
+        owner=OfferOwner(seller_id=str(default_seller.pk), agency_code=partner_key.key.agency_code),
         source=OfferSource.RESHOP,
         now=clock(),
         passengers=[{"paxId": "ADT-1", "ptc": "ADT"}],

@@ -206,6 +206,34 @@ def test_a_host_that_now_resolves_inside_our_network_is_not_contacted(
     assert delivery.last_error.startswith("refused: 10.0.0.7 is a private address")
 
 
+@pytest.mark.parametrize(
+    ("url_of", "why"),
+    [
+        (lambda url: url + "\r\nX-Injected: 1", "must not contain control characters"),
+        (
+            lambda url: url.replace("http://127.0.0.1:", "https://[2002:7f00:1::]:"),
+            "reaches 127.0.0.1",
+        ),
+        (lambda url: url.rsplit(":", 1)[0] + ":0/", "port 0"),
+    ],
+    ids=["crlf", "6to4-loopback", "port-0"],
+)
+def test_a_url_stored_before_the_rules_is_refused_at_delivery(
+    api, auth, priced, receiver, url_of, why, clock
+):
+    register(api, auth, receiver.url)
+    # As if written before these URLs were refused at registration.
+    WebhookEndpoint.objects.update(url=url_of(receiver.url))
+    book(api, auth, booking_body(priced))
+
+    assert webhooks_deliver() == {"delivered": 0, "retrying": 1, "failed": 0}
+
+    assert receiver.received == []
+    error = WebhookDelivery.objects.get().last_error
+    assert error.startswith("refused: "), error
+    assert why in error, error
+
+
 def test_the_command_delivers_what_is_due(api, auth, priced, receiver, capsys):
     register(api, auth, receiver.url)
     book(api, auth, booking_body(priced))

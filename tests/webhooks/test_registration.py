@@ -73,6 +73,18 @@ def test_it_refuses_plain_http_to_a_public_host(api, auth, settings, resolves_to
         "https://[::ffff:10.0.0.5]/",
         "https://100.64.0.1/",  # carrier-grade NAT, not public
         "https://0.0.0.0/",
+        "https://[2002:7f00:1::]/",  # 6to4 of 127.0.0.1
+        "https://[2002:a00:1::]/",  # 6to4 of 10.0.0.1
+        "https://[2002:a9fe:a9fe::]/",  # 6to4 of the metadata service
+        "https://[64:ff9b::a00:1]/",  # NAT64 of 10.0.0.1
+        "https://hooks.example.com:0/",
+        "https://hooks.example.com:65536/",
+        "https://hooks.example.com/\r\nX-Injected: 1",
+        "https://hooks.example.com/a\nb",
+        "https://hooks.example.com/\tpath",
+        "https://hooks.example.com/\x00",
+        "https://hooks.example.com/\x7f",
+        "https://hooks.example.com/a\x85b",  # a C1 control (NEL)
         "ftp://hooks.example.com/",
         "https://user:pw@hooks.example.com/",
         "not a url",
@@ -83,6 +95,23 @@ def test_it_refuses_urls_that_could_reach_our_own_network(api, auth, url, resolv
         resolves_to(PUBLIC)
     error_of(register(api, auth, url), 422, "ERR-1005", path="url")
     assert not WebhookEndpoint.objects.exists()
+
+
+@pytest.mark.parametrize("address", ["2002:7f00:1::", "2002:a00:1::", "64:ff9b::7f00:1"])
+def test_it_refuses_a_name_that_resolves_to_a_translated_private_address(
+    api, auth, resolves_to, settings, address
+):
+    # Loopback allowed or not: a translator reaching 127.0.0.1 is not the local receiver.
+    settings.WEBHOOK_ALLOW_LOOPBACK = True
+    resolves_to(PUBLIC, address)
+    error = error_of(register(api, auth, "https://hooks.example.com/"), 422, "ERR-1005", path="url")
+    assert "not a public address" in error["description"]
+    assert not WebhookEndpoint.objects.exists()
+
+
+def test_a_6to4_address_of_a_public_host_is_taken(api, auth, resolves_to, clock):
+    resolves_to("2002:5db8:d822::")  # 6to4 of 93.184.216.34
+    assert register(api, auth, "https://hooks.example.com/").status_code == 201
 
 
 def test_it_refuses_a_name_that_resolves_to_a_private_address(api, auth, resolves_to):
