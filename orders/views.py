@@ -2,11 +2,10 @@
 
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_POST
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 
 from airline.api.endpoints import ServiceView
-from airline.api.errors import ApiError
+from airline.api.errors import ApiError, Err
 from airline.api.idempotency import idempotent
 from airline.api.openapi import ERROR_RESPONSES
 from airline.api.responses import error_response, json_response, ok
@@ -207,10 +206,20 @@ class OrderQuoteView(ServiceView):
 
 
 @csrf_exempt  # signed by the provider, not a browser form
-@require_POST
 def stripe_webhook(request: HttpRequest) -> HttpResponse:
     """POST /payments/stripe/webhook: Stripe's events, verified and recorded once
-    (orders.provider_events); no bearer token: the signature is the credential."""
+    (orders.provider_events); no bearer token: the signature is the credential. Any
+    other method is 405 ERR-1001 in the envelope, as on every API path (never
+    Django's HTML)."""
+    if request.method != "POST":
+        return error_response(
+            request,
+            ApiError(
+                Err.METHOD_NOT_ALLOWED,
+                f"{request.method} is not allowed on {request.path}; use POST",
+                headers={"Allow": "POST"},
+            ),
+        )
     try:
         recorded = provider_event_receive(
             payload=request.body, signature=request.headers.get("Stripe-Signature", "")
