@@ -147,8 +147,8 @@ class JourneyInline(ReadOnlyInline):
         "destination",
         "departs",
         "arrives",
-        "is_cancelled",
-        "exchanged",
+        # Its state in words (cancelled, exchanged, schedule changed): not the booleans,
+        # whose red cross on every live journey read as a fault.
         "flight_status",
     ]
     readonly_fields = ["departs", "arrives", "flight_status"]
