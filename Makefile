@@ -63,7 +63,8 @@ fuzz: $(VENV)/.dev
 ## bench: performance figures beside same-run references (a scratch database airline_bench);
 ## holds per second against the same holds' SQL replayed by pgbench -f (benchmarks/replay.py);
 ## create offers and create order on two nodes against one (benchmarks/nodes.py); schedule
-## preview, apply and the stale window after a load on the full schedule (benchmarks/schedule.py)
+## preview, apply and the stale window after a load on the full schedule (benchmarks/schedule.py);
+## every back-office page's p95 at airline size (benchmarks/admin.py)
 bench: $(VENV)/.dev
 	@command -v pgbench >/dev/null || { echo "make bench needs pgbench (PostgreSQL client tools)"; exit 1; }
 	$(PY) -m benchmarks.network
@@ -73,6 +74,7 @@ bench: $(VENV)/.dev
 	$(PY) -m benchmarks.webhooks
 	$(PY) -m benchmarks.nodes
 	$(PY) -m benchmarks.schedule
+	$(PY) -m benchmarks.admin
 
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check --fix .

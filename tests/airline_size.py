@@ -3,7 +3,8 @@ bulk by SQL on top of the full demo schedule (seed_demo), for the page-budget te
 (tests/test_admin_pages.py) and `make bench` (benchmarks/admin.py), which measure the
 same data.
 
-ORDERS orders of seller DEMO1, each with one or two journeys of one segment on a real
+ORDERS orders of seller DEMO1 (order i has the order id 0SIZE and i in 15 digits), each
+with one or two journeys of one segment on a real
 flight-date leg (its Leg row), one to three passengers, a contact and a `created` event;
 every PENDING_CHANGE_EVERY-th order has a pending airline change (RETIMED) on its first
 journey. DELIVERIES webhook deliveries, one per event of the first orders, nine in ten to
@@ -103,7 +104,7 @@ SEED_SQL = [
     CREATE TEMP TABLE size_journeys ON COMMIT DROP AS
     SELECT o.id AS order_id, j.position, l.*
     FROM orders_order o
-    CROSS JOIN LATERAL generate_series(1, 1 + o.id %% 2) AS j(position)
+    CROSS JOIN LATERAL generate_series(1, 1 + right(o.order_id, 15)::int %% 2) AS j(position)
     JOIN size_legs l ON l.n = (o.id * 7919 + j.position * 31) %% (SELECT count(*) FROM size_legs)
     WHERE o.order_id LIKE '0SIZE%%'
     """,
@@ -141,7 +142,7 @@ SEED_SQL = [
            'ADT', (ARRAY['Ada', 'Charles', 'Mary', 'Grace'])[1 + (o.id + p.position) %% 4],
            'Size' || (o.id %% 5000), '', '', '', '[]'::jsonb
     FROM orders_order o
-    CROSS JOIN LATERAL generate_series(1, 1 + o.id %% 3) AS p(position)
+    CROSS JOIN LATERAL generate_series(1, 1 + right(o.order_id, 15)::int %% 3) AS p(position)
     WHERE o.order_id LIKE '0SIZE%%'
     ORDER BY o.id, p.position
     """,
@@ -168,8 +169,9 @@ SEED_SQL = [
            jsonb_build_array(j.ref), '["RETIMED"]'::jsonb, '[]'::jsonb, '[]'::jsonb,
            '["ACCEPT"]'::jsonb, ''
     FROM orders_journey j JOIN orders_order o ON o.id = j.order_id
+    -- The order's number i (in its id) picks it: i = 1 is among those with deliveries.
     WHERE o.order_id LIKE '0SIZE%%' AND o.status <> 'CANCELLED' AND j.position = 1
-      AND o.id %% %(every)s = 1
+      AND right(o.order_id, 15)::int %% %(every)s = 1
     """,
     """
     INSERT INTO webhooks_webhookevent (event_id, seller_id, order_id, type, sequence,
