@@ -433,3 +433,17 @@ def test_the_booking_command_prints_a_pending_change_apart_and_history_as_lines(
     assert f"      change: {change.ref}" in history
     assert "      reasons: RETIMED" in history
     assert "{" not in history  # no raw JSON
+
+
+def test_the_booking_page_never_builds_the_schedule_index(admin_client, paid, monkeypatch):
+    """A fresh process's first booking page read station time zones through the whole
+    schedule index (issue 27): it reads reference data alone now."""
+
+    def refuse():
+        raise AssertionError("the booking page built the schedule index")
+
+    monkeypatch.setattr("airline.network.itineraries.network_index", refuse)
+    monkeypatch.setattr("orders.presenters.network_index", refuse)
+
+    assert admin_client.get(f"{CHANGELIST}{paid.pk}/change/").status_code == 200
+    assert admin_client.get(CHANGELIST).status_code == 200
