@@ -89,7 +89,7 @@ fuzz: $(VENV)/.dev
 ## create offers and create order on two nodes against one (benchmarks/nodes.py); schedule
 ## preview, apply and the stale window after a load on the full schedule (benchmarks/schedule.py);
 ## card bookings on the Stripe gateway against the fake Stripe server beside the test gateway
-## (benchmarks/payments.py)
+## (benchmarks/payments.py); every back-office page's p95 at airline size (benchmarks/admin.py)
 bench: $(VENV)/.dev
 	@command -v pgbench >/dev/null || { echo "make bench needs pgbench (PostgreSQL client tools)"; exit 1; }
 	$(PY) -m benchmarks.network
@@ -100,6 +100,7 @@ bench: $(VENV)/.dev
 	$(PY) -m benchmarks.webhooks
 	$(PY) -m benchmarks.nodes
 	$(PY) -m benchmarks.schedule
+	$(PY) -m benchmarks.admin
 
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check --fix .

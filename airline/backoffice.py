@@ -2,8 +2,10 @@
 Django's admin log, and child tables that a staff member may read when they may read the
 parent (README "Back office")."""
 
+import re
 from collections.abc import Iterable
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
 from zoneinfo import ZoneInfo
 
 from django.contrib import admin
@@ -99,3 +101,80 @@ def utc_column(field: str, label: str):
 
     column.__name__ = f"{field}_utc"
     return column
+
+
+# --- Search words as staff write them ------------------------------------------------
+# One grammar for the bookings and the flight-date legs (README "Back office"): a flight
+# ("MX102", "MX 102", "102"), a flight on a date ("MX102 2026-12-08"), a flight date
+# ("2026-12-08"), a city pair ("PVD-CHS"), and any other word for the page to read its way.
+CARRIER = r"(?:[A-Z][A-Z0-9]|[0-9][A-Z])"  # an IATA airline designator
+FLIGHT = re.compile(rf"^({CARRIER})?(\d{{1,4}})$")
+DESIGNATOR = re.compile(rf"^{CARRIER}$")
+NUMBER = re.compile(r"^\d{1,4}$")
+ROUTE = re.compile(r"^([A-Z]{3})-([A-Z]{3})$")
+ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+@dataclass(frozen=True)
+class FlightWord:
+    """A flight number, with its carrier when written, and the flight date after it."""
+
+    number: int
+    carrier: str | None = None
+    day: date | None = None
+    text: str = ""  # as typed: a locator ("AB1234") reads as a flight too
+
+
+@dataclass(frozen=True)
+class DayWord:
+    day: date
+
+
+@dataclass(frozen=True)
+class RouteWord:
+    origin: str
+    destination: str
+
+
+@dataclass(frozen=True)
+class OtherWord:
+    text: str  # as typed
+
+    @property
+    def upper(self) -> str:
+        return self.text.upper()
+
+
+SearchWord = FlightWord | DayWord | RouteWord | OtherWord
+
+
+def as_date(word: str) -> date | None:
+    """`2026-12-08` as a date; None for anything else, an impossible date included."""
+    try:
+        return date.fromisoformat(word) if ISO_DATE.match(word) else None
+    except ValueError:
+        return None
+
+
+def search_words(search: str) -> list[SearchWord]:
+    """The words of a search box, read as staff write flights: a designator followed by a
+    number is one flight ("MX 102"), and a date right after a flight is that flight's
+    date. Every word must match, as Django's own search."""
+    words, found = search.split(), []
+    while words:
+        word = words.pop(0)
+        if DESIGNATOR.match(word.upper()) and words and NUMBER.match(words[0]):
+            word = word + words.pop(0)
+        upper = word.upper()
+        if flight := FLIGHT.match(upper):
+            day = as_date(words[0]) if words else None
+            if day is not None:
+                words.pop(0)
+            found.append(FlightWord(int(flight.group(2)), flight.group(1), day, word))
+        elif route := ROUTE.match(upper):
+            found.append(RouteWord(route.group(1), route.group(2)))
+        elif day := as_date(word):
+            found.append(DayWord(day))
+        else:
+            found.append(OtherWord(word))
+    return found

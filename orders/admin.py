@@ -9,14 +9,27 @@ status reads CONFIRMED, but the passengers have no flight."""
 
 import re
 from datetime import date, timedelta
+from functools import cached_property
 
 from django.contrib import admin, messages
 from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.http import HttpRequest
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from airline.api import clock
-from airline.backoffice import ReadOnlyInline, local_time, log_action, utc_column, utc_time
+from airline.backoffice import (
+    DayWord,
+    FlightWord,
+    OtherWord,
+    ReadOnlyInline,
+    RouteWord,
+    local_time,
+    log_action,
+    search_words,
+    utc_column,
+    utc_time,
+)
 from airline.network.models import Station
 from airline.network.services import station_zone
 from orders.holds import order_cancel_hold
@@ -38,6 +51,20 @@ from orders.models import (
     Service,
     Ticket,
 )
+from orders.presenters import (
+    OPERATIONAL_AIRLINE_CANCELLED,
+    OPERATIONAL_CANCELLED,
+    OPERATIONAL_EXCHANGED,
+    OPERATIONAL_SCHEDULE_CHANGED,
+    operational_statuses,
+    pending_change_journeys,
+)
+from orders.selectors import order_parts
+
+# The booking page lists the webhook deliveries of its events ("was the agency told?"):
+# a view of the outbox from the orders side, so the import goes up a layer here, in the
+# back office, and only here.
+from webhooks.models import WebhookDelivery
 
 # Statuses whose passengers expect to fly: only these are disrupted by a cancelled flight.
 LIVE = (OrderStatus.CONFIRMED, OrderStatus.ONHOLD, OrderStatus.PENDING)
@@ -53,6 +80,52 @@ def on_cancelled_flight() -> Exists:
             flight_leg__is_cancelled=True,
         )
     )
+
+
+# How the booking page words the `operationalStatus` the API shows (orders.presenters).
+STATUS_TEXT = {
+    OPERATIONAL_SCHEDULE_CHANGED: "SCHEDULE CHANGED by the airline, waiting for the seller",
+    OPERATIONAL_AIRLINE_CANCELLED: "CANCELLED by schedule",
+}
+QUIET_STATUS_TEXT = {
+    OPERATIONAL_CANCELLED: "Cancelled",
+    OPERATIONAL_EXCHANGED: "Exchanged for other flights",
+}
+DELIVERIES_SHOWN = 50  # the newest; the deliveries list has them all
+CHANGE_DETECTED = "order.airline_initiated_change_detected"  # webhooks.outbox EVENT_TYPES
+
+
+class BookingPage:
+    """What several tables of one booking page read, read once when first shown: the
+    segments' and journeys' state as the API shows it, and the webhook deliveries."""
+
+    def __init__(self, order: Order) -> None:
+        self.order = order
+
+    @cached_property
+    def statuses(self) -> dict[str, str]:
+        """operationalStatus by JOU- and SEG- id (orders.presenters, as the order view)."""
+        return operational_statuses(order_parts(Order.objects.get(pk=self.order.pk)))
+
+    @cached_property
+    def deliveries(self) -> list[WebhookDelivery]:
+        return list(
+            WebhookDelivery.objects.filter(order=self.order)
+            .select_related("endpoint", "event")
+            .order_by("-id")[:DELIVERIES_SHOWN]
+        )
+
+
+def status_html(status: str | None) -> str:
+    if status in STATUS_TEXT:
+        return format_html(WARNING_HTML, STATUS_TEXT[status])
+    return QUIET_STATUS_TEXT.get(status, "As scheduled")
+
+
+def deliveries_url(order: Order, event_type: str | None = None) -> str:
+    """The deliveries list, narrowed to this booking's (and to one event type)."""
+    url = f"{reverse('admin:webhooks_webhookdelivery_changelist')}?q={order.record_locator}"
+    return f"{url}&event_type={event_type}" if event_type else url
 
 
 class PassengerInline(ReadOnlyInline):
@@ -74,10 +147,16 @@ class JourneyInline(ReadOnlyInline):
         "destination",
         "departs",
         "arrives",
-        "is_cancelled",
-        "exchanged",
+        # Its state in words (cancelled, exchanged, schedule changed): not the booleans,
+        # whose red cross on every live journey read as a fault.
+        "flight_status",
     ]
-    readonly_fields = ["departs", "arrives"]
+    readonly_fields = ["departs", "arrives", "flight_status"]
+    page: BookingPage | None = None  # set per request by OrderAdmin.get_inline_instances
+
+    @admin.display(description="Flight status")
+    def flight_status(self, journey: Journey) -> str:
+        return status_html(self.page.statuses.get(journey.ref) if self.page else None)
 
     @admin.display(description="Departs (local time)")
     def departs(self, journey: Journey) -> str:
@@ -106,15 +185,10 @@ class SegmentInline(ReadOnlyInline):
         "flight_status",
     ]
     readonly_fields = ["flight", "departs", "arrives", "flight_status"]
+    page: BookingPage | None = None  # set per request by OrderAdmin.get_inline_instances
 
     def get_queryset(self, request):
-        cancelled = Leg.objects.filter(segment=OuterRef("pk"), flight_leg__is_cancelled=True)
-        return (
-            super()
-            .get_queryset(request)
-            .select_related("journey")
-            .annotate(flight_cancelled=Exists(cancelled))
-        )
+        return super().get_queryset(request).select_related("journey")
 
     @admin.display(description="Flight")
     def flight(self, segment: Segment) -> str:
@@ -130,9 +204,7 @@ class SegmentInline(ReadOnlyInline):
 
     @admin.display(description="Flight status")
     def flight_status(self, segment: Segment) -> str:
-        if segment.flight_cancelled:
-            return format_html(WARNING_HTML, "CANCELLED by schedule")
-        return "As scheduled"
+        return status_html(self.page.statuses.get(segment.ref) if self.page else None)
 
 
 class OrderItemInline(ReadOnlyInline):
@@ -277,8 +349,41 @@ class AirlineChangeInline(ReadOnlyInline):
         "now",
         "resolved_at_utc",
         "resolved_by",
+        "sellers_told",
     ]
-    readonly_fields = ["reason_list", "detected_at_utc", "was", "now", "resolved_at_utc"]
+    readonly_fields = [
+        "reason_list",
+        "detected_at_utc",
+        "was",
+        "now",
+        "resolved_at_utc",
+        "sellers_told",
+    ]
+    page: BookingPage | None = None  # set per request by OrderAdmin.get_inline_instances
+
+    @admin.display(description="Sellers told")
+    def sellers_told(self, change: AirlineChange) -> str:
+        """The deliveries of the change's `detected` webhook events, linked to the
+        booking's deliveries below and to the deliveries list."""
+        told = [
+            d
+            for d in (self.page.deliveries if self.page else [])
+            if d.event.type == CHANGE_DETECTED
+            and d.event.created_at >= change.detected_at
+            and (change.resolved_at is None or d.event.created_at <= change.resolved_at)
+        ]
+        if not told:
+            return "No webhook endpoint wanted it"
+        return format_html(
+            '{} <a href="#deliveries">below</a>, <a href="{}">all</a>',
+            format_html_join(
+                ", ",
+                "{} {} ({})",
+                ((d.endpoint.webhook_id, d.status, d.last_status_code or "-") for d in told),
+            ),
+            deliveries_url(self.page.order, CHANGE_DETECTED),
+        )
+
     detected_at_utc = staticmethod(utc_column("detected_at", "Detected"))
     resolved_at_utc = staticmethod(utc_column("resolved_at", "Resolved"))
 
@@ -341,6 +446,24 @@ class HoldExpiringFilter(admin.SimpleListFilter):
         return queryset
 
 
+class ScheduleChangedFilter(admin.SimpleListFilter):
+    """Live bookings with a pending airline change: the agency still has to answer."""
+
+    title = "schedule changed by the airline"
+    parameter_name = "schedule_changed"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "Waiting for the seller's answer")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            pending = AirlineChange.objects.filter(
+                order=OuterRef("pk"), status=AirlineChange.Status.PENDING
+            )
+            return queryset.filter(Exists(pending), status__in=LIVE)
+        return queryset
+
+
 class CancelledFlightFilter(admin.SimpleListFilter):
     title = "flight cancelled by schedule"
     parameter_name = "flight_cancelled"
@@ -354,34 +477,26 @@ class CancelledFlightFilter(admin.SimpleListFilter):
         return queryset
 
 
-# Search terms that name a flight ("MX101", "101") and a flight date ("2026-06-01").
-FLIGHT = re.compile(r"^(?:[A-Z][A-Z0-9]|[0-9][A-Z])?(\d{1,4})$")
-ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-TICKET = re.compile(r"^\d{3}-?\d{10}$")
-
-
-def flight_on_date(number: int | None, day: date | None) -> Exists:
-    """Some segment of the order flies flight `number` (its marketing number) on the
-    flight date `day` (the local date of the flight's first departure, SSIM's)."""
+def flight_on_date(number: int | None, day: date | None, carrier: str | None = None) -> Exists:
+    """Some segment of the order flies flight `number` (its marketing number, of
+    `carrier` when given) on the flight date `day` (the local date of the flight's first
+    departure, SSIM's)."""
     legs = Leg.objects.filter(segment__order=OuterRef("pk"))
     if number is not None:
         legs = legs.filter(segment__flight_number=number)
+    if carrier is not None:
+        legs = legs.filter(segment__carrier=carrier)
     if day is not None:
         legs = legs.filter(flight_leg__flight_date=day)
     return Exists(legs)
 
 
-def as_date(term: str) -> date | None:
-    try:
-        return date.fromisoformat(term) if ISO_DATE.match(term) else None
-    except ValueError:
-        return None
+TICKET = re.compile(r"^\d{3}-?\d{10}$")
 
 
-def term_matches(term: str) -> Q:
-    """What one search word may be: a locator, an order id, an agency, a status, part of
-    a passenger's name, an email (when it has an @), a ticket or EMD number, a flight
-    number, a flight date."""
+def word_matches(term: str) -> Q:
+    """What any other search word may be: a locator, an order id, an agency, a status,
+    part of a passenger's name, an email (when it has an @), a ticket or EMD number."""
     upper = term.upper()
     found = Q(record_locator=upper) | Q(order_id=term) | Q(agency_code=upper)
     if upper in OrderStatus.values:
@@ -397,25 +512,31 @@ def term_matches(term: str) -> Q:
         number = term.replace("-", "")
         found |= Exists(Ticket.objects.filter(order=OuterRef("pk"), number=number))
         found |= Exists(Service.objects.filter(order=OuterRef("pk"), emd_number=number))
-    if flight := FLIGHT.match(upper):
-        found |= flight_on_date(int(flight.group(1)), None)
-    if day := as_date(term):
-        found |= flight_on_date(None, day)
     return found
 
 
 def search_matches(search_term: str) -> Q:
-    """Every word must match (as Django's own search); a flight followed by a date
-    ("MX101 2026-06-01") must be the same segment's."""
-    words, found = search_term.split(), Q()
-    while words:
-        word = words.pop(0)
-        flight, day = FLIGHT.match(word.upper()), as_date(words[0]) if words else None
-        if flight and day:
-            words.pop(0)
-            found &= flight_on_date(int(flight.group(1)), day)
-        else:
-            found &= term_matches(word)
+    """Every word must match (as Django's own search), read by the back office's one
+    grammar (airline.backoffice.search_words): a flight with its date ("MX101
+    2026-06-01") must be the same segment's; a city pair ("PVD-CHS") a segment's."""
+    found = Q()
+    for word in search_words(search_term):
+        match word:
+            case FlightWord(number=number, carrier=carrier, day=None, text=text):
+                # "AB1234" may be a record locator as much as a flight.
+                found &= flight_on_date(number, None, carrier) | word_matches(text)
+            case FlightWord(number=number, carrier=carrier, day=day):
+                found &= flight_on_date(number, day, carrier)
+            case DayWord(day=day):
+                found &= flight_on_date(None, day)
+            case RouteWord(origin=origin, destination=destination):
+                found &= Exists(
+                    Segment.objects.filter(
+                        order=OuterRef("pk"), origin=origin, destination=destination
+                    )
+                )
+            case OtherWord(text=text):
+                found &= word_matches(text)
     return found
 
 
@@ -438,18 +559,22 @@ class OrderAdmin(admin.ModelAdmin):
         "status",
         HoldExpiringFilter,
         CancelledFlightFilter,
+        ScheduleChangedFilter,
         "channel",
         "seller",
+        ("created_at", admin.DateFieldListFilter),
     ]
     # Answered by get_search_results; listed so that the admin shows its search box.
     search_fields = ["record_locator"]
     search_help_text = (
         "Locator, order id, part of a passenger's given name or surname, email, ticket or "
-        "EMD number, flight number (MX101) and date (MX101 2026-06-01), agency code or "
-        "status; every word must match"
+        "EMD number, flight (MX101, MX 101, 101) and date (MX101 2026-06-01), city pair "
+        "(PVD-CHS), agency code or status; every word must match"
     )
     list_select_related = ["seller"]
-    date_hierarchy = "created_at"
+    # Not a date hierarchy: its links read every booking's month at each page view.
+    # Only the page's rows are counted: the full count would be a second scan.
+    show_full_result_count = False
     fields = [
         "record_locator",
         "order_id",
@@ -472,10 +597,12 @@ class OrderAdmin(admin.ModelAdmin):
         "refunds",
         "source_offer_id",
         "remarks",
+        "webhook_deliveries",
     ]
     readonly_fields = [
         "flagged_status",
         "flight_disruption",
+        "webhook_deliveries",
         "created",
         "updated",
         "balance",
@@ -516,10 +643,15 @@ class OrderAdmin(admin.ModelAdmin):
                 Prefetch(
                     "journeys",
                     queryset=Journey.objects.filter(is_cancelled=False).only(
-                        "order_id", "position", "origin", "destination"
+                        "order_id", "ref", "position", "origin", "destination"
                     ),
                     to_attr="live_journeys",
-                )
+                ),
+                Prefetch(
+                    "airline_changes",
+                    queryset=AirlineChange.objects.filter(status=AirlineChange.Status.PENDING),
+                    to_attr="pending_changes",
+                ),
             )
         )
 
@@ -531,9 +663,60 @@ class OrderAdmin(admin.ModelAdmin):
 
     @admin.display(description="Status", ordering="status")
     def flagged_status(self, order: Order) -> str:
-        if order.on_cancelled_flight and order.status in LIVE:
+        if order.status not in LIVE:
+            return order.status
+        if order.on_cancelled_flight:
             return format_html(WARNING_HTML, f"{order.status}, flight cancelled by schedule")
+        # SCHEDULE_CHANGED as the order view says it: a live journey a pending change covers.
+        changed = pending_change_journeys(getattr(order, "pending_changes", []))
+        if any(j.ref in changed for j in getattr(order, "live_journeys", [])):
+            return format_html(WARNING_HTML, f"{order.status}, schedule changed by the airline")
         return order.status
+
+    def get_object(self, request, object_id, from_field=None):
+        order = super().get_object(request, object_id, from_field)
+        if order is not None:
+            order.page = BookingPage(order)
+        return order
+
+    def get_inline_instances(self, request, obj=None):
+        inlines = super().get_inline_instances(request, obj)
+        for inline in inlines:
+            if hasattr(inline, "page"):
+                inline.page = getattr(obj, "page", None)
+        return inlines
+
+    @admin.display(description="Webhook deliveries (was the seller told?)")
+    def webhook_deliveries(self, order: Order) -> str:
+        page = getattr(order, "page", None) or BookingPage(order)
+        if not page.deliveries:
+            return "None: no webhook endpoint of the seller wanted its events"
+        rows = format_html_join(
+            "",
+            '<tr><td><a href="{}">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>'
+            "<td>{}</td><td>{}</td></tr>",
+            (
+                (
+                    reverse("admin:webhooks_webhookendpoint_change", args=[d.endpoint_id]),
+                    d.endpoint.webhook_id,
+                    d.event.type,
+                    d.status,
+                    d.attempts,
+                    d.last_status_code or "-",
+                    utc_time(d.last_attempt_at),
+                    utc_time(d.event.created_at),
+                )
+                for d in page.deliveries
+            ),
+        )
+        return format_html(
+            '<table id="deliveries"><thead><tr><th>Endpoint</th><th>Event</th>'
+            "<th>Status</th><th>Attempts</th><th>Last code</th><th>Last attempt</th>"
+            '<th>Event at</th></tr></thead><tbody>{}</tbody></table><a href="{}">{}</a>',
+            rows,
+            deliveries_url(order),
+            "All of this booking's deliveries, to resend or retry",
+        )
 
     @admin.display(description="Lead passenger", ordering="lead_surname")
     def lead_passenger(self, order: Order) -> str:

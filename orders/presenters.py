@@ -128,12 +128,7 @@ def order_view(parts: OrderParts) -> dict[str, Any]:
         for item in items
     ]
     segment_refs = {s.pk: s.ref for ss in segments_of.values() for s in ss}
-    changed = {
-        ref
-        for c in parts.airline_changes
-        if c.status == AirlineChange.Status.PENDING
-        for ref in c.journey_refs
-    }
+    changed = pending_change_journeys(parts.airline_changes)
     pax_by_pk = {p.pk: p.ref for p in passengers}
     client_ids = {p.pk: p.offer_pax_id for p in passengers}
     return {
@@ -365,6 +360,27 @@ def _journey_wire(
             for s, status in zip(segments, statuses, strict=True)
         ],
     }
+
+
+def pending_change_journeys(changes: Iterable[AirlineChange]) -> set[str]:
+    """JOU- ids a pending airline change covers: their segments are SCHEDULE_CHANGED
+    until the seller answers (the back office's bookings list flags them from here)."""
+    return {
+        ref for c in changes if c.status == AirlineChange.Status.PENDING for ref in c.journey_refs
+    }
+
+
+def operational_statuses(parts: OrderParts) -> dict[str, str]:
+    """`operationalStatus` by JOU- and SEG- id, as the order view shows them: the
+    back office's booking page reads the same state as the API (README "Back office")."""
+    changed = pending_change_journeys(parts.airline_changes)
+    statuses: dict[str, str] = {}
+    for journey in parts.journeys:
+        segments = parts.segments.get(journey.pk, [])
+        of_segments = [_segment_status(journey, parts.legs[s.pk], changed) for s in segments]
+        statuses.update(zip((s.ref for s in segments), of_segments, strict=True))
+        statuses[journey.ref] = _journey_status(of_segments)
+    return statuses
 
 
 def _segment_status(journey: Journey, legs: Sequence[LegPart], changed: set[str]) -> str:

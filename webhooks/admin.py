@@ -1,18 +1,23 @@
 """Webhooks in the back office (DESIGN.md §10): endpoints (the secret shown once, when
-created), each one's deliveries (status, attempts, last response code and time), and
-the actions resend failed deliveries, disable and enable an endpoint, all through the
-services the API uses (STYLE.md 11)."""
+created), each one's newest deliveries (status, attempts, last response code and time),
+the deliveries list filtered by status, last code, endpoint and event type, and the
+actions resend failed deliveries, retry pending ones now, disable and enable an
+endpoint, all through the services the API uses (STYLE.md 11)."""
 
 from django import forms
 from django.contrib import admin, messages
+from django.db.models import Q
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
 
 from airline.api import clock
-from airline.backoffice import log_action, one_time_page
+from airline.backoffice import log_action, one_time_page, utc_time
 from webhooks.addresses import RefusedUrl, url_check
 from webhooks.models import WebhookDelivery, WebhookEndpoint
-from webhooks.outbox import PUBLIC_TYPES
+from webhooks.outbox import PING, PUBLIC_TYPES
 from webhooks.services import (
     deliveries_resend,
+    deliveries_retry_now,
     endpoint_disable,
     endpoint_enable,
     endpoint_register,
@@ -50,30 +55,12 @@ class WebhookEndpointForm(forms.ModelForm):
         return url
 
 
-class DeliveryInline(admin.TabularInline):
-    model = WebhookDelivery
-    fk_name = "endpoint"
-    extra = 0
-    can_delete = False
-    fields = [
-        "event",
-        "status",
-        "attempts",
-        "last_status_code",
-        "last_attempt_at",
-        "last_error",
-        "next_attempt_at",
-        "delivered_at",
-    ]
-    readonly_fields = fields
-    ordering = ["-id"]
-    show_change_link = True
+DELIVERIES_SHOWN = 50  # on an endpoint's page, the newest; the deliveries list has all
 
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
 
-    def get_queryset(self, request):
-        return super().get_queryset(request).select_related("event")
+def deliveries_url(**filters: str) -> str:
+    query = "&".join(f"{k}={v}" for k, v in filters.items())
+    return f"{reverse('admin:webhooks_webhookdelivery_changelist')}?{query}"
 
 
 @admin.register(WebhookEndpoint)
@@ -99,12 +86,48 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
         "failing_since",
         "disabled_at",
         "disabled_reason",
+        "newest_deliveries",
     ]
-    inlines = [DeliveryInline]
-    actions = ["resend_failed", "disable", "enable"]
+    actions = ["resend_failed", "retry_pending_now", "disable", "enable"]
 
-    def get_inlines(self, request, obj=None):
-        return self.inlines if obj else []  # a new endpoint has no deliveries
+    @admin.display(description="Newest deliveries")
+    def newest_deliveries(self, endpoint: WebhookEndpoint) -> str:
+        """The newest DELIVERIES_SHOWN in one query, however many the endpoint has (not
+        an inline: a formset of every delivery is a page of thousands of rows)."""
+        rows = list(
+            WebhookDelivery.objects.filter(endpoint=endpoint)
+            .select_related("event__order")
+            .order_by("-id")[:DELIVERIES_SHOWN]
+        )
+        if not rows:
+            return "None yet"
+        body = format_html_join(
+            "",
+            '<tr><td><a href="{}">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>'
+            "<td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (
+                    reverse("admin:webhooks_webhookdelivery_change", args=[d.pk]),
+                    d.event.event_id,
+                    d.event.type,
+                    d.event.order.record_locator if d.event.order else "-",
+                    d.status,
+                    d.attempts,
+                    d.last_status_code or "-",
+                    utc_time(d.last_attempt_at),
+                    d.last_error or "-",
+                )
+                for d in rows
+            ),
+        )
+        return format_html(
+            '<table id="endpoint-deliveries"><thead><tr><th>Event</th><th>Type</th>'
+            "<th>Booking</th><th>Status</th><th>Attempts</th><th>Last code</th>"
+            "<th>Last attempt</th><th>Last error</th></tr></thead><tbody>{}</tbody></table>"
+            '<a href="{}">All deliveries to this endpoint</a>',
+            body,
+            deliveries_url(endpoint__id__exact=str(endpoint.pk)),
+        )
 
     def get_fields(self, request, obj=None):
         if obj is None:
@@ -164,6 +187,22 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
             messages.SUCCESS if count else messages.WARNING,
         )
 
+    @admin.action(
+        description="Retry the pending deliveries of the selected endpoints now",
+        permissions=["resend"],
+    )
+    def retry_pending_now(self, request, queryset):
+        count = deliveries_retry_now(
+            deliveries=WebhookDelivery.objects.filter(endpoint__in=queryset), now=clock.now()
+        )
+        if count:
+            log_action(request, queryset, f"Retried {count} pending deliveries now")
+        self.message_user(
+            request,
+            f"{count} pending deliver(ies) due now.",
+            messages.SUCCESS if count else messages.WARNING,
+        )
+
     @admin.action(description="Disable the selected endpoints", permissions=["change"])
     def disable(self, request, queryset):
         endpoints = list(queryset.select_related("seller__partner"))
@@ -181,11 +220,57 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
         self.message_user(request, f"{len(endpoints)} endpoint(s) enabled.")
 
 
+class LastCodeFilter(admin.SimpleListFilter):
+    """The last answer's HTTP status by class, or none at all (a timeout, a refused
+    connection); `?last_code=503` narrows to one code."""
+
+    title = "last code"
+    parameter_name = "last_code"
+    CLASSES = {"2xx": (200, 299), "4xx": (400, 499), "5xx": (500, 599)}
+
+    def lookups(self, request, model_admin):
+        return [
+            ("2xx", "2xx (accepted)"),
+            ("4xx", "4xx"),
+            ("5xx", "5xx"),
+            ("none", "No answer (timeout, connection refused)"),
+            ("untried", "Not tried yet"),
+        ]
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        if value in self.CLASSES:
+            low, high = self.CLASSES[value]
+            return queryset.filter(last_status_code__gte=low, last_status_code__lte=high)
+        if value == "none":
+            return queryset.filter(last_status_code__isnull=True, attempts__gt=0)
+        if value == "untried":
+            return queryset.filter(attempts=0)
+        if value and value.isdigit():
+            return queryset.filter(last_status_code=int(value))
+        return queryset
+
+
+class EventTypeFilter(admin.SimpleListFilter):
+    """The public event types (webhooks.outbox), with no scan of the events for them."""
+
+    title = "event type"
+    parameter_name = "event_type"
+
+    def lookups(self, request, model_admin):
+        return [(t, t) for t in (*PUBLIC_TYPES, PING)]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(event__type=self.value()) if self.value() else queryset
+
+
 @admin.register(WebhookDelivery)
 class WebhookDeliveryAdmin(admin.ModelAdmin):
     list_display = [
         "id",
         "event",
+        "event_type",
+        "booking",
         "endpoint",
         "status",
         "attempts",
@@ -193,11 +278,35 @@ class WebhookDeliveryAdmin(admin.ModelAdmin):
         "last_attempt_at",
         "next_attempt_at",
     ]
-    list_filter = ["status"]
+    list_filter = ["status", LastCodeFilter, "endpoint", EventTypeFilter]
     search_fields = ["event__event_id", "endpoint__webhook_id", "order__record_locator"]
-    list_select_related = ["event", "endpoint"]
+    search_help_text = "Event id, webhook id or record locator"
+    list_select_related = ["event", "endpoint", "order"]
     raw_id_fields = ["event", "endpoint", "order"]
-    actions = ["resend"]
+    actions = ["resend", "retry_now"]
+    show_full_result_count = False
+
+    def get_search_results(self, request, queryset, search_term):
+        term = search_term.strip()
+        if not term:
+            return queryset, False
+        # Exact matches, each an indexed lookup (a locator is stored upper case).
+        return queryset.filter(
+            Q(event__event_id=term)
+            | Q(endpoint__webhook_id=term)
+            | Q(order__record_locator=term.upper())
+        ), False
+
+    @admin.display(description="Type", ordering="event__type")
+    def event_type(self, delivery: WebhookDelivery) -> str:
+        return delivery.event.type
+
+    @admin.display(description="Booking")
+    def booking(self, delivery: WebhookDelivery) -> str:
+        if delivery.order is None:
+            return "-"
+        url = reverse("admin:orders_order_change", args=[delivery.order_id])
+        return format_html('<a href="{}">{}</a>', url, delivery.order.record_locator)
 
     def has_add_permission(self, request) -> bool:
         return False
@@ -217,5 +326,17 @@ class WebhookDeliveryAdmin(admin.ModelAdmin):
         self.message_user(
             request,
             f"{count} failed deliver(ies) queued again.",
+            messages.SUCCESS if count else messages.WARNING,
+        )
+
+    @admin.action(description="Retry the selected pending deliveries now", permissions=["resend"])
+    def retry_now(self, request, queryset):
+        pending = list(queryset.filter(status=WebhookDelivery.Status.PENDING))
+        count = deliveries_retry_now(deliveries=queryset, now=clock.now())
+        if count:
+            log_action(request, pending, "Retried now")
+        self.message_user(
+            request,
+            f"{count} pending deliver(ies) due now; the worker sends them at its next poll.",
             messages.SUCCESS if count else messages.WARNING,
         )

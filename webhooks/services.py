@@ -120,3 +120,15 @@ def deliveries_resend(*, deliveries: QuerySet[WebhookDelivery], now: datetime) -
         give_up_at=now + timedelta(hours=settings.WEBHOOK_RETRY_HOURS),
         attempts=0,
     )
+
+
+def deliveries_retry_now(*, deliveries: QuerySet[WebhookDelivery], now: datetime) -> int:
+    """Pending deliveries due now rather than at their backoff's next attempt (the back
+    office's "retry now", once the agency says its endpoint is fixed). Their attempts
+    and give-up time stay: a retry is one more attempt, not a new window. A delivery in
+    flight is left to its worker; one of a disabled endpoint waits for it to be enabled
+    (the worker's claim skips it)."""
+    pending = deliveries.filter(status=WebhookDelivery.Status.PENDING)
+    return WebhookDelivery.objects.filter(
+        pk__in=pending.values("pk"), status=WebhookDelivery.Status.PENDING
+    ).update(next_attempt_at=now)

@@ -167,6 +167,9 @@ class QueueCollector:
 
         now = clock.now()
         grace = timedelta(seconds=settings.PAYMENT_INTENT_GRACE_SECONDS)
+        unfinished = WebhookDelivery.objects.filter(
+            status__in=[WebhookDelivery.Status.PENDING, WebhookDelivery.Status.IN_FLIGHT]
+        )
         queues = [
             (
                 "airline_holds_due_to_expire",
@@ -182,10 +185,16 @@ class QueueCollector:
             ),
             (
                 "airline_webhook_deliveries_pending",
-                "Webhook deliveries not yet delivered or given up (pending or in flight)",
-                WebhookDelivery.objects.filter(
-                    status__in=[WebhookDelivery.Status.PENDING, WebhookDelivery.Status.IN_FLIGHT]
-                ),
+                "Webhook deliveries to active endpoints not yet delivered or given up "
+                "(pending or in flight)",
+                unfinished.filter(endpoint__active=True),
+            ),
+            # Apart: a disabled endpoint's deliveries wait for it to be enabled and never
+            # drain by themselves, so in the gauge above they would keep its alert firing.
+            (
+                "airline_webhook_deliveries_pending_disabled",
+                "Webhook deliveries waiting for a disabled endpoint to be enabled",
+                unfinished.filter(endpoint__active=False),
             ),
         ]
         try:

@@ -269,7 +269,12 @@ class FlightLeg(models.Model):
                 condition=Q(arrives_at__gt=F("departs_at")), name="leg_arrives_after_departing"
             ),
         ]
-        indexes = [models.Index(fields=["origin", "departs_at"], name="leg_by_origin_time")]
+        indexes = [
+            models.Index(fields=["origin", "departs_at"], name="leg_by_origin_time"),
+            # The back office's legs list pages in this order (issue 27): an index walk
+            # and a LIMIT, never a sort of every flight-date leg.
+            models.Index(fields=["departs_at", "id"], name="leg_by_departure"),
+        ]
 
     def __str__(self) -> str:
         flight = f"{self.carrier}{self.flight_number}"

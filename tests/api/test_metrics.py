@@ -105,6 +105,7 @@ class TestAccess:
             "airline_holds_due_to_expire",
             "airline_payments_due_to_reconcile",
             "airline_webhook_deliveries_pending",
+            "airline_webhook_deliveries_pending_disabled",
         } <= names
 
     def test_it_takes_only_get(self, api, metrics_on):

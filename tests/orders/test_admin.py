@@ -1,21 +1,33 @@
 """Bookings in the back office: read-only, with one action (DESIGN.md §10)."""
 
 from datetime import datetime, time, timedelta
+from io import StringIO
 from zoneinfo import ZoneInfo
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
+from django.core.management import call_command
 
 from airline.network.models import LegInventory
-from orders.models import Order, OrderStatus, Service
+from orders.models import Order, OrderStatus, Segment, Service
 from tests.orders.conftest import CARD, book, booking_body, price_offer
 from tests.orders.test_order_ancillaries import open_seat, seat_entry
 from tests.orders.test_schedule_recheck import SAME_101, reload_schedule
+from tests.webhooks.conftest import loopback_allowed, register  # noqa: F401
+from webhooks.models import WebhookDelivery
 
 pytestmark = pytest.mark.django_db
 
 CHANGELIST = "/admin/orders/order/"
+RETIMED_101 = {"departs": time(8, 30), "arrives": time(10, 35)}  # 90 minutes later
+
+
+@pytest.fixture
+def hook(api, auth, loopback_allowed):  # noqa: F811
+    """A webhook endpoint of the seller's: nothing listens there, deliveries stay pending."""
+    response = register(api, auth, "http://127.0.0.1:9/hooks")
+    assert response.status_code == 201, response.content
 
 
 @pytest.fixture
@@ -303,3 +315,135 @@ def test_a_booking_on_a_kept_flight_is_not_flagged(admin_client, paid, network, 
 
     assert "CONFIRMED, flight cancelled" not in admin_client.get(CHANGELIST).content.decode()
     assert listed(admin_client, {"flight_cancelled": "yes"}) == set()
+
+
+def test_a_pending_retime_shows_on_the_segment_and_in_the_list_as_the_api_says(
+    api, auth, admin_client, paid, network, tmp_path, hook
+):
+    reload_schedule(tmp_path, network, RETIMED_101)  # MX101 leaves 90 minutes later
+
+    view = api.get(f"/json/v1/orders/{paid.order_id}", **auth).json()["data"]
+    booking = admin_client.get(f"{CHANGELIST}{paid.pk}/change/")
+
+    states = {
+        s["segmentId"]: s["operationalStatus"] for j in view["journeys"] for s in j["segments"]
+    }
+    assert sorted(states.values()) == ["CONFIRMED", "SCHEDULE_CHANGED"]
+    segments = booking.context["inline_admin_formsets"][3]
+    assert segments.opts.model is Segment
+    shown = {
+        form.original.ref: dict(
+            (field.field["name"], field.contents())
+            for fieldset in form
+            for line in fieldset
+            for field in line
+        )["flight_status"]
+        for form in segments
+    }
+    assert {ref: "SCHEDULE CHANGED" in text for ref, text in shown.items()} == {
+        ref: state == "SCHEDULE_CHANGED" for ref, state in states.items()
+    }
+    assert "As scheduled" in shown.values()
+    assert (
+        "CONFIRMED, schedule changed by the airline"
+        in admin_client.get(CHANGELIST).content.decode()
+    )
+    assert listed(admin_client, {"schedule_changed": "yes"}) == {paid.record_locator}
+    # The seller accepts: no longer pending, no longer flagged.
+    [change] = view["airlineInitiatedChanges"]
+    body = {"changes": [{"type": "AcceptAirlineChange", "airlineChangeId": change["id"]}]}
+    assert (
+        api.patch(f"/json/v1/orders/{paid.order_id}", body, format="json", **auth).status_code
+        == 200
+    )
+    assert "CONFIRMED, schedule changed" not in admin_client.get(CHANGELIST).content.decode()
+    assert listed(admin_client, {"schedule_changed": "yes"}) == set()
+    assert (
+        "SCHEDULE CHANGED"
+        not in admin_client.get(f"{CHANGELIST}{paid.pk}/change/").content.decode()
+    )
+
+
+def test_the_booking_page_lists_its_webhook_deliveries_and_the_change_links_them(
+    admin_client, hook, paid, network, tmp_path
+):
+    reload_schedule(tmp_path, network, RETIMED_101)
+    detected = WebhookDelivery.objects.get(event__type="order.airline_initiated_change_detected")
+    WebhookDelivery.objects.filter(pk=detected.pk).update(
+        status="PENDING", attempts=4, last_status_code=503
+    )
+
+    page = admin_client.get(f"{CHANGELIST}{paid.pk}/change/").content.decode()
+
+    table = page[page.index('<table id="deliveries">') :]
+    table = table[: table.index("</table>")]
+    types = set(WebhookDelivery.objects.filter(order=paid).values_list("event__type", flat=True))
+    assert {"order.created", "order.paid", "order.airline_initiated_change_detected"} <= types
+    for event_type in types:
+        assert f"<td>{event_type}</td>" in table
+    assert "<td>PENDING</td><td>4</td><td>503</td>" in table
+    assert detected.endpoint.webhook_id in table
+    # The change row says who was told, and links to those deliveries.
+    assert f"{detected.endpoint.webhook_id} PENDING (503)" in page
+    assert (
+        f"/admin/webhooks/webhookdelivery/?q={paid.record_locator}"
+        "&amp;event_type=order.airline_initiated_change_detected"
+    ) in page
+    listing = admin_client.get(
+        "/admin/webhooks/webhookdelivery/",
+        {"q": paid.record_locator, "event_type": "order.airline_initiated_change_detected"},
+    )
+    assert [d.pk for d in listing.context["cl"].result_list] == [detected.pk]
+
+
+def test_search_reads_flights_as_staff_write_them(admin_client, held, paid, travel_day):
+    out = travel_day.isoformat()
+    both = {held.record_locator, paid.record_locator}
+
+    assert listed(admin_client, {"q": "MX 101"}) == both
+    assert listed(admin_client, {"q": f"MX 101 {out}"}) == both
+    assert listed(admin_client, {"q": "101"}) == both
+    assert listed(admin_client, {"q": "XY101"}) == set()  # another carrier's 101
+    assert listed(admin_client, {"q": "PVD-CHS"}) == both
+    assert listed(admin_client, {"q": "PVD-TPA"}) == set()
+
+
+def test_the_booking_command_prints_a_pending_change_apart_and_history_as_lines(
+    paid, network, tmp_path
+):
+    reload_schedule(tmp_path, network, RETIMED_101)
+    change = paid.airline_changes.get()
+    out = StringIO()
+
+    call_command("booking", paid.record_locator, stdout=out)
+
+    printed = out.getvalue()
+    section = printed[printed.index("Airline changes waiting for the seller") :]
+    section = section[: section.index("\n\n")]
+    assert f"{change.ref}  RETIMED  detected" in section
+    assert "as booked  MX101 PVD" in section
+    assert " 07:00 -> CHS" in section.splitlines()[3]
+    assert " 08:30 -> CHS" in section.splitlines()[4]  # flies now, local time
+    assert "may answer AcceptAirlineChange" in section
+    journeys = printed[printed.index("Journeys (local times)") : printed.index("\nItems")]
+    assert "SCHEDULE_CHANGED" in journeys  # the outbound, as the API says
+    assert journeys.count("SCHEDULE_CHANGED") == 1  # the return flies as booked
+    history = printed[printed.index("\nHistory") :]
+    assert "airline_change_detected  by schedule" in history
+    assert f"      change: {change.ref}" in history
+    assert "      reasons: RETIMED" in history
+    assert "{" not in history  # no raw JSON
+
+
+def test_the_booking_page_never_builds_the_schedule_index(admin_client, paid, monkeypatch):
+    """A fresh process's first booking page read station time zones through the whole
+    schedule index (issue 27): it reads reference data alone now."""
+
+    def refuse():
+        raise AssertionError("the booking page built the schedule index")
+
+    monkeypatch.setattr("airline.network.itineraries.network_index", refuse)
+    monkeypatch.setattr("orders.presenters.network_index", refuse)
+
+    assert admin_client.get(f"{CHANGELIST}{paid.pk}/change/").status_code == 200
+    assert admin_client.get(CHANGELIST).status_code == 200

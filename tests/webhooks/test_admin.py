@@ -1,15 +1,27 @@
 """The back office (DESIGN.md §10): create an endpoint (its secret shown once), see its
 deliveries, resend failed ones, disable it."""
 
+from datetime import timedelta
+
 import pytest
 from django.contrib.messages import get_messages
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
+from tests.api.test_metrics import metrics_on, value
 from webhooks.delivery import webhooks_deliver
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 from webhooks.services import endpoint_ping, endpoint_register
 
 pytestmark = pytest.mark.usefixtures("loopback_allowed")
+metrics_on = metrics_on  # the fixture, used by name below
 ENDPOINTS = "/admin/webhooks/webhookendpoint/"
+DELIVERIES = "/admin/webhooks/webhookdelivery/"
+
+
+def pings(seller, endpoint, clock, count: int) -> None:
+    for _ in range(count):
+        endpoint_ping(seller=seller, webhook_id=endpoint.webhook_id, now=clock.at)
 
 
 def test_creating_an_endpoint_shows_its_secret_once(admin_client, default_seller, receiver, clock):
@@ -63,8 +75,11 @@ def test_resend_failed_and_disable(admin_client, default_seller, receiver, clock
 @pytest.mark.parametrize(
     ("role", "actions"),
     [
-        ("Partner management", {"resend_failed", "disable", "enable", "delete_selected"}),
-        ("Operations", {"resend_failed"}),
+        (
+            "Partner management",
+            {"resend_failed", "retry_pending_now", "disable", "enable", "delete_selected"},
+        ),
+        ("Operations", {"resend_failed", "retry_pending_now"}),
         ("Support", set()),
     ],
 )
@@ -103,3 +118,142 @@ def test_operations_resend_and_the_log_says_who(client, default_seller, receiver
     # A second resend finds nothing failed: a warning, and nothing logged.
     staff.post(ENDPOINTS, {"action": "resend_failed", "_selected_action": [endpoint.pk]})
     assert LogEntry.objects.filter(user=staff.user).count() == 1
+
+
+def test_retry_now_makes_pending_deliveries_due_and_they_are_sent(
+    admin_client, default_seller, receiver, clock
+):
+    endpoint = endpoint_register(
+        seller=default_seller, url=receiver.url, events=[], now=clock.at
+    ).endpoint
+    pings(default_seller, endpoint, clock, 2)
+    # Failing for a while: backed off an hour, as the worker leaves them.
+    later = clock.at + timedelta(hours=1)
+    WebhookDelivery.objects.update(attempts=3, last_status_code=503, next_attempt_at=later)
+    assert webhooks_deliver() == {}  # nothing due: resend would not help (nothing FAILED)
+    first, second = WebhookDelivery.objects.order_by("id")
+
+    response = admin_client.post(
+        DELIVERIES, {"action": "retry_now", "_selected_action": [first.pk]}, follow=True
+    )
+
+    assert [str(m) for m in response.context["messages"]] == [
+        "1 pending deliver(ies) due now; the worker sends them at its next poll."
+    ]
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert first.next_attempt_at == clock.at
+    assert first.attempts == 3
+    assert second.next_attempt_at == later
+    assert webhooks_deliver()["delivered"] == 1
+    assert len(receiver.delivered()) == 1
+    # A delivered one is not pending: retrying it again does nothing.
+    admin_client.post(DELIVERIES, {"action": "retry_now", "_selected_action": [first.pk]})
+    first.refresh_from_db()
+    assert first.status == "DELIVERED"
+
+
+def test_retry_now_for_an_endpoint_leaves_failed_and_delivered_ones(
+    admin_client, default_seller, receiver, clock
+):
+    endpoint = endpoint_register(
+        seller=default_seller, url=receiver.url, events=[], now=clock.at
+    ).endpoint
+    pings(default_seller, endpoint, clock, 3)
+    later = clock.at + timedelta(hours=1)
+    WebhookDelivery.objects.update(next_attempt_at=later)
+    pending, failed, delivered = WebhookDelivery.objects.order_by("id")
+    WebhookDelivery.objects.filter(pk=failed.pk).update(status="FAILED")
+    WebhookDelivery.objects.filter(pk=delivered.pk).update(status="DELIVERED")
+
+    admin_client.post(ENDPOINTS, {"action": "retry_pending_now", "_selected_action": [endpoint.pk]})
+
+    due = dict(WebhookDelivery.objects.values_list("pk", "next_attempt_at"))
+    assert due == {pending.pk: clock.at, failed.pk: later, delivered.pk: later}
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ({"status__exact": "PENDING"}, {"pending", "other"}),
+        ({"last_code": "5xx"}, {"pending", "failed"}),
+        ({"last_code": "503"}, {"failed"}),
+        ({"last_code": "2xx"}, {"delivered"}),
+        ({"last_code": "untried"}, {"other"}),
+        ({"event_type": "ping"}, {"pending", "failed", "delivered", "other"}),
+        ({"event_type": "order.created"}, set()),
+        ({"endpoint__id__exact": "OTHER"}, {"other"}),
+    ],
+)
+def test_the_deliveries_list_filters(
+    admin_client, default_seller, receiver, clock, query, expected
+):
+    endpoint, other = (
+        endpoint_register(seller=default_seller, url=receiver.url, events=[], now=clock.at).endpoint
+        for _ in range(2)
+    )
+    pings(default_seller, endpoint, clock, 3)
+    pending, failed, delivered = WebhookDelivery.objects.order_by("id")
+    WebhookDelivery.objects.filter(pk=pending.pk).update(attempts=2, last_status_code=500)
+    WebhookDelivery.objects.filter(pk=failed.pk).update(
+        status="FAILED", attempts=9, last_status_code=503
+    )
+    WebhookDelivery.objects.filter(pk=delivered.pk).update(
+        status="DELIVERED", attempts=1, last_status_code=204
+    )
+    endpoint_ping(seller=default_seller, webhook_id=other.webhook_id, now=clock.at)
+    names = {pending.pk: "pending", failed.pk: "failed", delivered.pk: "delivered"}
+    if query.get("endpoint__id__exact") == "OTHER":
+        query = {"endpoint__id__exact": str(other.pk)}
+
+    page = admin_client.get(DELIVERIES, query)
+
+    assert page.status_code == 200
+    shown = {names.get(d.pk, "other") for d in page.context["cl"].result_list}
+    assert shown == expected
+
+
+def endpoint_page_queries(admin_client, endpoint) -> int:
+    with CaptureQueriesContext(connection) as queries:
+        page = admin_client.get(f"{ENDPOINTS}{endpoint.pk}/change/")
+    assert page.status_code == 200
+    return len(queries)
+
+
+def test_the_endpoint_page_reads_as_many_queries_for_one_delivery_as_for_sixty(
+    admin_client, default_seller, receiver, clock
+):
+    endpoint = endpoint_register(
+        seller=default_seller, url=receiver.url, events=[], now=clock.at
+    ).endpoint
+    pings(default_seller, endpoint, clock, 1)
+    with_one = endpoint_page_queries(admin_client, endpoint)
+    pings(default_seller, endpoint, clock, 59)
+
+    with_sixty = endpoint_page_queries(admin_client, endpoint)
+
+    assert with_sixty == with_one
+    page = admin_client.get(f"{ENDPOINTS}{endpoint.pk}/change/").content.decode()
+    newest = WebhookDelivery.objects.order_by("-id").first()
+    assert page.count('<tr><td><a href="/admin/webhooks/webhookdelivery/') == 50
+    assert newest.event.event_id in page
+    assert f"?endpoint__id__exact={endpoint.pk}" in page  # the rest are in the list
+
+
+def test_a_disabled_endpoints_backlog_has_its_own_gauge(
+    api, admin_client, default_seller, receiver, clock, metrics_on
+):
+    endpoint, other = (
+        endpoint_register(seller=default_seller, url=receiver.url, events=[], now=clock.at).endpoint
+        for _ in range(2)
+    )
+    pings(default_seller, endpoint, clock, 2)
+    pings(default_seller, other, clock, 3)
+
+    admin_client.post(ENDPOINTS, {"action": "disable", "_selected_action": [other.pk]})
+
+    assert value(api, "airline_webhook_deliveries_pending") == 2
+    assert value(api, "airline_webhook_deliveries_pending_disabled") == 3
+    admin_client.post(ENDPOINTS, {"action": "enable", "_selected_action": [other.pk]})
+    assert value(api, "airline_webhook_deliveries_pending") == 5
+    assert value(api, "airline_webhook_deliveries_pending_disabled") == 0

@@ -12,8 +12,9 @@ from django.db.models import Prefetch
 from airline.fares.money import ZERO, Price
 from airline.network.services import station_zone
 from orders.holds import order_expire_if_due
-from orders.models import Order, OrderEvent, OrderStatus
-from orders.selectors import ORDER_VIEW_PREFETCH, ref_match
+from orders.models import AirlineChange, Order, OrderEvent, OrderStatus
+from orders.presenters import OPERATIONAL_CONFIRMED, operational_statuses
+from orders.selectors import ORDER_VIEW_PREFETCH, order_parts, ref_match
 
 UTC_FORMAT = "%Y-%m-%d %H:%M UTC"
 LOCAL_FORMAT = "%a %Y-%m-%d %H:%M"
@@ -89,10 +90,14 @@ def booking_lines(order: Order) -> list[str]:
     for c in order.contacts.all():
         lines.append(f"  {c.given_name} {c.surname}  {c.email}  {c.phone or '-'}")
 
+    # Each journey's state as the API shows it (operationalStatus): nothing for one that
+    # flies as booked, SCHEDULE_CHANGED while an airline change waits for the seller.
+    statuses = operational_statuses(order_parts(order))
     lines += ["", "Journeys (local times)"]
     for j in journeys:
-        cancelled = "  CANCELLED" if j.is_cancelled else ""
-        lines.append(f"  {j.position}. {j.origin}-{j.destination}  {j.ref}{cancelled}")
+        status = statuses.get(j.ref, OPERATIONAL_CONFIRMED)
+        state = "" if status == OPERATIONAL_CONFIRMED else f"  {status}"
+        lines.append(f"  {j.position}. {j.origin}-{j.destination}  {j.ref}{state}")
         for s in j.segments.all():
             held = "" if s.holds_inventory else "  (seats released)"
             lines.append(
@@ -101,6 +106,12 @@ def booking_lines(order: Order) -> list[str]:
                 f"{_local(s.arrives_at, s.destination)}  cabin {s.cabin} class {s.rbd}"
                 f"  {s.seats} seat(s)  {s.ref}{held}"
             )
+
+    pending = [c for c in order.airline_changes.all() if c.status == AirlineChange.Status.PENDING]
+    if pending:
+        lines += ["", "Airline changes waiting for the seller"]
+        for change in pending:
+            lines += _change_lines(change)
 
     lines += ["", "Items"]
     for item in sorted(order.items.all(), key=lambda i: i.journey.position):
@@ -156,11 +167,55 @@ def booking_lines(order: Order) -> list[str]:
 
     lines += ["", "History"]
     for e in order.events.all():
-        detail = ", ".join(f"{k}={v}" for k, v in e.detail.items())
-        lines.append(
-            f"  {_utc(e.at)}  {e.kind}  by {e.actor}" + (f"  ({detail})" if detail else "")
-        )
+        lines.append(f"  {_utc(e.at)}  {e.kind}  by {e.actor}")
+        lines += [f"      {line}" for line in _detail_lines(e.detail)]
     _none_if_empty(lines, "History")
+    return lines
+
+
+def _change_lines(change: AirlineChange) -> list[str]:
+    """A pending airline change: why, since when, the journeys as booked and as they fly
+    now, and what the seller may answer (README "Airline-initiated changes")."""
+    lines = [
+        f"  {change.ref}  {', '.join(change.reasons)}  detected {_utc(change.detected_at)}",
+        f"     journeys   {', '.join(change.journey_refs)}",
+    ]
+    for label, journeys in (("as booked ", change.removed), ("flies now ", change.added)):
+        flights = [_wire_segment(s) for j in journeys for s in j.get("segments", [])]
+        lines.append(f"     {label} {'; '.join(flights) or 'nothing: the flight is cancelled'}")
+    lines.append(f"     may answer {', '.join(change.actions) or '-'}")
+    return lines
+
+
+def _wire_segment(segment: dict) -> str:
+    """A segment of the order view's shape: its times are already station-local."""
+    return (
+        f"{segment['marketingCarrier']}{segment['marketingFlightNumber']} "
+        f"{segment['origin']} {segment['departureDateTime'].replace('T', ' ')[:16]} -> "
+        f"{segment['destination']} {segment['arrivalDateTime'].replace('T', ' ')[:16]}"
+    )
+
+
+def _detail_lines(detail: dict, prefix: str = "") -> list[str]:
+    """An event's detail as `key: value` lines: lists joined, nested objects indented,
+    never the raw JSON."""
+    lines = []
+    for key, value in detail.items():
+        label = f"{prefix}{key.replace('_', ' ')}"
+        if isinstance(value, dict):
+            lines.append(f"{label}:")
+            lines += _detail_lines(value, prefix + "  ")
+        elif isinstance(value, list):
+            simple = all(not isinstance(v, dict | list) for v in value)
+            if simple:
+                lines.append(f"{label}: {', '.join(map(str, value)) or '-'}")
+            else:
+                lines.append(f"{label}:")
+                for item in value:
+                    nested = item if isinstance(item, dict) else {"-": item}
+                    lines += _detail_lines(nested, prefix + "  ")
+        else:
+            lines.append(f"{label}: {value}")
     return lines
 
 
