@@ -10,7 +10,6 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from datetime import timedelta
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 import requests
@@ -20,7 +19,7 @@ from django.utils import timezone
 from airline.network.models import LegInventory
 from orders.models import GatewayEntry, Order, OrderStatus, Payment, PaymentIntent, Segment
 from orders.reconcile import payments_reconcile
-from tests.e2e.servers import gunicorn, server_env_on_test_database
+from tests.e2e.servers import gunicorn, server_env_on_test_database, worker_pids
 from tests.offers.conftest import network, search_body  # noqa: F401 (the network fixture)
 from tests.orders.conftest import CARD, booking_body
 from tests.sellers.factories import ApiKeyFactory, PartnerFactory, SellerFactory
@@ -33,22 +32,6 @@ KILL_EVERY = 2  # responses; each kill lands while the other clients' requests a
 MAX_KILLS = 14
 IN_CHARGE = timedelta(milliseconds=120)  # well inside the test gateway's 300 ms
 PARTY = [{"type": "ADT"}]
-
-
-def worker_pids(arbiter: int) -> list[int]:
-    """The gunicorn arbiter's children, read from /proc."""
-    children = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue  # ended meanwhile
-        # pid (comm) state ppid ...: comm may hold spaces, so split after its ')'.
-        if int(stat.rsplit(")", 1)[1].split()[1]) == arbiter:
-            children.append(int(entry.name))
-    return children
 
 
 def charge_in_flight(within: float = 2.0) -> bool:
