@@ -4,7 +4,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 
 from airline.api.endpoints import ServiceView
 from airline.api.idempotency import idempotent
-from airline.api.openapi import ERROR_RESPONSES
+from airline.api.openapi import ERROR_RESPONSES, IDEMPOTENCY_HEADER
 from airline.api.responses import ok
 from offers.ancillaries import seat_maps, service_list
 from offers.openapi import SEAT_MAPS_RESPONSE, SERVICES_RESPONSE
@@ -18,7 +18,6 @@ from orders.exchange import order_quote
 from orders.openapi import (
     CHANGE_EXAMPLES,
     CREATE_EXAMPLES,
-    IDEMPOTENCY_HEADER,
     ORDER_LIST_RESPONSE,
     ORDER_VIEW_RESPONSE,
     QUOTE_RESPONSE,
