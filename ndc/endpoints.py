@@ -23,6 +23,8 @@ class Endpoint:
     handle: Callable[..., bytes]  # (*, principal, document, request_id) -> the RS
     paths: dict[str, str]
     permission: type[BasePermission] = IsSeller
+    # Changes an order: honours Idempotency-Key as the JSON endpoint does (DESIGN.md §11).
+    idempotent: bool = False
 
 
 ENDPOINTS: dict[str, Endpoint] = {
@@ -78,6 +80,7 @@ ENDPOINTS: dict[str, Endpoint] = {
         orders.order_create,
         order_mapping.ORDER_CREATE_PATHS,
         permission=CanBook,
+        idempotent=True,
     ),
     "OrderRetrieve": Endpoint(
         "IATA_OrderRetrieveRQ",
@@ -91,5 +94,6 @@ ENDPOINTS: dict[str, Endpoint] = {
         orders.order_change,
         order_mapping.ORDER_CHANGE_PATHS,
         permission=CanBook,
+        idempotent=True,
     ),
 }

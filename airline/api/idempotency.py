@@ -1,4 +1,6 @@
-"""Idempotency-Key on the write endpoints (DESIGN.md §4).
+"""Idempotency-Key on the write endpoints (DESIGN.md §4, §11 "Idempotent changes"):
+create and change order and webhook registration in JSON, OrderCreate and OrderChange
+in NDC.
 
 The same key (scoped to the API key and the seller it acts for) with the same request
 within 24 hours replays the first response, status and body; with another request it is
@@ -26,51 +28,64 @@ from django.http import HttpResponse
 from airline.api import clock
 from airline.api.errors import ApiError, Err
 from airline.api.models import IdempotencyRecord
-from airline.api.responses import dumps
+from airline.api.responses import NDC_PREFIX, XML_CONTENT_TYPE, dumps
 
 HEADER = "Idempotency-Key"
 REPLAY_HEADER = "Idempotent-Replayed"
 
 
 def idempotent(handler: Callable) -> Callable:
-    """Wrap an APIView handler (`post`, `patch`) with Idempotency-Key handling."""
+    """Wrap an APIView handler (`post`, `patch`) of a JSON endpoint with Idempotency-Key
+    handling; the request is its method, path and JSON body (key order aside)."""
 
     @functools.wraps(handler)
     def wrapper(view, request, *args, **kwargs):
-        key = request.headers.get(HEADER)
-        if key is None:
+        if request.headers.get(HEADER) is None:
             return handler(view, request, *args, **kwargs)
-        _check_key(key)
-        now = clock.now()
-        # The key AND the seller it acts for: a partner key replaying a key it used for
-        # one seller while acting for another must not be handed that seller's answer
-        # (DESIGN.md §11 "Isolation").
-        scope = f"{request.user.key.prefix}:{request.user.seller.pk.hex}"
-        fingerprint = _fingerprint(request)
-        record, replay = idempotency_claim(scope=scope, key=key, fingerprint=fingerprint, now=now)
-        if replay is not None:
-            response = HttpResponse(
-                bytes(replay.body), status=replay.status_code, content_type="application/json"
-            )
-            response[REPLAY_HEADER] = "true"
-            return response
-        try:
-            response = handler(view, request, *args, **kwargs)
-        except BaseException:
-            IdempotencyRecord.objects.filter(pk=record.pk).delete()
-            raise
-        if 200 <= response.status_code < 300:
-            IdempotencyRecord.objects.filter(pk=record.pk).update(
-                state=IdempotencyRecord.State.DONE,
-                status_code=response.status_code,
-                body=dumps(response.data),
-                updated_at=clock.now(),
-            )
-        else:
-            IdempotencyRecord.objects.filter(pk=record.pk).delete()
-        return response
+        body = orjson.dumps(request.data, option=orjson.OPT_SORT_KEYS)
+        return idempotently(request, body, lambda: handler(view, request, *args, **kwargs))
 
     return wrapper
+
+
+def idempotently(request, body: bytes, run: Callable[[], HttpResponse]) -> HttpResponse:
+    """`run()`'s response, under the request's Idempotency-Key when it has one: `body` is
+    the request's content as compared between tries (canonical JSON, canonical XML for
+    NDC). Replays answer in the content type of the channel (JSON, or XML on /ndc/)."""
+    key = request.headers.get(HEADER)
+    if key is None:
+        return run()
+    _check_key(key)
+    now = clock.now()
+    # The key AND the seller it acts for: a partner key replaying a key it used for
+    # one seller while acting for another must not be handed that seller's answer
+    # (DESIGN.md §11 "Isolation").
+    scope = f"{request.user.key.prefix}:{request.user.seller.pk.hex}"
+    fingerprint = _fingerprint(request, body)
+    record, replay = idempotency_claim(scope=scope, key=key, fingerprint=fingerprint, now=now)
+    if replay is not None:
+        response = HttpResponse(
+            bytes(replay.body), status=replay.status_code, content_type=_content_type(request)
+        )
+        response[REPLAY_HEADER] = "true"
+        return response
+    try:
+        response = run()
+    except BaseException:
+        IdempotencyRecord.objects.filter(pk=record.pk).delete()
+        raise
+    if 200 <= response.status_code < 300:
+        data = getattr(response, "data", None)
+        IdempotencyRecord.objects.filter(pk=record.pk).update(
+            state=IdempotencyRecord.State.DONE,
+            status_code=response.status_code,
+            # A DRF response is rendered after the view returns; an NDC one already is.
+            body=dumps(data) if data is not None else response.content,
+            updated_at=clock.now(),
+        )
+    else:
+        IdempotencyRecord.objects.filter(pk=record.pk).delete()
+    return response
 
 
 def idempotency_claim(
@@ -151,7 +166,10 @@ def _check_key(key: str) -> None:
         )
 
 
-def _fingerprint(request) -> str:
-    body = orjson.dumps(request.data, option=orjson.OPT_SORT_KEYS)
+def _content_type(request) -> str:
+    return XML_CONTENT_TYPE if request.path.startswith(NDC_PREFIX) else "application/json"
+
+
+def _fingerprint(request, body: bytes) -> str:
     message = b"\n".join((request.method.encode(), request.path.encode(), body))
     return hmac.new(settings.SECRET_KEY.encode(), message, hashlib.sha256).hexdigest()

@@ -107,8 +107,11 @@ def test_a_retry_after_a_dropped_connection_answers_the_committed_change(tmp_pat
     assert again.content == retry.content
     # One change: one cancellation event; a request without the key is a new one, and
     # the order it would cancel is cancelled already.
-    assert OrderEvent.objects.filter(
-        order__order_id=order_id, kind=OrderEvent.Kind.HOLD_CANCELLED
-    ).count() == 1
+    assert (
+        OrderEvent.objects.filter(
+            order__order_id=order_id, kind=OrderEvent.Kind.HOLD_CANCELLED
+        ).count()
+        == 1
+    )
     assert fresh.status_code == 400
     assert fresh.json()["error"]["code"] == "ERR-4002"
