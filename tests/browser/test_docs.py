@@ -7,7 +7,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.browser.conftest import WAIT_SECONDS
 
-pytestmark = pytest.mark.django_db
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 # Counts the policy's refusals on the page, read after it has rendered.
 VIOLATIONS = "return window.__cspViolations || []"
