@@ -25,6 +25,9 @@ class Endpoint:
     permission: type[BasePermission] = IsSeller
     # Changes an order: honours Idempotency-Key as the JSON endpoint does (DESIGN.md §11).
     idempotent: bool = False
+    # For one whose service marks its claim APPLIED: the answer of a committed change
+    # whose own answer was lost (airline/api/idempotency.py); handle's signature.
+    recover: Callable[..., bytes] | None = None
 
 
 ENDPOINTS: dict[str, Endpoint] = {
@@ -95,5 +98,6 @@ ENDPOINTS: dict[str, Endpoint] = {
         order_mapping.ORDER_CHANGE_PATHS,
         permission=CanBook,
         idempotent=True,
+        recover=orders.order_change_applied,
     ),
 }

@@ -41,17 +41,21 @@ class NdcView(APIView):
     def post(self, request, version, endpoint):
         document = read_document(request._request, self.endpoint.request_root)
 
-        def answer() -> HttpResponse:
-            body = self.endpoint.handle(
-                principal=request.user, document=document, request_id=request.request_id
-            )
+        def answer(handle=self.endpoint.handle) -> HttpResponse:
+            body = handle(principal=request.user, document=document, request_id=request.request_id)
             return HttpResponse(body, content_type=XML_CONTENT_TYPE)
 
         if not self.endpoint.idempotent:
             return answer()
+        recover = self.endpoint.recover
         # Two tries are the same request when their documents are the same XML in
         # canonical form (attribute order, quoting, empty-element style aside).
-        return idempotently(request, etree.tostring(document, method="c14n"), answer)
+        return idempotently(
+            request,
+            etree.tostring(document, method="c14n"),
+            answer,
+            recover=(lambda: answer(recover)) if recover else None,
+        )
 
     def handle_exception(self, exc):
         err = to_api_error(exc)

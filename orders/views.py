@@ -83,7 +83,13 @@ class OrderView(ServiceView):
         examples=CHANGE_EXAMPLES,
         responses={200: ORDER_VIEW_RESPONSE, **ERROR_RESPONSES},
     )
-    @idempotent
+    def answer_applied(self, request, version, orderId):
+        """The answer to a change that committed while its own answer was lost: the
+        order as it stands (airline/api/idempotency.py)."""
+        order = order_get(scope=OrderScope.of(self.principal), ref=orderId, parts=())
+        return ok(presenters.order_view_cached(order))
+
+    @idempotent(recover=answer_applied)
     def patch(self, request, version, orderId):
         """Change a booking (SPEC.md §4.10): add seats and services, confirm or cancel a
         hold, cancel journeys, correct passengers and the contact, accept a quoted reshop

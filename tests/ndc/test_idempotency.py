@@ -116,3 +116,36 @@ def test_reads_ignore_the_key(api, auth, hold):  # noqa: F811
     xml_of(retrieve, 200, VIEW)
     assert "Idempotent-Replayed" not in retrieve.headers
     assert not IdempotencyRecord.objects.exists()
+
+
+def test_an_order_change_committed_without_its_answer_is_answered_not_repeated(
+    api,
+    auth,
+    hold,  # noqa: F811
+    monkeypatch,
+):
+    from orders import presenters
+
+    rendered = presenters.order_view_cached
+
+    def lost(order, **kwargs):
+        monkeypatch.setattr(presenters, "order_view_cached", rendered)
+        raise RuntimeError("the worker failed after the commit")
+
+    monkeypatch.setattr(presenters, "order_view_cached", lost)
+    order_id = order_id_of(hold)
+    cancel = cancel_request(order_id)
+    assert post(api, "OrderChange", cancel, auth, **key("cancel-1")).status_code == 500
+
+    retry = post(api, "OrderChange", cancel, auth, **key("cancel-1"))
+
+    answer = xml_of(retry, 200, VIEW)
+    assert retry["Idempotent-Replayed"] == "true"
+    assert order_id_of(answer) == order_id
+    assert Order.objects.get(order_id=order_id).status == OrderStatus.CANCELLED
+    assert (
+        OrderEvent.objects.filter(
+            order__order_id=order_id, kind=OrderEvent.Kind.HOLD_CANCELLED
+        ).count()
+        == 1
+    )

@@ -184,3 +184,60 @@ def test_a_failed_change_keeps_nothing(api, auth, held):
     assert not IdempotencyRecord.objects.exists()
 
     assert change(api, auth, held, CANCEL, **key("c-1")).status_code == 200
+
+
+def test_a_change_committed_without_its_answer_is_answered_not_repeated(
+    api, auth, held, monkeypatch
+):
+    """The worker fails (or dies) after the change committed and before its answer was
+    recorded: the retry gets the order as the change left it, and nothing is done twice."""
+    from orders import views
+
+    rendered = views.presenters.order_view_cached
+
+    def lost(order, **kwargs):
+        monkeypatch.setattr(views.presenters, "order_view_cached", rendered)
+        raise RuntimeError("the worker failed after the commit")
+
+    monkeypatch.setattr(views.presenters, "order_view_cached", lost)
+    failed = change(api, auth, held, CANCEL, **key("cancel-1"))
+    assert failed.status_code == 500
+    assert IdempotencyRecord.objects.get().state == IdempotencyRecord.State.APPLIED
+
+    retry = change(api, auth, held, CANCEL, **key("cancel-1"))
+    again = change(api, auth, held, CANCEL, **key("cancel-1"))
+
+    assert retry.status_code == 200, retry.content
+    assert retry["Idempotent-Replayed"] == "true"
+    assert retry.json()["data"]["order"]["statusCode"] == OrderStatus.CANCELLED
+    assert again.json() == retry.json()
+    assert IdempotencyRecord.objects.get().state == IdempotencyRecord.State.DONE
+    assert (
+        OrderEvent.objects.filter(order__order_id=held, kind=OrderEvent.Kind.HOLD_CANCELLED).count()
+        == 1
+    )
+    error_of(change(api, auth, held, CONTACT, **key("cancel-1")), 422, "ERR-1011")
+
+
+def test_an_applied_change_is_never_taken_over_after_the_lease(api, auth, held, monkeypatch, clock):
+    from orders import views
+
+    rendered = views.presenters.order_view_cached
+
+    def lost(order, **kwargs):
+        monkeypatch.setattr(views.presenters, "order_view_cached", rendered)
+        raise RuntimeError("the worker failed after the commit")
+
+    monkeypatch.setattr(views.presenters, "order_view_cached", lost)
+    assert change(api, auth, held, CONTACT, **key("c-1")).status_code == 500
+    clock.advance(minutes=10)  # well past IDEMPOTENCY_LEASE_SECONDS
+
+    retry = change(api, auth, held, CONTACT, **key("c-1"))
+
+    assert retry["Idempotent-Replayed"] == "true"
+    assert (
+        OrderEvent.objects.filter(
+            order__order_id=held, kind=OrderEvent.Kind.CONTACT_UPDATED
+        ).count()
+        == 1
+    )
