@@ -71,3 +71,31 @@ def hostile_bodies() -> Iterator[tuple[str, bytes]]:
     yield "nul-strings", _largest(lambda n: json.dumps({"passengers": ["\x00"] * n}), 1000)
     yield "deep", ("[" * 64 + "]" * 64).encode()
     yield "too-deep", ("[" * 5000 + "]" * 5000).encode()
+
+
+MSG = "http://www.iata.org/IATA/2015/EASD/00/IATA_OffersAndOrdersMessage"
+
+
+def _xml(root: str, inner: Callable[[int], str]) -> Callable[[int], str]:
+    return lambda n: f'<?xml version="1.0"?><{root} xmlns="{MSG}">{inner(n)}</{root}>'
+
+
+def hostile_documents(root: str) -> Iterator[tuple[str, bytes]]:
+    """(name, raw body) of every hostile NDC document of the set, rooted at `root`."""
+    yield "xml-elements", _largest(_xml(root, lambda n: "<X/>" * n), 1000)
+    yield "xml-unknown-5k", _xml(root, lambda n: "<Unknown/>" * n)(4_990).encode()
+    yield (
+        "xml-attributes",
+        _largest(
+            _xml(root, lambda n: "<X " + " ".join(f"a{i}='1'" for i in range(n)) + "/>"), 1000
+        ),
+    )
+    yield "xml-text", _largest(_xml(root, lambda n: "x" * n), 1000)
+    yield "xml-deep", _xml(root, lambda n: "<X>" * n + "</X>" * n)(63).encode()
+    yield "xml-too-deep", _xml(root, lambda n: "<X>" * n + "</X>" * n)(5000).encode()
+    yield (
+        "xml-namespaces",
+        _largest(
+            _xml(root, lambda n: "".join(f"<p{i}:X xmlns:p{i}='u{i}'/>" for i in range(n))), 100
+        ),
+    )
