@@ -77,12 +77,14 @@ test: $(VENV)/.dev
 	DATABASE_URL= $(PY) manage.py makemigrations --check --dry-run  # models vs migrations; no server needed
 	$(VENV)/bin/pytest
 
-## fuzz: the contract test at nightly size: schemathesis, 1000 examples per operation
+## fuzz: the contract test at nightly size: schemathesis, 1000 examples per operation; then
+## the bounded hostile-body set (tests/hostile.py), printing each body's worker CPU per request
 fuzz: export AIRLINE_ENV = test
 fuzz: export DATABASE_URL ?= $(TEST_DATABASE_URL)
 fuzz: export REDIS_URL ?= $(TEST_REDIS_URL)
 fuzz: $(VENV)/.dev
 	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-1000} $(VENV)/bin/pytest tests/e2e/test_contract.py
+	$(VENV)/bin/pytest -s -p no:logging tests/e2e/test_hostile_bodies.py
 
 ## bench: performance figures beside same-run references (a scratch database airline_bench);
 ## holds per second against the same holds' SQL replayed by pgbench -f (benchmarks/replay.py);

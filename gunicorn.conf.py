@@ -2,6 +2,8 @@
 
 import os
 
+from gunicorn.http import wsgi as gunicorn_wsgi
+
 # The service's own JSON line per request (airline/api/middleware.py) is its request log:
 # it names the route and path, never the query string or headers, which carry surnames
 # (OrderList ?lastName=), tokens and keys. gunicorn's access log is off; whoever turns it
@@ -22,6 +24,23 @@ preload_app = True
 # catches up through the change log, so it answers at once. 0 turns recycling off.
 max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "20000"))
 max_requests_jitter = int(os.environ.get("GUNICORN_MAX_REQUESTS_JITTER", "2000"))
+
+
+def _without_server_header(default_headers):
+    """gunicorn writes `Server: gunicorn` on every answer and has no setting to leave it
+    out: it tells a scanner which server and which of its bugs to try (issue 28 item 7).
+    Its header list is filtered here; tests/e2e/test_server_headers.py fails loudly
+    should a gunicorn upgrade move the header elsewhere."""
+
+    def headers(self):
+        return [h for h in default_headers(self) if not h.lower().startswith("server:")]
+
+    return headers
+
+
+gunicorn_wsgi.Response.default_headers = _without_server_header(
+    gunicorn_wsgi.Response.default_headers
+)
 
 
 def on_starting(server):

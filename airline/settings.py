@@ -28,6 +28,12 @@ if AIRLINE_ENV not in ("production", "development", "test"):
         f"AIRLINE_ENV must be production, development or test, not {AIRLINE_ENV!r}"
     )
 DEBUG = env_bool("DEBUG", False)
+if DEBUG and AIRLINE_ENV == "production":
+    # DEBUG pages show settings, SQL and stack frames to whoever causes an error.
+    raise ImproperlyConfigured("DEBUG must never be set in production (AIRLINE_ENV=production)")
+# Django's own check (security.W009) asks for at least this many characters: a shorter
+# key signs tokens and sessions that can be forged by guessing it.
+MIN_SECRET_KEY_LENGTH = 50
 
 
 def _development_secret_key() -> str:
@@ -45,6 +51,11 @@ if SECRET_KEY is None:
     if AIRLINE_ENV == "production":
         raise ImproperlyConfigured("SECRET_KEY is required in production (AIRLINE_ENV=production)")
     SECRET_KEY = _development_secret_key()
+if AIRLINE_ENV == "production" and len(SECRET_KEY) < MIN_SECRET_KEY_LENGTH:
+    raise ImproperlyConfigured(
+        f"SECRET_KEY must be at least {MIN_SECRET_KEY_LENGTH} characters in production "
+        f"(it has {len(SECRET_KEY)}): python -c 'import secrets; print(secrets.token_urlsafe(50))'"
+    )
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -79,7 +90,10 @@ MIDDLEWARE = [
     # First, so that every response (errors from later middleware included) carries
     # x-request-id and gets one access-log line.
     "airline.api.middleware.RequestIdMiddleware",
+    # Before anything asks for the host: a foreign Host header is a 400 and one WARNING.
+    "airline.api.middleware.HostCheckMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "airline.api.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -401,9 +415,14 @@ NDC_SCHEMA_DIR = Path(
 
 API_TOKEN_LIFETIME_SECONDS = env_int("API_TOKEN_LIFETIME_SECONDS", 3600)
 API_KEY_DEFAULT_RATE_PER_MINUTE = 600
+JWT_SIGNING_KEY = env_str("JWT_SIGNING_KEY", SECRET_KEY)
+if AIRLINE_ENV == "production" and len(JWT_SIGNING_KEY) < MIN_SECRET_KEY_LENGTH:
+    raise ImproperlyConfigured(
+        f"JWT_SIGNING_KEY must be at least {MIN_SECRET_KEY_LENGTH} characters in production"
+    )
 SIMPLE_JWT = {
     "ALGORITHM": "HS256",
-    "SIGNING_KEY": env_str("JWT_SIGNING_KEY", SECRET_KEY),
+    "SIGNING_KEY": JWT_SIGNING_KEY,
     "ISSUER": f"{AIRLINE_DESIGNATOR.lower()}-offer-order",
     "LEEWAY": 0,
     "ACCESS_TOKEN_LIFETIME": timedelta(seconds=API_TOKEN_LIFETIME_SECONDS),

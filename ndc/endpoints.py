@@ -23,6 +23,11 @@ class Endpoint:
     handle: Callable[..., bytes]  # (*, principal, document, request_id) -> the RS
     paths: dict[str, str]
     permission: type[BasePermission] = IsSeller
+    # Changes an order: honours Idempotency-Key as the JSON endpoint does (DESIGN.md §11).
+    idempotent: bool = False
+    # For one whose service marks its claim APPLIED: the answer of a committed change
+    # whose own answer was lost (airline/api/idempotency.py); handle's signature.
+    recover: Callable[..., bytes] | None = None
 
 
 ENDPOINTS: dict[str, Endpoint] = {
@@ -78,6 +83,7 @@ ENDPOINTS: dict[str, Endpoint] = {
         orders.order_create,
         order_mapping.ORDER_CREATE_PATHS,
         permission=CanBook,
+        idempotent=True,
     ),
     "OrderRetrieve": Endpoint(
         "IATA_OrderRetrieveRQ",
@@ -91,5 +97,7 @@ ENDPOINTS: dict[str, Endpoint] = {
         orders.order_change,
         order_mapping.ORDER_CHANGE_PATHS,
         permission=CanBook,
+        idempotent=True,
+        recover=orders.order_change_applied,
     ),
 }

@@ -92,3 +92,13 @@ def _journeys_of_items(principal: Principal, ref: str, *, live_only=False) -> di
 def _plain(view: orjson.Fragment) -> dict[str, Any]:
     """The cached order view (ready JSON) read back as the JSON client reads it."""
     return orjson.loads(dumps(view))
+
+
+def order_change_applied(
+    *, principal: Principal, document: etree._Element, request_id: str | None
+) -> bytes:
+    """The OrderViewRS of an OrderChangeRQ that committed while its answer was lost (its
+    retry under the same Idempotency-Key, airline/api/idempotency.py): the order now."""
+    ref = order_mapping.change_request(document).order_ref
+    order = order_get(scope=OrderScope.of(principal), ref=ref, parts=())
+    return order_view_rs(_plain(presenters.order_view_cached(order)), request_id=request_id)

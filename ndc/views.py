@@ -3,10 +3,12 @@ read the document, call the endpoint's handler, answer its RS."""
 
 from django.http import HttpResponse
 from drf_spectacular.utils import extend_schema
+from lxml import etree
 from rest_framework.views import APIView
 
 from airline.api.errors import ApiError, Err
 from airline.api.exceptions import to_api_error
+from airline.api.idempotency import idempotently
 from airline.api.responses import XML_CONTENT_TYPE
 from ndc.endpoints import ENDPOINTS
 from ndc.mapping import translated
@@ -38,10 +40,22 @@ class NdcView(APIView):
     @extend_schema(exclude=True)
     def post(self, request, version, endpoint):
         document = read_document(request._request, self.endpoint.request_root)
-        body = self.endpoint.handle(
-            principal=request.user, document=document, request_id=request.request_id
+
+        def answer(handle=self.endpoint.handle) -> HttpResponse:
+            body = handle(principal=request.user, document=document, request_id=request.request_id)
+            return HttpResponse(body, content_type=XML_CONTENT_TYPE)
+
+        if not self.endpoint.idempotent:
+            return answer()
+        recover = self.endpoint.recover
+        # Two tries are the same request when their documents are the same XML in
+        # canonical form (attribute order, quoting, empty-element style aside).
+        return idempotently(
+            request,
+            etree.tostring(document, method="c14n"),
+            answer,
+            recover=(lambda: answer(recover)) if recover else None,
         )
-        return HttpResponse(body, content_type=XML_CONTENT_TYPE)
 
     def handle_exception(self, exc):
         err = to_api_error(exc)

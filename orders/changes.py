@@ -29,6 +29,7 @@ from django.db.models import F
 
 from airline.api import clock
 from airline.api.errors import ApiError, Err
+from airline.api.idempotency import idempotency_mark_applied
 from airline.fares.money import ZERO
 from airline.network.inventory import LegCheck, legs_lock
 from offers.ancillaries import Traveller
@@ -188,6 +189,9 @@ def order_change(
     )
     with charging as charge, transaction.atomic():
         _apply(plan, charge=charge, intent=intent)
+        # Commits with the change: a retry under the request's Idempotency-Key then
+        # answers this change rather than make it again, even if the worker dies now.
+        idempotency_mark_applied()
     refunds_send(plan.refunds)  # committed: the money owed back goes now
     return order_get(scope=scope, ref=order.order_id, parts=())
 

@@ -2,7 +2,7 @@
 render plain dicts, orders/presenters.py)."""
 
 from drf_spectacular.extensions import OpenApiSerializerExtension
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter
+from drf_spectacular.utils import OpenApiExample
 from rest_framework import serializers as s
 
 from airline.api.openapi import enveloped, typed_variants
@@ -71,20 +71,6 @@ class ReshopInstructionScheme(OpenApiSerializerExtension):
             needs=RESHOP_NEEDS,
             suffix="Instruction",
         )
-
-
-IDEMPOTENCY_HEADER = OpenApiParameter(
-    "Idempotency-Key",
-    str,
-    OpenApiParameter.HEADER,
-    required=False,
-    description=(
-        "1-255 printable characters, scoped to your API key and the seller your token acts "
-        "for. The same key and body within "
-        "24 h replays the first successful response (header Idempotent-Replayed: true); "
-        "another body is ERR-1011 (422); one still running is ERR-1012 (409)."
-    ),
-)
 
 
 class Name(s.Serializer):

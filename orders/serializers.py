@@ -408,8 +408,10 @@ def _ids(values: list[str] | None) -> tuple[str, ...] | None:
     return None if values is None else tuple(values)
 
 
-class OrderListQuery(serializers.Serializer):
-    """OrderList's query parameters (SPEC.md §4.8); unknown ones are ignored."""
+class OrderListQuery(StrictSerializer):
+    """OrderList's query parameters (SPEC.md §4.8). An unknown one is ERR-1005 naming it
+    (DESIGN.md §11 "Query parameters", which pins SPEC.md's "ignored": `?limit=-1`
+    silently answered a page of 1000 to a client that asked for none, issue 28)."""
 
     organizationCode = serializers.CharField(max_length=10, required=False)
     firstName = serializers.CharField(max_length=32, required=False)
@@ -425,7 +427,9 @@ class OrderListQuery(serializers.Serializer):
     lastIndex = serializers.IntegerField(min_value=0, max_value=2**63 - 1, default=0)
 
 
-class OrderRetrieveQuery(serializers.Serializer):
+class OrderRetrieveQuery(StrictSerializer):
+    """Retrieve order's query parameters; an unknown one is ERR-1005 (DESIGN.md §11)."""
+
     ownerCode = serializers.RegexField(r"^[A-Za-z0-9]{2,3}$", required=False)
 
 

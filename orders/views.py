@@ -7,7 +7,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from airline.api.endpoints import ServiceView
 from airline.api.errors import ApiError, Err
 from airline.api.idempotency import idempotent
-from airline.api.openapi import ERROR_RESPONSES
+from airline.api.openapi import ERROR_RESPONSES, IDEMPOTENCY_HEADER
 from airline.api.responses import error_response, json_response, ok
 from offers.ancillaries import seat_maps, service_list
 from offers.openapi import SEAT_MAPS_RESPONSE, SERVICES_RESPONSE
@@ -21,7 +21,6 @@ from orders.exchange import order_quote
 from orders.openapi import (
     CHANGE_EXAMPLES,
     CREATE_EXAMPLES,
-    IDEMPOTENCY_HEADER,
     ORDER_LIST_RESPONSE,
     ORDER_VIEW_RESPONSE,
     QUOTE_RESPONSE,
@@ -70,7 +69,9 @@ class OrdersView(ServiceView):
         responses={200: ORDER_LIST_RESPONSE, **ERROR_RESPONSES},
     )
     def get(self, request, version):
-        """Search the agency's bookings; one summary each, keyset-paginated (SPEC.md §4.8)."""
+        """Search the agency's bookings; one summary each, keyset-paginated (SPEC.md §4.8).
+        A query parameter not listed here, or one out of its range, is ERR-1005 naming it
+        (DESIGN.md §11)."""
         search = check_order_search(self.query(OrderListQuery), principal=self.principal)
         orders, more = orders_list(search)
         return ok(presenters.order_list_page(search, orders, more))
@@ -80,6 +81,12 @@ class OrderView(ServiceView):
     def get_permissions(self):
         return [CanBook()] if self.request.method == "PATCH" else [IsSeller()]
 
+    def answer_applied(self, request, version, orderId):
+        """The answer to a change that committed while its own answer was lost: the
+        order as it stands (airline/api/idempotency.py)."""
+        order = order_get(scope=OrderScope.of(self.principal), ref=orderId, parts=())
+        return ok(presenters.order_view_cached(order))
+
     @extend_schema(
         operation_id="changeOrder",
         tags=["orders"],
@@ -88,7 +95,7 @@ class OrderView(ServiceView):
         examples=CHANGE_EXAMPLES,
         responses={200: ORDER_VIEW_RESPONSE, **ERROR_RESPONSES},
     )
-    @idempotent
+    @idempotent(recover=answer_applied)
     def patch(self, request, version, orderId):
         """Change a booking (SPEC.md §4.10): add seats and services, confirm or cancel a
         hold, cancel journeys, correct passengers and the contact, accept a quoted reshop

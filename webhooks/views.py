@@ -6,7 +6,8 @@ from rest_framework import serializers
 
 from airline.api import clock
 from airline.api.endpoints import ServiceView
-from airline.api.openapi import ERROR_RESPONSES, enveloped
+from airline.api.idempotency import idempotent
+from airline.api.openapi import ERROR_RESPONSES, IDEMPOTENCY_HEADER, enveloped
 from airline.api.responses import ok
 from sellers.permissions import CanBook
 from webhooks.selectors import endpoints_list
@@ -53,15 +54,19 @@ class WebhooksView(ServiceView):
                 request_only=True,
             ),
         ],
+        parameters=[IDEMPOTENCY_HEADER],
         responses={201: WEBHOOK_RESPONSE, **ERROR_RESPONSES},
     )
+    @idempotent
     def post(self, request, version):
         """Register an https URL for the seller's order events. The answer carries the
         signing `secret`, shown this once (README "## Webhooks": verifying signatures).
         `format: ndc` sends each event as an IATA_OrderChangeNotifRQ document instead
         of the JSON event, signed the same way.
         A URL that is not https, or whose host resolves to a loopback, private,
-        link-local or metadata address, is ERR-1005 with `path: url`."""
+        link-local or metadata address, is ERR-1005 with `path: url`.
+        With an `Idempotency-Key`, a retry of the same registration answers the first
+        one (its secret too) instead of registering a second endpoint."""
         body = self.body(WebhookIn)
         registered = endpoint_register(
             seller=self.principal.seller,

@@ -16,8 +16,9 @@ from rest_framework import exceptions as drf
 from rest_framework.views import set_rollback
 
 from airline.api import metrics
-from airline.api.errors import ApiError, Err
+from airline.api.errors import MAX_FIELDS, ApiError, Err
 from airline.api.responses import error_response
+from airline.api.serializers import UNLISTED
 
 logger = logging.getLogger("airline.errors")
 
@@ -73,13 +74,18 @@ def to_api_error(exc: BaseException) -> ApiError:
 
 def validation_error(detail: Any) -> ApiError:
     """ERR-1005 from DRF's nested error detail: `path` is the first offending field and
-    `fields` maps each field path to its messages, array positions dropped (SPEC.md §7)."""
+    `fields` maps each field path to its messages, array positions dropped (SPEC.md §7);
+    at most MAX_FIELDS of them, the description saying how many more there were
+    (DESIGN.md §11 "Error detail size")."""
     messages: dict[str, list[str]] = {}
-    _collect(detail, "", messages)
+    unlisted = _collect(detail, "", messages)
     paths = [p for p in messages if p]
     first = next(iter(messages.items()), ("", ["Invalid request"]))
     description = f"{first[0]}: {first[1][0]}" if first[0] else first[1][0]
-    fields = {p: " ".join(messages[p]) for p in paths}
+    more = max(0, len(paths) - MAX_FIELDS) + unlisted
+    if more:
+        description += f" ({more} more fields than `fields` lists)"
+    fields = {p: " ".join(messages[p]) for p in paths[:MAX_FIELDS]}
     return ApiError(
         Err.VALIDATION,
         description,
@@ -92,17 +98,23 @@ def validation_error(detail: Any) -> ApiError:
     )
 
 
-def _collect(detail: Any, prefix: str, out: dict[str, list[str]]) -> None:
+def _collect(detail: Any, prefix: str, out: dict[str, list[str]]) -> int:
+    """Gathers `detail`'s messages by path into `out`; returns how many fields the detail
+    counted without naming them (StrictSerializer's UNLISTED)."""
+    unlisted = 0
     if isinstance(detail, dict):
         for key, value in detail.items():
             if isinstance(key, int) or key == "non_field_errors":
-                _collect(value, prefix, out)  # a list position or the object itself
+                unlisted += _collect(value, prefix, out)  # a list position or the object
             else:
-                _collect(value, f"{prefix}.{key}" if prefix else str(key), out)
+                unlisted += _collect(value, f"{prefix}.{key}" if prefix else str(key), out)
     elif isinstance(detail, list):
         for item in detail:
-            _collect(item, prefix, out)
+            unlisted += _collect(item, prefix, out)
+    elif getattr(detail, "code", None) == UNLISTED:
+        unlisted += int(detail)
     else:
         bucket = out.setdefault(prefix, [])
         if str(detail) not in bucket:
             bucket.append(str(detail))
+    return unlisted

@@ -12,6 +12,9 @@ class IdempotencyRecord(models.Model):
 
     class State(models.TextChoices):
         RUNNING = "running"
+        # The request's change committed (in the change's own transaction) and its
+        # answer is not recorded yet: a retry renders it anew, never runs it again.
+        APPLIED = "applied"
         DONE = "done"
 
     scope = models.CharField(

@@ -6,7 +6,7 @@ from typing import Any
 
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.plumbing import ResolvedComponent
-from drf_spectacular.utils import OpenApiResponse, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, inline_serializer
 from rest_framework import serializers
 
 _error_fields = {
@@ -212,3 +212,22 @@ def add_servers(result: dict[str, Any], generator: Any, request: Any, public: bo
     url = request.build_absolute_uri("/").rstrip("/") if request is not None else "/"
     result["servers"] = [{"url": url or "/", "description": "This service"}]
     return result
+
+
+# Every operation that changes an order or registers a webhook takes it (DESIGN.md §11
+# "Idempotent changes"; airline/api/idempotency.py).
+IDEMPOTENCY_HEADER = OpenApiParameter(
+    "Idempotency-Key",
+    str,
+    OpenApiParameter.HEADER,
+    required=False,
+    description=(
+        "1-255 printable characters, scoped to your API key and the seller your token acts "
+        "for. The same key and body within 24 h replays the first successful response "
+        "(status and body, header Idempotent-Replayed: true) without doing anything again; "
+        "another body is ERR-1011 (422); one still running is ERR-1012 (409). A request "
+        "that failed keeps nothing, so it may be retried with the same key. Send one "
+        "whenever you may retry: after a timeout or a dropped connection you cannot tell "
+        "whether the change was made, and the retry tells you."
+    ),
+)

@@ -18,8 +18,16 @@ from django.core.validators import (
     RegexValidator,
 )
 from rest_framework import ISO_8601, serializers
+from rest_framework.exceptions import ErrorDetail
 from rest_framework.fields import empty
+from rest_framework.settings import api_settings
 from rest_framework.validators import ProhibitSurrogateCharactersValidator
+
+from airline.api.errors import MAX_FIELDS
+
+# The code of an error detail that counts properties left unnamed rather than naming one:
+# its text is the count (StrictSerializer; airline/api/exceptions.py adds them up).
+UNLISTED = "unlisted"
 
 
 class IsoDateField(serializers.DateField):
@@ -53,7 +61,18 @@ class StrictSerializer(serializers.Serializer):
         if isinstance(data, Mapping):
             unknown = sorted(set(data) - set(self.fields))
             if unknown:
-                raise serializers.ValidationError({name: ["Unknown property."] for name in unknown})
+                # Named up to MAX_FIELDS, the rest counted (DESIGN.md §11 "Error detail
+                # size"): an error detail per property of a hostile body was most of
+                # its cost (issue 28). The count travels as an UNLISTED detail of the
+                # object, which validation_error adds up instead of echoing.
+                detail: dict[str, list] = {
+                    name: ["Unknown property."] for name in unknown[:MAX_FIELDS]
+                }
+                if len(unknown) > MAX_FIELDS:
+                    detail[api_settings.NON_FIELD_ERRORS_KEY] = [
+                        ErrorDetail(str(len(unknown) - MAX_FIELDS), code=UNLISTED)
+                    ]
+                raise serializers.ValidationError(detail)
             not_text = {
                 name: ["Not a valid string."]
                 for name, field in self.fields.items()

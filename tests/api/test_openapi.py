@@ -75,7 +75,16 @@ def test_the_description_generates_without_a_warning(tmp_path):
         "/json/v1/orders/{orderId}",
     } <= set(document["paths"])
     create = document["paths"]["/json/v1/orders"]["post"]
-    assert "Idempotency-Key" in {p["name"] for p in create["parameters"]}
+    # Every operation that changes an order or registers a webhook (DESIGN.md §11).
+    for path, method in [
+        ("/json/v1/orders", "post"),
+        ("/json/v1/orders/{orderId}", "patch"),
+        ("/json/v1/webhooks", "post"),
+    ]:
+        parameters = document["paths"][path][method]["parameters"]
+        assert {"name": "Idempotency-Key", "in": "header"}.items() <= next(
+            p for p in parameters if p["name"] == "Idempotency-Key"
+        ).items(), (path, method)
     assert set(create["requestBody"]["content"]["application/json"]["examples"]) == {
         "Hold",
         "Card",

@@ -141,6 +141,28 @@ def _wait_until_up(server: Server, process: subprocess.Popen) -> None:
     raise AssertionError(f"gunicorn did not start in {START_TIMEOUT_SECONDS} s:\n{server.output()}")
 
 
+def worker_pids(arbiter: int) -> list[int]:
+    """The gunicorn arbiter's children, read from /proc."""
+    children = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue  # ended meanwhile
+        # pid (comm) state ppid ...: comm may hold spaces, so split after its ')'.
+        if int(stat.rsplit(")", 1)[1].split()[1]) == arbiter:
+            children.append(int(entry.name))
+    return children
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) process `pid` has used so far, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def server_seconds(logs: list[Path], request_id_prefix: str) -> dict[str, float]:
     """The server's own time (its access-log line, airline/api/middleware.py) of each
     request whose x-request-id starts with `request_id_prefix`, by request id: what a

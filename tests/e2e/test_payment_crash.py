@@ -10,7 +10,6 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from datetime import timedelta
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 import requests
@@ -21,7 +20,7 @@ from django.utils import timezone
 from airline.network.models import LegInventory
 from orders.models import GatewayEntry, Order, OrderStatus, Payment, PaymentIntent, Segment
 from orders.reconcile import payments_reconcile
-from tests.e2e.servers import gunicorn, server_env_on_test_database
+from tests.e2e.servers import gunicorn, server_env_on_test_database, worker_pids
 from tests.fakestripe import FakeStripe
 from tests.gateways import books_balance, provider_charges, stripe_settings
 from tests.offers.conftest import network, search_body  # noqa: F401 (the network fixture)
@@ -40,22 +39,6 @@ PARTY = [{"type": "ADT"}]
 
 def stripe_server_of(gateway: str) -> FakeStripe | None:
     return FakeStripe(url=settings.STRIPE_API_BASE) if gateway == "stripe" else None
-
-
-def worker_pids(arbiter: int) -> list[int]:
-    """The gunicorn arbiter's children, read from /proc."""
-    children = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue  # ended meanwhile
-        # pid (comm) state ppid ...: comm may hold spaces, so split after its ')'.
-        if int(stat.rsplit(")", 1)[1].split()[1]) == arbiter:
-            children.append(int(entry.name))
-    return children
 
 
 def charge_in_flight(within: float = 2.0) -> bool:

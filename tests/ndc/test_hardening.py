@@ -85,8 +85,8 @@ def test_an_undeclared_entity_is_refused(api, auth, passes):
     assert passes["trees"] == 0
 
 
-def test_a_document_10000_deep_stops_the_parser_at_depth_65(api, auth, passes):
-    body = b"<a>" * 10_000 + b"</a>" * 10_000
+def test_a_document_4000_deep_stops_the_parser_at_depth_65(api, auth, passes):
+    body = b"<a>" * 4_000 + b"</a>" * 4_000  # few enough tags to be parsed at all
 
     fields = error_of(post(api, "AirShopping", body, auth), 422, "ERR-1005")
 
@@ -97,13 +97,34 @@ def test_a_document_10000_deep_stops_the_parser_at_depth_65(api, auth, passes):
 
 
 def test_too_many_elements_stop_the_parser_at_the_first_over_the_limit(api, auth, passes):
-    body = b"<a>" + b"<b/>" * 50_000 + b"</a>"
+    # Self-closed: few enough `<` to be parsed, too many elements to be read whole.
+    body = b"<a>" + b"<b/>" * (2 * xml.MAX_ELEMENTS) + b"</a>"
 
     fields = error_of(post(api, "AirShopping", body, auth), 422, "ERR-1005")
 
-    assert "more than 20000 elements" in fields["DescText"]
+    assert "more than 5000 elements" in fields["DescText"]
     [guard] = passes["guards"]
     assert guard.elements == xml.MAX_ELEMENTS + 1
+    assert passes["trees"] == 0
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (b"<a>" + b"<b/>" * 50_000 + b"</a>", "more than 5000 elements"),
+        (b"<a " + b" ".join(b"a%d='1'" % n for n in range(3000)) + b"/>", "2000 attributes"),
+        (
+            b"<a>" + b"".join(b"<p%d:b xmlns:p%d='u'/>" % (n, n) for n in range(3000)) + b"</a>",
+            "2000 attributes",
+        ),
+    ],
+    ids=["elements", "attributes", "namespaces"],
+)
+def test_a_body_of_too_many_tags_or_attributes_is_refused_unparsed(api, auth, passes, body, said):
+    fields = error_of(post(api, "AirShopping", body, auth), 422, "ERR-1005")
+
+    assert said in fields["DescText"]
+    assert passes["guards"] == []
     assert passes["trees"] == 0
 
 

@@ -70,7 +70,7 @@ def test_ten_seated_are_refused_at_create_order(api, auth, travel_day):
 
 
 def test_a_huge_party_is_refused_by_its_shape_at_once(api, auth, travel_day):
-    party = [{"type": "ADT", "paxId": f"P{n}"} for n in range(20_000)]
+    party = [{"type": "ADT", "paxId": f"P{n}"} for n in range(1_000)]
 
     response = search(api, auth, travel_day + timedelta(days=1), party)
 
@@ -78,3 +78,13 @@ def test_a_huge_party_is_refused_by_its_shape_at_once(api, auth, travel_day):
     # bound's, none of them names a passenger (20,000 duplicate checks took seconds).
     error = error_of(response, 422, "ERR-1005", "passengers")
     assert error["fields"] == {"passengers": "Ensure this field has no more than 18 elements."}
+
+
+def test_a_party_of_more_objects_than_a_body_may_hold_is_refused_unparsed(api, auth, travel_day):
+    party = [{"type": "ADT", "paxId": f"P{n}"} for n in range(20_000)]
+
+    response = search(api, auth, travel_day + timedelta(days=1), party)
+
+    # Issue 28: a body of more than 2,000 objects and arrays is refused before parsing.
+    error = error_of(response, 422, "ERR-1005")
+    assert "more than 2,000 objects and arrays" in error["description"]
