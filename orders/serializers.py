@@ -409,9 +409,16 @@ def _ids(values: list[str] | None) -> tuple[str, ...] | None:
 
 
 class OrderListQuery(StrictSerializer):
-    """OrderList's query parameters (SPEC.md §4.8). An unknown one is ERR-1005 naming it
-    (DESIGN.md §11 "Query parameters", which pins SPEC.md's "ignored": `?limit=-1`
-    silently answered a page of 1000 to a client that asked for none, issue 28)."""
+    """OrderList's query parameters (SPEC.md §4.8): a known one out of its range is
+    ERR-1005 naming it (DESIGN.md §11 "Query parameters"); an unrecognized one is
+    ignored, as SPEC.md §4.8 says in so many words ("unrecognized ones are ignored").
+    DESIGN.md §11 and issue 28 asked for ERR-1005 there too, but SPEC.md wins where both
+    speak: a partner's client that adds a parameter of its own must keep working."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, Mapping):
+            data = {name: value for name, value in data.items() if name in self.fields}
+        return super().to_internal_value(data)
 
     organizationCode = serializers.CharField(max_length=10, required=False)
     firstName = serializers.CharField(max_length=32, required=False)
