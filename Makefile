@@ -14,7 +14,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/1
 PROXY_PORT ?= 8080
 NGINX ?= $(shell command -v nginx || echo /usr/sbin/nginx)
 
-.PHONY: run proxy serve setup test fuzz lint check bench clean
+.PHONY: run proxy cluster cluster-down serve setup test fuzz lint check bench clean
 
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -66,6 +66,17 @@ proxy: $(VENV)/.base
 	"$(NGINX)" -p var/nginx -c nginx.conf -e stderr -g 'daemon off;' & proxy=$$!; \
 	trap 'kill $$worker $$server $$proxy 2>/dev/null; wait' EXIT INT TERM; \
 	wait -n $$worker $$server $$proxy
+
+## cluster: the production topology on this machine (README "Cluster"): HAProxy on
+## $(HOST):$(PORT) in front of $(NODES) gunicorn nodes, PgBouncer (transaction mode) beside
+## a PostgreSQL primary and its synchronous standby (var/cluster/), Redis, the worker and
+## the failover watcher; installs haproxy and pgbouncer when missing. cluster-down stops it.
+NODES ?= 2
+cluster: $(VENV)/.base
+	CLUSTER_PORT=$(PORT) CLUSTER_NODES=$(NODES) CLUSTER_WORKERS=$(WORKERS) scripts/cluster up
+
+cluster-down:
+	scripts/cluster down
 
 ## test: lint, check migrations, run the whole suite on PostgreSQL + Redis (+ embedded smoke)
 test: export AIRLINE_ENV = test
