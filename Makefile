@@ -14,7 +14,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/1
 PROXY_PORT ?= 8080
 NGINX ?= $(shell command -v nginx || echo /usr/sbin/nginx)
 
-.PHONY: run proxy cluster cluster-down serve setup test fuzz lint check bench clean
+.PHONY: run proxy cluster cluster-down test-cluster serve setup test fuzz lint check bench clean
 
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -68,7 +68,7 @@ proxy: $(VENV)/.base
 	wait -n $$worker $$server $$proxy
 
 ## cluster: the production topology on this machine (README "Cluster"): HAProxy on
-## $(HOST):$(PORT) in front of $(NODES) gunicorn nodes, PgBouncer (transaction mode) beside
+## 127.0.0.1:$(PORT) in front of $(NODES) gunicorn nodes, PgBouncer (transaction mode) beside
 ## a PostgreSQL primary and its synchronous standby (var/cluster/), Redis, the worker and
 ## the failover watcher; installs haproxy and pgbouncer when missing. cluster-down stops it.
 NODES ?= 2
@@ -77,6 +77,14 @@ cluster: $(VENV)/.base
 
 cluster-down:
 	scripts/cluster down
+
+## test-cluster: tests/e2e/test_cluster.py (marker cluster, not in `make test`): a cluster of
+## its own on free ports, the primary killed under card bookings, a node killed, a pooler restarted
+test-cluster: export AIRLINE_ENV = test
+test-cluster: export DATABASE_URL ?= $(TEST_DATABASE_URL)
+test-cluster: export REDIS_URL ?= $(TEST_REDIS_URL)
+test-cluster: $(VENV)/.dev
+	$(VENV)/bin/pytest -m cluster tests/e2e/test_cluster.py
 
 ## test: lint, check migrations, run the whole suite on PostgreSQL + Redis (+ embedded smoke)
 test: export AIRLINE_ENV = test

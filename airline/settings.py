@@ -127,7 +127,7 @@ if DATABASE_URL:
             _first_url, conn_max_age=env_int("DB_CONN_MAX_AGE", 300), conn_health_checks=True
         )
     }
-    if len(_hosts) > 1:
+    if _hosts:
         DATABASES["default"].update(HOST=",".join(_hosts), PORT=",".join(_ports))
     if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         # No JIT compilation on the app's connections: PostgreSQL compiles a plan whose
