@@ -108,7 +108,8 @@ fuzz: $(VENV)/.dev
 ## create offers and create order on two nodes against one (benchmarks/nodes.py); schedule
 ## preview, apply and the stale window after a load on the full schedule (benchmarks/schedule.py);
 ## card bookings on the Stripe gateway against the fake Stripe server beside the test gateway
-## (benchmarks/payments.py)
+## (benchmarks/payments.py); create order on hold through HAProxy + PgBouncer against direct,
+## and the seconds and bookings a primary's failure costs (benchmarks/cluster.py)
 bench: $(VENV)/.dev
 	@command -v pgbench >/dev/null || { echo "make bench needs pgbench (PostgreSQL client tools)"; exit 1; }
 	$(PY) -m benchmarks.network
@@ -119,6 +120,7 @@ bench: $(VENV)/.dev
 	$(PY) -m benchmarks.webhooks
 	$(PY) -m benchmarks.nodes
 	$(PY) -m benchmarks.schedule
+	$(PY) -m benchmarks.cluster
 
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check --fix .

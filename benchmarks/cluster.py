@@ -30,8 +30,8 @@ import requests
 from benchmarks.common import REPO, median, ms, p95, report
 
 CLIENTS = 8
-PER_PHASE = 48
-REPEATS = 2
+PER_PHASE = 80
+REPEATS = 3
 BASE = int(os.environ.get("CLUSTER_BENCH_PORT", "7700"))
 DIR = REPO / "var" / "cluster-bench"
 ENV = {
@@ -63,7 +63,7 @@ def cluster(*args: str) -> str:
     return subprocess.run(
         [str(REPO / "scripts" / "cluster"), *args],
         env=ENV,
-        capture_output=True,
+        stdout=subprocess.PIPE,  # its progress and errors (stderr) show as they come
         text=True,
         timeout=1200,
         check=True,
