@@ -14,7 +14,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/1
 PROXY_PORT ?= 8080
 NGINX ?= $(shell command -v nginx || echo /usr/sbin/nginx)
 
-.PHONY: run proxy serve setup test fuzz lint check bench clean
+.PHONY: run proxy cluster cluster-down test-cluster serve setup test fuzz lint check bench clean
 
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -67,6 +67,25 @@ proxy: $(VENV)/.base
 	trap 'kill $$worker $$server $$proxy 2>/dev/null; wait' EXIT INT TERM; \
 	wait -n $$worker $$server $$proxy
 
+## cluster: the production topology on this machine (README "Cluster"): HAProxy on
+## 127.0.0.1:$(PORT) in front of $(NODES) gunicorn nodes, PgBouncer (transaction mode) beside
+## a PostgreSQL primary and its synchronous standby (var/cluster/), Redis, the worker and
+## the failover watcher; installs haproxy and pgbouncer when missing. cluster-down stops it.
+NODES ?= 2
+cluster: $(VENV)/.base
+	CLUSTER_PORT=$(PORT) CLUSTER_NODES=$(NODES) CLUSTER_WORKERS=$(WORKERS) scripts/cluster up
+
+cluster-down:
+	scripts/cluster down
+
+## test-cluster: tests/e2e/test_cluster.py (marker cluster, not in `make test`): a cluster of
+## its own on free ports, the primary killed under card bookings, a node killed, a pooler restarted
+test-cluster: export AIRLINE_ENV = test
+test-cluster: export DATABASE_URL ?= $(TEST_DATABASE_URL)
+test-cluster: export REDIS_URL ?= $(TEST_REDIS_URL)
+test-cluster: $(VENV)/.dev
+	$(VENV)/bin/pytest -m cluster tests/e2e/test_cluster.py
+
 ## test: lint, check migrations, run the whole suite on PostgreSQL + Redis (+ embedded smoke)
 test: export AIRLINE_ENV = test
 test: export DATABASE_URL ?= $(TEST_DATABASE_URL)
@@ -91,7 +110,9 @@ fuzz: $(VENV)/.dev
 ## create offers and create order on two nodes against one (benchmarks/nodes.py); schedule
 ## preview, apply and the stale window after a load on the full schedule (benchmarks/schedule.py);
 ## card bookings on the Stripe gateway against the fake Stripe server beside the test gateway
-## (benchmarks/payments.py); every back-office page's p95 at airline size (benchmarks/admin.py)
+## (benchmarks/payments.py); every back-office page's p95 at airline size (benchmarks/admin.py);
+## create order on hold through HAProxy + PgBouncer against direct, and the seconds and
+## bookings a primary's failure costs (benchmarks/cluster.py)
 bench: $(VENV)/.dev
 	@command -v pgbench >/dev/null || { echo "make bench needs pgbench (PostgreSQL client tools)"; exit 1; }
 	$(PY) -m benchmarks.network
@@ -103,6 +124,7 @@ bench: $(VENV)/.dev
 	$(PY) -m benchmarks.nodes
 	$(PY) -m benchmarks.schedule
 	$(PY) -m benchmarks.admin
+	$(PY) -m benchmarks.cluster
 
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check --fix .

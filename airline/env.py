@@ -36,3 +36,21 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if value is None:
         return default
     return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def database_url_hosts(url: str) -> tuple[str, list[str], list[str]]:
+    """A database URL with libpq's host list (`user@h1:p1,h2:p2/db`) split: the URL with
+    its first host alone, and the hosts and ports in order (a port defaults to 5432). A
+    one-host URL comes back unchanged, with no lists."""
+    scheme, sep, rest = url.partition("://")
+    netloc, slash, tail = rest.partition("/")
+    userinfo, at, hostlist = netloc.rpartition("@")
+    if not sep or "," not in hostlist:
+        return url, [], []
+    hosts, ports = [], []
+    for entry in hostlist.split(","):
+        host, _, port = entry.partition(":")
+        hosts.append(host)
+        ports.append(port or "5432")
+    first = f"{hosts[0]}:{ports[0]}"
+    return f"{scheme}{sep}{userinfo}{at}{first}{slash}{tail}", hosts, ports

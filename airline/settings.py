@@ -17,7 +17,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from airline.env import env_bool, env_int, env_list, env_str
+from airline.env import database_url_hosts, env_bool, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("AIRLINE_VAR_DIR", str(BASE_DIR / "var")))
@@ -131,11 +131,18 @@ DATABASE_URL = env_str("DATABASE_URL")
 if DATABASE_URL:
     # Persistent connections: reconnecting per request cost two thirds of the throughput
     # of a query endpoint (DESIGN.md §2).
+    # libpq's multi-host form, postgres://user@host1:port1,host2:port2/db?target_session_attrs=
+    # read-write, finds whichever server is the primary now (a promoted standby after a
+    # failover, README "Cluster"); dj_database_url takes one host, so the others are put
+    # back into HOST and PORT, which libpq reads as comma-separated lists.
+    _first_url, _hosts, _ports = database_url_hosts(DATABASE_URL)
     DATABASES = {
         "default": dj_database_url.parse(
-            DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 300), conn_health_checks=True
+            _first_url, conn_max_age=env_int("DB_CONN_MAX_AGE", 300), conn_health_checks=True
         )
     }
+    if _hosts:
+        DATABASES["default"].update(HOST=",".join(_hosts), PORT=",".join(_ports))
     if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         # No JIT compilation on the app's connections: PostgreSQL compiles a plan whose
         # estimated cost passes jit_above_cost, which the back office's counts over the
@@ -153,8 +160,15 @@ if DATABASE_URL:
     if DB_TRANSACTION_POOLING:
         DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
     DB_PREPARED_STATEMENTS = not DB_TRANSACTION_POOLING
+    # A card booking's confirmation commits without waiting for its WAL to be flushed
+    # (orders.create.commit_without_flush): the reconciler redoes it from the intent after
+    # a crash. With a synchronous standby to fail over to (README "Cluster") it must wait
+    # like any commit, or a booking the client was told succeeded could be missing from
+    # the promoted server until the reconciler's next round: DB_COMMIT_WITHOUT_FLUSH=0.
+    DB_COMMIT_WITHOUT_FLUSH = env_bool("DB_COMMIT_WITHOUT_FLUSH", True)
 else:
     DB_PREPARED_STATEMENTS = False  # SQLite keeps no statements between calls
+    DB_COMMIT_WITHOUT_FLUSH = False
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
         "default": {

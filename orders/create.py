@@ -277,8 +277,9 @@ def order_confirm_paid(
 def commit_without_flush() -> None:
     """Let the current transaction's commit return before its WAL reaches the disk
     (PostgreSQL's synchronous_commit, for this transaction alone). Only for writes that
-    something durable can redo after a database crash."""
-    if connection.vendor == "postgresql":
+    something durable can redo after a database crash. Not with a synchronous standby
+    (settings.DB_COMMIT_WITHOUT_FLUSH off): the commit would not wait for it either."""
+    if settings.DB_COMMIT_WITHOUT_FLUSH and connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("SET LOCAL synchronous_commit TO OFF")
 
