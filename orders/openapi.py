@@ -22,55 +22,45 @@ RESHOP_NEEDS = {
 }
 
 
-class PaymentScheme(OpenApiSerializerExtension):
+class _TypedVariants(OpenApiSerializerExtension):
+    """A request member whose `type` decides the rest: one variant per type, each with
+    the members it needs (airline.api.openapi.typed_variants). No target of its own."""
+
+    priority = 1
+    kinds: list[str]
+    needs: dict[str, tuple[str, ...]]
+    suffix: str
+
+    def map_serializer(self, auto_schema, direction):
+        return typed_variants(
+            auto_schema,
+            self.target,
+            direction,
+            kinds=self.kinds,
+            needs=self.needs,
+            suffix=self.suffix,
+        )
+
+
+class PaymentScheme(_TypedVariants):
     """`payment`: Hold, CreditCard or AirlineCredit, each with the members it needs."""
 
     target_class = "orders.serializers.PaymentIn"
-    priority = 1
-
-    def map_serializer(self, auto_schema, direction):
-        return typed_variants(
-            auto_schema,
-            self.target,
-            direction,
-            kinds=PAYMENT_TYPES,
-            needs=PAYMENT_NEEDS,
-            suffix="Payment",
-        )
+    kinds, needs, suffix = PAYMENT_TYPES, PAYMENT_NEEDS, "Payment"
 
 
-class ChangeScheme(OpenApiSerializerExtension):
+class ChangeScheme(_TypedVariants):
     """A change order `changes[]` entry: one variant per change type."""
 
     target_class = "orders.serializers.ChangeIn"
-    priority = 1
-
-    def map_serializer(self, auto_schema, direction):
-        return typed_variants(
-            auto_schema,
-            self.target,
-            direction,
-            kinds=CHANGE_TYPES,
-            needs=CHANGE_NEEDS,
-            suffix="Change",
-        )
+    kinds, needs, suffix = CHANGE_TYPES, CHANGE_NEEDS, "Change"
 
 
-class ReshopInstructionScheme(OpenApiSerializerExtension):
+class ReshopInstructionScheme(_TypedVariants):
     """A reshop `instruction`: one variant per instruction type."""
 
     target_class = "orders.serializers.ReshopInstructionIn"
-    priority = 1
-
-    def map_serializer(self, auto_schema, direction):
-        return typed_variants(
-            auto_schema,
-            self.target,
-            direction,
-            kinds=RESHOP_TYPES,
-            needs=RESHOP_NEEDS,
-            suffix="Instruction",
-        )
+    kinds, needs, suffix = RESHOP_TYPES, RESHOP_NEEDS, "Instruction"
 
 
 class Name(s.Serializer):

@@ -15,7 +15,6 @@ from collections import Counter
 from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
 from io import StringIO
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -29,6 +28,7 @@ from tests.e2e.servers import (
     server_env_on_test_database,
     server_seconds,
     wait_until_ready,
+    worker_pids,
 )
 from tests.offers.conftest import search_body
 from tests.sellers.factories import ApiKeyFactory
@@ -52,21 +52,6 @@ def env_of_node() -> dict[str, str]:
         "NETWORK_WARM_ON_HEALTH_CHECK": "1",
         "LOG_LEVEL": "INFO",  # the access log, whose durations the search bound reads
     }
-
-
-def worker_pids(master: int) -> list[int]:
-    """The gunicorn workers of this master: its child processes."""
-    children = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue  # gone meanwhile
-        if int(stat.rsplit(")", 1)[1].split()[1]) == master:
-            children.append(int(entry.name))
-    return children
 
 
 class Probes:
