@@ -93,6 +93,7 @@ test: export REDIS_URL ?= $(TEST_REDIS_URL)
 test: $(VENV)/.dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet  # the manual: any warning fails
 	DATABASE_URL= $(PY) manage.py makemigrations --check --dry-run  # models vs migrations; no server needed
 	$(VENV)/bin/pytest
 
@@ -125,6 +126,10 @@ bench: $(VENV)/.dev
 	$(PY) -m benchmarks.schedule
 	$(PY) -m benchmarks.admin
 	$(PY) -m benchmarks.cluster
+
+## docs: the manual in docs/ (MkDocs, Material theme) built to var/site/; --strict, as in CI
+docs: $(VENV)/.dev
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check --fix .
