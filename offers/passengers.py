@@ -3,7 +3,7 @@
 most nine who take a seat, no more infants than adults."""
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from airline.api.errors import ApiError, Err
@@ -52,34 +52,51 @@ def passengers_check(
 
 
 def _carriers_check(party: list[Pax]) -> list[Pax]:
-    """`infantRefId` (DESIGN.md §11 "Infants", before booking): on an adult, naming an
-    infant of the party, each infant carried by one adult at most. An infant nobody
-    names is given to an adult who carries none (offers.ancillaries.offer_trip)."""
-    types = {p.pax_id: p.ptc for p in party}
-    carried: set[str] = set()
-    for pax in party:
-        if not pax.infant_ref:
-            continue
-        if pax.ptc != "ADT":
-            raise ApiError(
-                Err.VALIDATION,
-                f"{pax.pax_id} is {pax.ptc}; only an adult carries an infant",
-                path="passengers.infantRefId",
-            )
-        if types.get(pax.infant_ref) != "INF":
-            raise ApiError(
-                Err.VALIDATION,
-                f"infantRefId {pax.infant_ref} is not an infant (INF) of this request",
-                path="passengers.infantRefId",
-            )
-        if pax.infant_ref in carried:
-            raise ApiError(
-                Err.VALIDATION,
-                f"Infant {pax.infant_ref} is carried by two adults",
-                path="passengers.infantRefId",
-            )
-        carried.add(pax.infant_ref)
+    """`infantRefId` (DESIGN.md §11 "Infants", before booking). An infant nobody names
+    is given to an adult who carries none (offers.ancillaries.offer_trip)."""
+    infant_carriers_check(
+        [(pax.pax_id, pax.ptc, pax.infant_ref) for pax in party],
+        path="passengers.infantRefId",
+        every_infant=False,
+    )
     return party
+
+
+def infant_carriers_check(
+    party: Sequence[tuple[str, str, str]], *, path: str, every_infant: bool
+) -> dict[str, str]:
+    """Who carries each infant, from each passenger's (id, type, the infant it names or
+    ""): only an adult names an infant, an infant of this party, and each infant is
+    named by one adult at most; with `every_infant` (create order) every infant is
+    named. ERR-1005 at `path` otherwise. Shopping and booking share this one rule."""
+    types = {pax_id: ptc for pax_id, ptc, _ in party}
+    carried: dict[str, str] = {}
+    for pax_id, ptc, infant in party:
+        if not infant:
+            continue
+        if ptc != "ADT":
+            raise ApiError(
+                Err.VALIDATION, f"{pax_id} is {ptc}; only an adult carries an infant", path=path
+            )
+        if types.get(infant) != "INF":
+            raise ApiError(
+                Err.VALIDATION, f"{infant} is not an infant (INF) of this party", path=path
+            )
+        if infant in carried:
+            raise ApiError(
+                Err.VALIDATION,
+                f"Infant {infant} is carried by both {carried[infant]} and {pax_id}",
+                path=path,
+            )
+        carried[infant] = pax_id
+    alone = [pax_id for pax_id, ptc, _ in party if ptc == "INF" and pax_id not in carried]
+    if every_infant and alone:
+        raise ApiError(
+            Err.VALIDATION,
+            f"Infant {alone[0]} needs an adult who names it in {path.rsplit('.', 1)[-1]}",
+            path=path,
+        )
+    return carried
 
 
 def party_check(

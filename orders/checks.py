@@ -18,7 +18,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 
 from airline.api.errors import ApiError, Err, ErrorCollector
-from offers.passengers import Pax, party_check
+from offers.passengers import Pax, infant_carriers_check, party_check
 from orders.inputs import ContactData, PassengerData, PaymentData
 from orders.selectors import OrderSearch
 from sellers.authentication import Principal
@@ -234,38 +234,11 @@ def _check_name(value: str, path: str, *, who: str = "") -> None:
 
 def _check_infants(passengers: Sequence[PassengerIn]) -> None:
     """Each infant rides on the lap of exactly one adult, who names it (DESIGN.md §11)."""
-    types = {p.pax_id: p.ptc for p in passengers}
-    carried: dict[str, str] = {}
-    for p in passengers:
-        if not p.infant_pax_id:
-            continue
-        if p.ptc != "ADT":
-            raise ApiError(
-                Err.VALIDATION,
-                f"{p.pax_id} is {p.ptc}; only an adult carries an infant",
-                path="passengers.infantPassengerId",
-            )
-        if types.get(p.infant_pax_id) != "INF":
-            raise ApiError(
-                Err.VALIDATION,
-                f"{p.infant_pax_id} is not an infant passenger of this booking",
-                path="passengers.infantPassengerId",
-            )
-        if p.infant_pax_id in carried:
-            raise ApiError(
-                Err.VALIDATION,
-                f"Infant {p.infant_pax_id} is carried by both {carried[p.infant_pax_id]} "
-                f"and {p.pax_id}",
-                path="passengers.infantPassengerId",
-            )
-        carried[p.infant_pax_id] = p.pax_id
-    alone = [p.pax_id for p in passengers if p.ptc == "INF" and p.pax_id not in carried]
-    if alone:
-        raise ApiError(
-            Err.VALIDATION,
-            f"Infant {alone[0]} needs an adult who names it in infantPassengerId",
-            path="passengers.infantPassengerId",
-        )
+    infant_carriers_check(
+        [(p.pax_id, p.ptc, p.infant_pax_id or "") for p in passengers],
+        path="passengers.infantPassengerId",
+        every_infant=True,
+    )
 
 
 def check_order_search(params: Mapping[str, Any], *, principal: Principal) -> OrderSearch:
