@@ -20,6 +20,7 @@ from airline.network.itineraries import reset_network_index
 from airline.network.services import fleet_ensure
 from tests.conftest import bearer, token_for
 from tests.network.ssim_builder import Leg, ssim_file
+from tests.replay import replayed
 
 EST = timedelta(hours=-5)
 CST = timedelta(hours=-6)
@@ -38,8 +39,17 @@ def first_day():
 
 
 @pytest.fixture
-def network(db, tmp_path):
+def network(db, tmp_path_factory):
+    """The first day the network flies (tomorrow); loaded through the SSIM loader once,
+    then copied in from what it wrote (tests/replay.py), in each test's transaction."""
     start = first_day()
+    replayed(("shopping network", start), lambda: _load_network(start, tmp_path_factory))
+    reset_network_index()
+    yield start
+    reset_network_index()
+
+
+def _load_network(start, tmp_path_factory):
     end = start + timedelta(days=60)
     fleet_ensure(DEMO_FLEET)
     legs = [
@@ -72,12 +82,10 @@ def network(db, tmp_path):
         Leg(701, "PVD", "CLT", time(8, 0), time(9, 55), start, end),
         Leg(702, "CLT", "MSY", time(11, 10), time(12, 15), start, end, arrival_offset=CST),
     ]
-    (tmp_path / "net.ssim").write_text(ssim_file(legs))
-    call_command("load_schedule", str(tmp_path / "net.ssim"), stdout=StringIO())
+    path = tmp_path_factory.mktemp("network") / "net.ssim"
+    path.write_text(ssim_file(legs))
+    call_command("load_schedule", str(path), stdout=StringIO())
     fares_ensure_demo((o, d, distance_km(o, d)) for o, d in MARKETS)
-    reset_network_index()
-    yield start
-    reset_network_index()
 
 
 @pytest.fixture
