@@ -136,3 +136,20 @@ def token_for(api: APIClient, raw_key: str, seller_id=None) -> str:
 
 def bearer(token: str) -> dict[str, str]:
     return {"HTTP_AUTHORIZATION": f"Bearer {token}"}
+
+
+UNCHECKED = object()
+
+
+def error_of(response, status: int, code: str, path: object = UNCHECKED) -> dict:
+    """The error of a JSON envelope, asserted: the HTTP status, no data, the code, and the
+    path when given (None: the error names no field). The NDC one: tests/ndc/conftest.py
+    ndc_error_of."""
+    assert response.status_code == status, response.content
+    body = response.json()
+    assert body["data"] is None, body
+    error = body["error"]
+    assert error["code"] == code, error
+    if path is not UNCHECKED:
+        assert error.get("path") == path, error
+    return error

@@ -56,9 +56,9 @@ def _tables() -> list[str]:
 
 
 def _rows(table: str) -> Counter:
-    with connection.cursor() as cursor:
-        with cursor.cursor.copy(f"COPY {connection.ops.quote_name(table)} TO STDOUT") as copy:
-            data = b"".join(bytes(block) for block in copy)
+    statement = f"COPY {connection.ops.quote_name(table)} TO STDOUT"
+    with connection.cursor() as cursor, cursor.cursor.copy(statement) as copy:
+        data = b"".join(bytes(block) for block in copy)
     return Counter(data.splitlines())
 
 
@@ -92,9 +92,7 @@ def _recorded(before: dict[str, Counter]) -> Recording | None:
 
 def _primary_key(table: str) -> tuple[str | None, int]:
     with connection.cursor() as cursor:
-        columns = [
-            c.name for c in connection.introspection.get_table_description(cursor, table)
-        ]
+        columns = [c.name for c in connection.introspection.get_table_description(cursor, table)]
         keys = connection.introspection.get_primary_key_columns(cursor, table) or []
     if len(keys) != 1:
         return None, -1
@@ -121,8 +119,9 @@ def _copy_in(recording: Recording) -> None:
             # Past the copied ids, where a flush and restart left a sequence behind them.
             cursor.execute(
                 " UNION ALL ".join(
-                    f"SELECT setval('{sequence}', m) FROM (SELECT max({qn(recording.keys[table])}) m"  # noqa: S608
+                    f"SELECT setval('{sequence}', m) FROM (SELECT max({qn(key)}) m"  # noqa: S608
                     f" FROM {qn(table)}) x WHERE m > (SELECT last_value FROM {sequence})"
                     for table, sequence in recording.sequences.items()
+                    if (key := recording.keys[table])
                 )
             )

@@ -47,7 +47,7 @@ ENDPOINTS = [
 ]
 
 
-def error_of(answer: requests.Response) -> dict[str, str]:
+def first_error(answer: requests.Response) -> dict[str, str]:
     """The first error of a JSON envelope or of an NDC error document."""
     if answer.headers["Content-Type"] == "application/json":
         return answer.json()["error"]
@@ -94,7 +94,7 @@ def test_no_hostile_body_costs_more_than_its_budget(tmp_path, network):  # noqa:
                     assert answer.status_code in (400, 404, 422), (name, path, answer.text[:300])
                     assert len(answer.content) <= MAX_ANSWER_BYTES, (name, path)
                 rows.append(
-                    (name, len(body), method, path, statistics.mean(costs), error_of(answer))
+                    (name, len(body), method, path, statistics.mean(costs), first_error(answer))
                 )
 
     print(f"\n{'body':20} {'KiB':>6} {'endpoint':32} {'CPU ms':>7} {'ms/MiB':>8}  answer")

@@ -41,7 +41,7 @@ def xml_of(response, status: int = 200, root: str | None = None) -> etree._Eleme
     return document
 
 
-def error_of(response, status: int, code: str, root: str = "IATA_AirShoppingRS") -> dict:
+def ndc_error_of(response, status: int, code: str, root: str = "IATA_AirShoppingRS") -> dict:
     """The one Error of an RS, as a dict of its children's texts."""
     document = xml_of(response, status, root)
     [error] = document.findall("m:Error", NS)

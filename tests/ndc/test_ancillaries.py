@@ -13,7 +13,17 @@ from lxml import etree
 
 from orders.models import Service
 from tests.conftest import bearer, token_for
-from tests.ndc.conftest import CNS, NS, error_of, example, offer_price, post, texts, valid, xml_of
+from tests.ndc.conftest import (
+    CNS,
+    NS,
+    example,
+    ndc_error_of,
+    offer_price,
+    post,
+    texts,
+    valid,
+    xml_of,
+)
 from tests.ndc.test_shopping import JSON_PARTY, one_per_direction, shop_xml, xml_offers
 from tests.orders.conftest import book, booking_body, price_offer
 
@@ -236,7 +246,7 @@ class TestOfferSeatsAndServices:
     def test_an_unknown_offer_is_err_3000(self, api, auth, network):
         body = offer_request("SeatAvailabilityRQ", "nope.1", ["nope.1.1"])
 
-        fields = error_of(
+        fields = ndc_error_of(
             post(api, "SeatAvailability", body, auth), 404, "ERR-3000", "IATA_SeatAvailabilityRS"
         )
 
@@ -246,7 +256,7 @@ class TestOfferSeatsAndServices:
         offer_id, _ = priced_in_xml(api, auth, network)
         body = offer_request("ServiceListRQ", offer_id, ["other.9"])
 
-        fields = error_of(
+        fields = ndc_error_of(
             post(api, "ServiceList", body, auth), 400, "ERR-3002", "IATA_ServiceListRS"
         )
 
@@ -260,7 +270,7 @@ class TestOfferSeatsAndServices:
 
         response = post(api, "SeatAvailability", etree.tostring(valid(document)), auth)
 
-        fields = error_of(response, 422, "ERR-1005", "IATA_SeatAvailabilityRS")
+        fields = ndc_error_of(response, 422, "ERR-1005", "IATA_SeatAvailabilityRS")
         assert fields["TagText"].endswith("/OfferRequest/Offer[2]")
 
     def test_another_sellers_offer_is_err_3000(
@@ -273,7 +283,7 @@ class TestOfferSeatsAndServices:
             api, "ServiceList", offer_request("ServiceListRQ", offer_id, item_ids), other
         )
 
-        error_of(response, 404, "ERR-3000", "IATA_ServiceListRS")
+        ndc_error_of(response, 404, "ERR-3000", "IATA_ServiceListRS")
 
 
 @pytest.fixture
@@ -378,14 +388,14 @@ class TestOrderSeatsAndServices:
 
         response = post(api, endpoint, order_request(name, hold["order"]["orderId"]), other)
 
-        error_of(response, 404, "ERR-4000", f"IATA_{endpoint}RS")
+        ndc_error_of(response, 404, "ERR-4000", f"IATA_{endpoint}RS")
 
     def test_an_unknown_order_is_err_4000(self, api, auth, network):
         response = post(
             api, "SeatAvailability", order_request("SeatAvailabilityRQ", "ORD-NOPE"), auth
         )
 
-        fields = error_of(response, 404, "ERR-4000", "IATA_SeatAvailabilityRS")
+        fields = ndc_error_of(response, 404, "ERR-4000", "IATA_SeatAvailabilityRS")
         assert fields["TagText"].endswith("/OrderRequest/Order/OrderID")
 
     def test_an_order_item_not_on_the_order_is_err_1005(self, api, auth, hold):
@@ -398,7 +408,7 @@ class TestOrderSeatsAndServices:
 
         response = post(api, "ServiceList", etree.tostring(valid(document)), auth)
 
-        fields = error_of(response, 422, "ERR-1005", "IATA_ServiceListRS")
+        fields = ndc_error_of(response, 422, "ERR-1005", "IATA_ServiceListRS")
         assert fields["TagText"].endswith("/OrderRequest/Order/OrderItem/OrderItemID")
 
 
@@ -427,5 +437,5 @@ def test_seats_of_flights_alone_are_err_1005(api, auth, network):
 
     response = post(api, "SeatAvailability", etree.tostring(valid(document)), auth)
 
-    fields = error_of(response, 422, "ERR-1005", "IATA_SeatAvailabilityRS")
+    fields = ndc_error_of(response, 422, "ERR-1005", "IATA_SeatAvailabilityRS")
     assert fields["TagText"].endswith("/SeatAvailibilityCoreRequest/PaxSegmentRequest")

@@ -6,7 +6,7 @@ at the first element too deep or too many, and the tree-building pass never runs
 import pytest
 
 from ndc import xml
-from tests.ndc.conftest import air_shopping, error_of, post
+from tests.ndc.conftest import air_shopping, ndc_error_of, post
 
 pytestmark = pytest.mark.django_db
 
@@ -69,7 +69,7 @@ def passes(monkeypatch):
 def test_a_doctype_is_refused_before_the_first_element(api, auth, passes, body):
     response = post(api, "AirShopping", body, auth)
 
-    fields = error_of(response, 422, "ERR-1005")
+    fields = ndc_error_of(response, 422, "ERR-1005")
     assert "DOCTYPE" in fields["DescText"]
     assert b"root:" not in response.content  # nothing of /etc/passwd
     [guard] = passes["guards"]
@@ -80,7 +80,7 @@ def test_a_doctype_is_refused_before_the_first_element(api, auth, passes, body):
 def test_an_undeclared_entity_is_refused(api, auth, passes):
     body = b'<IATA_AirShoppingRQ xmlns="x">&lol;</IATA_AirShoppingRQ>'
 
-    error_of(post(api, "AirShopping", body, auth), 422, "ERR-1005")
+    ndc_error_of(post(api, "AirShopping", body, auth), 422, "ERR-1005")
 
     assert passes["trees"] == 0
 
@@ -88,7 +88,7 @@ def test_an_undeclared_entity_is_refused(api, auth, passes):
 def test_a_document_4000_deep_stops_the_parser_at_depth_65(api, auth, passes):
     body = b"<a>" * 4_000 + b"</a>" * 4_000  # few enough tags to be parsed at all
 
-    fields = error_of(post(api, "AirShopping", body, auth), 422, "ERR-1005")
+    fields = ndc_error_of(post(api, "AirShopping", body, auth), 422, "ERR-1005")
 
     assert "deeper than 64" in fields["DescText"]
     [guard] = passes["guards"]
@@ -100,7 +100,7 @@ def test_too_many_elements_stop_the_parser_at_the_first_over_the_limit(api, auth
     # Self-closed: few enough `<` to be parsed, too many elements to be read whole.
     body = b"<a>" + b"<b/>" * (2 * xml.MAX_ELEMENTS) + b"</a>"
 
-    fields = error_of(post(api, "AirShopping", body, auth), 422, "ERR-1005")
+    fields = ndc_error_of(post(api, "AirShopping", body, auth), 422, "ERR-1005")
 
     assert "more than 5000 elements" in fields["DescText"]
     [guard] = passes["guards"]
@@ -121,7 +121,7 @@ def test_too_many_elements_stop_the_parser_at_the_first_over_the_limit(api, auth
     ids=["elements", "attributes", "namespaces"],
 )
 def test_a_body_of_too_many_tags_or_attributes_is_refused_unparsed(api, auth, passes, body, said):
-    fields = error_of(post(api, "AirShopping", body, auth), 422, "ERR-1005")
+    fields = ndc_error_of(post(api, "AirShopping", body, auth), 422, "ERR-1005")
 
     assert said in fields["DescText"]
     assert passes["guards"] == []
@@ -134,7 +134,7 @@ def test_a_1_mib_attribute_is_refused_by_its_size_before_parsing(api, auth, netw
         b"<IATA_AirShoppingRQ ", b'<IATA_AirShoppingRQ a="' + b"x" * 2**20 + b'" '
     )
 
-    error_of(post(api, "AirShopping", body, auth), 413, "ERR-1009")
+    ndc_error_of(post(api, "AirShopping", body, auth), 413, "ERR-1009")
 
     assert passes["guards"] == []
 
@@ -147,6 +147,6 @@ def test_an_attribute_just_under_the_limit_is_refused_by_the_schema(api, auth, n
     )
     assert len(body) == 2**20
 
-    fields = error_of(post(api, "AirShopping", body, auth), 422, "ERR-1005")
+    fields = ndc_error_of(post(api, "AirShopping", body, auth), 422, "ERR-1005")
 
     assert fields["TagText"] == "/IATA_AirShoppingRQ"

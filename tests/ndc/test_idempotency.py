@@ -6,7 +6,7 @@ import pytest
 
 from airline.api.models import IdempotencyRecord
 from orders.models import Order, OrderEvent, OrderStatus
-from tests.ndc.conftest import error_of, post, xml_of
+from tests.ndc.conftest import ndc_error_of, post, xml_of
 from tests.ndc.test_orders import (
     VIEW,
     body,
@@ -54,7 +54,7 @@ def test_an_order_create_key_with_another_document_is_err_1011(api, auth, priced
     assert post(api, "OrderCreate", body(create_request(priced, pay=False)), auth, **key("k"))
     other = body(create_request(priced, pay=True))
 
-    error = error_of(post(api, "OrderCreate", other, auth, **key("k")), 422, "ERR-1011", VIEW)
+    error = ndc_error_of(post(api, "OrderCreate", other, auth, **key("k")), 422, "ERR-1011", VIEW)
 
     assert error["TagText"] == "Idempotency-Key"
     assert Order.objects.count() == 1
@@ -99,7 +99,7 @@ def test_an_order_change_still_running_is_err_1012(
 
     response = post(api, "OrderChange", cancel_request(order_id), auth, **key("cancel-1"))
 
-    error_of(response, 409, "ERR-1012", VIEW)
+    ndc_error_of(response, 409, "ERR-1012", VIEW)
     assert Order.objects.get(order_id=order_id).status != OrderStatus.CANCELLED
 
 

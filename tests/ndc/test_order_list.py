@@ -7,7 +7,7 @@ import pytest
 from lxml import etree
 
 from tests.conftest import bearer, token_for
-from tests.ndc.conftest import CNS, NS, error_of, example, post, texts, valid, xml_of
+from tests.ndc.conftest import CNS, NS, example, ndc_error_of, post, texts, valid, xml_of
 from tests.orders import conftest as booking
 from tests.orders.conftest import book, booking_body, price_offer
 from tests.orders.factories import order_with_trip
@@ -242,7 +242,7 @@ def test_a_read_only_key_with_an_agency_code_may_list(api, read_only_key, defaul
 def test_a_key_without_agency_code_is_refused(api, partner, default_seller):
     no_agency = bearer(token_for(api, ApiKeyFactory(partner=partner).raw))
     response = post(api, "OrderList", order_list_rq(), no_agency)
-    error_of(response, 403, "ERR-8001", root="IATA_OrderListRS")
+    ndc_error_of(response, 403, "ERR-8001", root="IATA_OrderListRS")
 
 
 @pytest.mark.parametrize(
@@ -315,7 +315,9 @@ def test_a_key_without_agency_code_is_refused(api, partner, default_seller):
 )
 def test_bad_filters_are_refused_with_their_xpath(api, auth, criteria, paging, where):
     body = order_list_rq(*criteria, **paging, check=False)
-    fields = error_of(post(api, "OrderList", body, auth), 422, "ERR-1005", root="IATA_OrderListRS")
+    fields = ndc_error_of(
+        post(api, "OrderList", body, auth), 422, "ERR-1005", root="IATA_OrderListRS"
+    )
     assert fields["TagText"] == where, fields
     assert fields["DescText"].startswith(where), fields
 

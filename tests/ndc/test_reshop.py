@@ -13,7 +13,7 @@ from lxml import etree
 
 from orders.models import Order, OrderItem
 from tests.conftest import bearer, token_for
-from tests.ndc.conftest import CNS, NS, error_of, example, post, texts, valid, xml_of
+from tests.ndc.conftest import CNS, NS, example, ndc_error_of, post, texts, valid, xml_of
 from tests.orders.conftest import price_offer
 from tests.orders.test_exchange import accept, booked, itinerary, quote, reshop
 
@@ -348,9 +348,11 @@ def test_a_read_only_key_may_not_reshop_or_quote(api, order, read_only_key):
     order_id = view["order"]["orderId"]
     read_only = bearer(token_for(api, read_only_key.raw))
 
-    error_of(post(api, "OrderReshop", reshop_cancel_xml(order_id), read_only), 403, "ERR-8001", RS)
+    ndc_error_of(
+        post(api, "OrderReshop", reshop_cancel_xml(order_id), read_only), 403, "ERR-8001", RS
+    )
     body = quote_xml(order_id, "OFFER", ["OFFER.1"], [view["pax"][0]["paxId"]])
-    error_of(post(api, "OrderQuote", body, read_only), 403, "ERR-8001", RS)
+    ndc_error_of(post(api, "OrderQuote", body, read_only), 403, "ERR-8001", RS)
 
 
 def test_another_sellers_order_is_err_4000(api, order, partner_key, other_seller):
@@ -359,10 +361,10 @@ def test_another_sellers_order_is_err_4000(api, order, partner_key, other_seller
     other = bearer(token_for(api, partner_key.raw, other_seller.pk))
 
     body = reshop_itinerary_xml(order_id, new_day)
-    error = error_of(post(api, "OrderReshop", body, other), 404, "ERR-4000", RS)
+    error = ndc_error_of(post(api, "OrderReshop", body, other), 404, "ERR-4000", RS)
     assert order_id not in (error.get("TagText") or "")
     body = quote_xml(order_id, "OFFER", ["OFFER.1"], [view["pax"][0]["paxId"]])
-    error_of(post(api, "OrderQuote", body, other), 404, "ERR-4000", RS)
+    ndc_error_of(post(api, "OrderQuote", body, other), 404, "ERR-4000", RS)
 
 
 def test_quoting_a_shopping_offer_is_err_3005(api, auth, order):
@@ -375,7 +377,7 @@ def test_quoting_a_shopping_offer_is_err_3005(api, auth, order):
         [view["pax"][0]["paxId"]],
     )
 
-    error = error_of(post(api, "OrderQuote", body, auth), 400, "ERR-3005", RS)
+    error = ndc_error_of(post(api, "OrderQuote", body, auth), 400, "ERR-3005", RS)
 
     assert error["TagText"] == f"{_SELECTED}/OfferRefID"
     assert error["DescText"].startswith(f"{_SELECTED}/OfferRefID:")
@@ -390,26 +392,28 @@ def test_quote_errors_name_their_element(api, auth, order, clock):
     )
 
     twice = quote_xml(order_id, offer_id, [item_id, item_id], pax_ids)
-    error = error_of(post(api, "OrderQuote", twice, auth), 422, "ERR-1005", RS)
+    error = ndc_error_of(post(api, "OrderQuote", twice, auth), 422, "ERR-1005", RS)
     assert error["TagText"] == f"{_SELECTED}/SelectedOfferItem/OfferItemRefID"
 
     unknown = quote_xml(order_id, "NO-SUCH-OFFER", [item_id], pax_ids)
-    error = error_of(post(api, "OrderQuote", unknown, auth), 404, "ERR-3000", RS)
+    error = ndc_error_of(post(api, "OrderQuote", unknown, auth), 404, "ERR-3000", RS)
     assert error["TagText"] == f"{_SELECTED}/OfferRefID"
 
     stranger = quote_xml(order_id, offer_id, [item_id], ["PAX-NOBODY"])
-    error = error_of(post(api, "OrderQuote", stranger, auth), 422, "ERR-1005", RS)
+    error = ndc_error_of(post(api, "OrderQuote", stranger, auth), 422, "ERR-1005", RS)
     assert error["TagText"] == "/IATA_OrderQuoteRQ/Payload/PaxList/PaxID"
 
     # Without a PaxList the PaxRefIDs name the passengers, and the error points there.
     no_list = etree.fromstring(stranger)
     for pax in no_list.findall("m:Payload/c:PaxList", NS):
         pax.getparent().remove(pax)
-    error = error_of(post(api, "OrderQuote", etree.tostring(no_list), auth), 422, "ERR-1005", RS)
+    error = ndc_error_of(
+        post(api, "OrderQuote", etree.tostring(no_list), auth), 422, "ERR-1005", RS
+    )
     assert error["TagText"] == f"{_SELECTED}/SelectedOfferItem/PaxRefID"
 
     clock.advance(hours=1)  # past the offer's 30 minutes (DESIGN.md §7)
-    error = error_of(
+    error = ndc_error_of(
         post(api, "OrderQuote", quote_xml(order_id, offer_id, [item_id], pax_ids), auth),
         404,
         "ERR-3001",
@@ -423,24 +427,26 @@ def test_reshop_errors_name_their_element(api, auth, order):
     order_id = view["order"]["orderId"]
 
     past = reshop_itinerary_xml(order_id, new_day - timedelta(days=30))
-    error = error_of(post(api, "OrderReshop", past, auth), 422, "ERR-1005", RS)
+    error = ndc_error_of(post(api, "OrderReshop", past, auth), 422, "ERR-1005", RS)
     assert error["TagText"] == f"{_OD}/OriginDepCriteria/Date"
 
     elsewhere = reshop_itinerary_xml(order_id, new_day, origin="TPA", destination="ORF")
-    error = error_of(post(api, "OrderReshop", elsewhere, auth), 400, "ERR-4002", RS)
+    error = ndc_error_of(post(api, "OrderReshop", elsewhere, auth), 400, "ERR-4002", RS)
     assert error["DescText"].startswith(f"{_OD}:")
 
     not_on_order = reshop_itinerary_xml(order_id, new_day, replaces="OOI-NOPE")
-    error = error_of(post(api, "OrderReshop", not_on_order, auth), 400, "ERR-4002", RS)
+    error = ndc_error_of(post(api, "OrderReshop", not_on_order, auth), 400, "ERR-4002", RS)
     assert error["TagText"].endswith("/ServiceOrder/DeleteOrderItem/OrderItemRefID")
 
     mismatch = etree.fromstring(reshop_cancel_xml(order_id))
     mismatch.find(".//c:CancelOrderRef/c:OrderRefID", NS).text = "ANOTHER"
-    error = error_of(post(api, "OrderReshop", etree.tostring(mismatch), auth), 422, "ERR-1005", RS)
+    error = ndc_error_of(
+        post(api, "OrderReshop", etree.tostring(mismatch), auth), 422, "ERR-1005", RS
+    )
     assert error["TagText"] == "/IATA_OrderReshopRQ/Request/UpdateOrder/CancelOrderRef/OrderRefID"
 
     stranger = reshop_name_xml(order_id, "PAX-NOBODY", "Augusta", "King")
-    error = error_of(post(api, "OrderReshop", stranger, auth), 422, "ERR-1005", RS)
+    error = ndc_error_of(post(api, "OrderReshop", stranger, auth), 422, "ERR-1005", RS)
     assert error["TagText"].endswith("/UpdatePaxName/PaxRefID")
 
 
@@ -481,7 +487,7 @@ def test_choices_without_a_json_twin_are_err_1005(api, auth, order):
     )
     etree.SubElement(sharing, f"{{{CNS}}}PaxRefID").text = view["pax"][0]["paxId"]
 
-    error = error_of(
+    error = ndc_error_of(
         post(api, "OrderReshop", etree.tostring(valid(document)), auth), 422, "ERR-1005", RS
     )
     assert error["TagText"].endswith("/ReshopOrderChoice/UpdatePax")
@@ -492,5 +498,5 @@ def test_choices_without_a_json_twin_are_err_1005(api, auth, order):
     etree.SubElement(repriced, f"{{{CNS}}}OwnerCode").text = "MX"
     quote_request.find("m:Payload/c:SelectedOffers", NS).addprevious(repriced)
     body = etree.tostring(valid(quote_request))
-    error = error_of(post(api, "OrderQuote", body, auth), 422, "ERR-1005", RS)
+    error = ndc_error_of(post(api, "OrderQuote", body, auth), 422, "ERR-1005", RS)
     assert error["TagText"] == "/IATA_OrderQuoteRQ/Payload/RepricedOrder"

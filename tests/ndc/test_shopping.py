@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from tests.ndc.conftest import NS, air_shopping, error_of, offer_price, post, texts, xml_of
+from tests.ndc.conftest import NS, air_shopping, ndc_error_of, offer_price, post, texts, xml_of
 from tests.offers.conftest import search_body
 
 pytestmark = pytest.mark.django_db
@@ -147,13 +147,13 @@ class TestAirShopping:
     def test_a_market_we_do_not_fly_is_err_1006_at_the_origin_element(self, api, auth, network):
         response = post(api, "AirShopping", air_shopping(("PVD", "LAX", network)), auth)
 
-        fields = error_of(response, 422, "ERR-1006")
+        fields = ndc_error_of(response, 422, "ERR-1006")
         assert fields["TagText"].endswith("/DestArrivalCriteria/IATA_LocationCode")
 
     def test_a_passenger_type_we_do_not_sell_is_err_1005_at_the_ptc(self, api, auth, network):
         body = air_shopping(("PVD", "CHS", network), passengers=[("P1", "ADT"), ("P2", "YTH")])
 
-        fields = error_of(post(api, "AirShopping", body, auth), 422, "ERR-1005")
+        fields = ndc_error_of(post(api, "AirShopping", body, auth), 422, "ERR-1005")
 
         assert fields["TagText"] == "/IATA_AirShoppingRQ/Request/PaxList/Pax/PTC"
 
@@ -164,7 +164,7 @@ class TestAirShopping:
             1,
         )
 
-        fields = error_of(post(api, "AirShopping", body, auth), 422, "ERR-1005")
+        fields = ndc_error_of(post(api, "AirShopping", body, auth), 422, "ERR-1005")
 
         assert "one cabin" in fields["DescText"]
 
@@ -244,7 +244,7 @@ class TestOfferPrice:
     def test_an_unknown_offer_is_err_3000_at_its_offer_ref(self, api, auth, network):
         response = post(api, "OfferPrice", offer_price(("nope.1", "nope.1.1")), auth)
 
-        fields = error_of(response, 404, "ERR-3000", root="IATA_OfferPriceRS")
+        fields = ndc_error_of(response, 404, "ERR-3000", root="IATA_OfferPriceRS")
         assert fields["TagText"].endswith("/SelectedOffer/OfferRefID")
 
     def test_an_item_not_on_the_offer_is_err_3002(self, api, auth, network):
@@ -252,7 +252,7 @@ class TestOfferPrice:
 
         response = post(api, "OfferPrice", offer_price((offer_id, "other.9")), auth)
 
-        fields = error_of(response, 400, "ERR-3002", root="IATA_OfferPriceRS")
+        fields = ndc_error_of(response, 400, "ERR-3002", root="IATA_OfferPriceRS")
         assert fields["TagText"].endswith("/SelectedOfferItem/OfferItemRefID")
 
     def test_another_party_than_the_shopped_one_is_err_1005(self, api, auth, network):
@@ -262,7 +262,7 @@ class TestOfferPrice:
             api, "OfferPrice", offer_price(*selections, passengers=[("ADT-1", "ADT")]), auth
         )
 
-        fields = error_of(response, 422, "ERR-1005", root="IATA_OfferPriceRS")
+        fields = ndc_error_of(response, 422, "ERR-1005", root="IATA_OfferPriceRS")
         assert fields["TagText"] == "/IATA_OfferPriceRQ/Request/DataLists/PaxList/Pax"
 
     def test_a_pax_ref_not_in_the_pax_list_is_err_1005(self, api, auth, network):
@@ -270,7 +270,9 @@ class TestOfferPrice:
             b"<cns:PaxRefID>CHD-1</cns:PaxRefID>", b"<cns:PaxRefID>GHOST</cns:PaxRefID>", 1
         )
 
-        fields = error_of(post(api, "OfferPrice", body, auth), 422, "ERR-1005", "IATA_OfferPriceRS")
+        fields = ndc_error_of(
+            post(api, "OfferPrice", body, auth), 422, "ERR-1005", "IATA_OfferPriceRS"
+        )
 
         assert "GHOST" in fields["DescText"]
 
@@ -284,4 +286,4 @@ class TestOfferPrice:
 
         response = post(api, "OfferPrice", offer_price(*selections), other)
 
-        error_of(response, 404, "ERR-3000", root="IATA_OfferPriceRS")
+        ndc_error_of(response, 404, "ERR-3000", root="IATA_OfferPriceRS")

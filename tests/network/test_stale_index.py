@@ -14,9 +14,10 @@ from airline.network.inventory import inventory_sell
 from airline.network.itineraries import network_index
 from airline.network.models import FlightLeg, LegInventory
 from orders.models import Order
+from tests.conftest import error_of
 from tests.network.ssim_builder import Leg, ssim_file
 from tests.offers.conftest import first_day, search_body
-from tests.orders.conftest import auth, book, booking_body, error_of, network, price_offer
+from tests.orders.conftest import auth, book, booking_body, network, price_offer
 
 __all__ = ["auth", "network"]  # fixtures
 

@@ -12,7 +12,7 @@ from airline.fares import reference as fares_reference
 from airline.fares.models import Ancillary
 from airline.network.models import SeatConfiguration
 from offers.ancillaries import forget_seat_layouts
-from tests.conftest import bearer, token_for
+from tests.conftest import bearer, error_of, token_for
 from tests.offers.conftest import search_body
 from tests.sellers.factories import ApiKeyFactory
 
@@ -35,16 +35,6 @@ def day(network):
 
 def ask(api, auth, kind, offer_id, body):
     return api.post(f"/json/v1/offers/{offer_id}/{kind}", body, format="json", **auth)
-
-
-def error_of(response, status, code, path=None):
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert body["data"] is None
-    assert body["error"]["code"] == code, body["error"]
-    if path is not None:
-        assert body["error"].get("path") == path, body["error"]
-    return body["error"]
 
 
 def data_of(response):

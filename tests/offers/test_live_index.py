@@ -26,7 +26,7 @@ from airline.network.itineraries import (
 from airline.network.models import FlightLeg, NetworkChange, NetworkVersion, SeatConfiguration
 from airline.network.services import station_zone
 from offers.ancillaries import seats_of_configuration
-from tests.ndc.conftest import air_shopping, error_of, post
+from tests.ndc.conftest import air_shopping, ndc_error_of, post
 from tests.network.ssim_builder import Leg, ssim_file
 from tests.offers.conftest import first_day, search_body
 
@@ -228,7 +228,7 @@ def test_a_search_on_a_process_with_no_index_is_refused_at_once_in_ndc(
         lambda: post(api, "AirShopping", air_shopping(("PVD", "CHS", network)), auth)
     )
 
-    error = error_of(response, 503, "ERR-9000")
+    error = ndc_error_of(response, 503, "ERR-9000")
     assert "loading" in error["DescText"]
     assert took < QUICK
     assert held_build.wait(timeout=10)

@@ -8,7 +8,7 @@ from django.test import override_settings
 from airline.network.inventory import inventory_sell
 from airline.network.models import FlightLeg
 from offers.store import OfferOwner, OfferSource, batch_save, new_batch
-from tests.conftest import bearer, token_for
+from tests.conftest import bearer, error_of, token_for
 from tests.offers.conftest import search_body
 from tests.offers.invariants import amount, assert_offer
 from tests.sellers.factories import ApiKeyFactory
@@ -45,13 +45,6 @@ def price(api, auth, *selections, passengers=PARTY):
         format="json",
         **auth,
     )
-
-
-def error_of(response, status, code, path):
-    assert response.status_code == status, response.content
-    error = response.json()["error"]
-    assert (error["code"], error.get("path")) == (code, path)
-    return error
 
 
 def test_two_directions_priced_into_one_quote(api, auth, round_trip, clock):

@@ -9,7 +9,7 @@ from django.db import OperationalError, connection
 
 from airline.network.inventory import inventory_sell
 from airline.network.models import FlightLeg
-from tests.conftest import bearer, token_for
+from tests.conftest import bearer, error_of, token_for
 from tests.offers.conftest import search_body
 from tests.offers.invariants import amount, assert_offer
 from tests.sellers.factories import ApiKeyFactory
@@ -26,14 +26,6 @@ def search(api, auth, body, path="/json/v1/offers"):
 def offers_of(response) -> list[dict]:
     assert response.status_code == 201, response.content
     return response.json()["data"]["offers"]
-
-
-def error_of(response, status: int, code: str, path: str | None) -> dict:
-    assert response.status_code == status, response.content
-    error = response.json()["error"]
-    assert error["code"] == code
-    assert error.get("path") == path
-    return error
 
 
 class TestOneWay:

@@ -107,12 +107,3 @@ def travel_day(network):
 def priced(api, auth, travel_day, clock):
     """A priced PVD-CHS round trip for two adults and a child."""
     return price_offer(api, auth, travel_day, back=travel_day + timedelta(days=7))
-
-
-def error_of(response, status, code, path=None):
-    assert response.status_code == status, response.content
-    error = response.json()["error"]
-    assert error["code"] == code, error
-    if path is not None:
-        assert error.get("path") == path, error
-    return error

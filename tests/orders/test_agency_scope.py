@@ -13,12 +13,11 @@ import pytest
 from airline.api import clock as service_clock
 from orders.credits import credit_issue
 from orders.models import AirlineCredit, Order, OrderStatus
-from tests.conftest import bearer, token_for
-from tests.ndc.conftest import error_of as ndc_error_of
-from tests.ndc.conftest import post, xml_of
+from tests.conftest import bearer, error_of, token_for
+from tests.ndc.conftest import ndc_error_of, post, xml_of
 from tests.ndc.test_ancillaries import offer_request, priced_in_xml
 from tests.offers.conftest import search_body
-from tests.orders.conftest import PARTY, book, booking_body, error_of, price_offer
+from tests.orders.conftest import PARTY, book, booking_body, price_offer
 from tests.orders.factories import OrderFactory
 from tests.orders.test_credit_payment import confirm_hold
 from tests.sellers.factories import ApiKeyFactory

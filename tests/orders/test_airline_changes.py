@@ -12,10 +12,10 @@ import pytest
 from django.core.management import call_command
 
 from orders.models import AirlineChange, Coupon, GatewayEntry, Order, Refund
-from tests.conftest import bearer, token_for
+from tests.conftest import bearer, error_of, token_for
 from tests.network.ssim_builder import Leg, ssim_file
 from tests.offers.conftest import CST
-from tests.orders.conftest import CARD, HOLD, book, booking_body, error_of, price_offer
+from tests.orders.conftest import CARD, HOLD, book, booking_body, price_offer
 from tests.orders.test_exchange import (
     accept as accept_reshop,
 )

@@ -8,8 +8,8 @@ from decimal import Decimal
 import pytest
 
 from orders.models import Contact, Coupon, Order, Passenger, Ticket
-from tests.conftest import bearer, token_for
-from tests.orders.conftest import CARD, HOLD, error_of
+from tests.conftest import bearer, error_of, token_for
+from tests.orders.conftest import CARD, HOLD
 from tests.orders.test_exchange import booked, money_adds_up, reshop
 
 pytestmark = pytest.mark.django_db

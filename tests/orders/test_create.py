@@ -25,8 +25,8 @@ from orders.models import (
 )
 from orders.payments import TestGateway
 from orders.presenters import order_view_key
-from tests.conftest import bearer, token_for
-from tests.orders.conftest import CARD, HOLD, book, booking_body, error_of, price_offer
+from tests.conftest import bearer, error_of, token_for
+from tests.orders.conftest import CARD, HOLD, book, booking_body, price_offer
 
 pytestmark = pytest.mark.django_db
 

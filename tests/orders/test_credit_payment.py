@@ -22,8 +22,9 @@ from orders.models import (
     PaymentIntent,
     Ticket,
 )
+from tests.conftest import error_of
 from tests.gateways import provider_charges
-from tests.orders.conftest import CARD, book, booking_body, error_of
+from tests.orders.conftest import CARD, book, booking_body
 from tests.orders.factories import OrderFactory
 from tests.orders.test_concurrency import priced_many, race
 

@@ -8,10 +8,10 @@ import pytest
 
 from airline.network.models import LegInventory
 from orders.models import Coupon, Order, OrderItem, OrderStatus, Refund, Ticket
-from tests.conftest import bearer, token_for
+from tests.conftest import bearer, error_of, token_for
 from tests.gateways import provider_refund
 from tests.offers.conftest import search_body
-from tests.orders.conftest import CARD, HOLD, book, booking_body, error_of
+from tests.orders.conftest import CARD, HOLD, book, booking_body
 
 # Both gateways, the provider's books held against the orders' after each test (issue 26).
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("card_gateway")]

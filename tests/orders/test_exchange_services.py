@@ -15,19 +15,28 @@ from airline.network.demo_schedule import distance_km
 from airline.network.itineraries import reset_network_index
 from airline.network.services import fleet_ensure
 from orders.models import Order, Payment, Service
-from tests.conftest import bearer, token_for
+from tests.conftest import bearer, error_of, token_for
 from tests.network.ssim_builder import Leg, ssim_file
 from tests.offers.conftest import first_day
-from tests.orders.conftest import CARD, error_of
+from tests.orders.conftest import CARD
 from tests.orders.test_exchange import accept, booked, itinerary, money_adds_up, quote, reshop
 from tests.orders.test_order_ancillaries import bag_entry, seat_entry
+from tests.replay import replayed
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def network(db, tmp_path):
+def network(db, tmp_path_factory):
+    """Loaded once through the SSIM loader, then copied in (tests/replay.py)."""
     start = first_day()
+    replayed(("exchange network", start), lambda: _load_network(start, tmp_path_factory))
+    reset_network_index()
+    yield start
+    reset_network_index()
+
+
+def _load_network(start, tmp_path_factory):
     end = start + timedelta(days=30)
     fleet_ensure(DEMO_FLEET)
     legs = [
@@ -35,13 +44,11 @@ def network(db, tmp_path):
         Leg(301, "MCO", "CLT", time(8, 0), time(9, 40), start, end),
         Leg(302, "CLT", "BDL", time(10, 50), time(12, 40), start, end),
     ]
-    (tmp_path / "net.ssim").write_text(ssim_file(legs))
-    call_command("load_schedule", str(tmp_path / "net.ssim"), stdout=StringIO())
+    path = tmp_path_factory.mktemp("network") / "net.ssim"
+    path.write_text(ssim_file(legs))
+    call_command("load_schedule", str(path), stdout=StringIO())
     markets = [("MCO", "BDL"), ("MCO", "CLT"), ("CLT", "BDL")]
     fares_ensure_demo((o, d, distance_km(o, d)) for o, d in markets)
-    reset_network_index()
-    yield start
-    reset_network_index()
 
 
 @pytest.fixture

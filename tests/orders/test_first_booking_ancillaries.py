@@ -8,8 +8,8 @@ import pytest
 
 from airline.network.models import LegInventory
 from orders.models import Order, OrderStatus, Passenger, Payment, Service
-from tests.conftest import bearer, token_for
-from tests.orders.conftest import CARD, book, booking_body, error_of, price_offer
+from tests.conftest import bearer, error_of, token_for
+from tests.orders.conftest import CARD, book, booking_body, price_offer
 from tests.orders.test_order_ancillaries import change, open_seat, seats, services, units
 from tests.sellers.factories import ApiKeyFactory
 

@@ -9,8 +9,8 @@ from rest_framework_simplejwt.tokens import AccessToken
 
 from orders.models import Order
 from sellers.services import KEY_CLAIM, SELLER_CLAIM
-from tests.conftest import bearer
-from tests.orders.conftest import book, booking_body, error_of
+from tests.conftest import bearer, error_of
+from tests.orders.conftest import book, booking_body
 
 pytestmark = pytest.mark.django_db
 

@@ -5,8 +5,8 @@ import pytest
 
 from airline.api.models import IdempotencyRecord
 from orders.models import Order, OrderEvent, OrderStatus
-from tests.conftest import bearer, token_for
-from tests.orders.conftest import book, booking_body, error_of, price_offer
+from tests.conftest import bearer, error_of, token_for
+from tests.orders.conftest import book, booking_body, price_offer
 from tests.sellers.factories import ApiKeyFactory
 
 pytestmark = pytest.mark.django_db

@@ -5,8 +5,8 @@ service lists and changes."""
 import pytest
 
 from orders.models import Order, OrderStatus
-from tests.conftest import bearer, token_for
-from tests.orders.conftest import book, booking_body, error_of
+from tests.conftest import bearer, error_of, token_for
+from tests.orders.conftest import book, booking_body
 from tests.orders.factories import order_with_trip
 from tests.sellers.factories import ApiKeyFactory, PartnerFactory, SellerFactory
 

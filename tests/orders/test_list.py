@@ -7,8 +7,8 @@ import pytest
 from django.apps import apps as django_apps
 
 from orders.models import Journey, Order, OrderStatus, Passenger
-from tests.conftest import bearer, token_for
-from tests.orders.conftest import book, booking_body, error_of
+from tests.conftest import bearer, error_of, token_for
+from tests.orders.conftest import book, booking_body
 from tests.orders.factories import journey_add, order_with_trip
 from tests.sellers.factories import ApiKeyFactory
 

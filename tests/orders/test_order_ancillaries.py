@@ -7,8 +7,8 @@ from decimal import Decimal
 import pytest
 
 from orders.models import Order, Service
-from tests.conftest import bearer, token_for
-from tests.orders.conftest import CARD, book, booking_body, error_of, price_offer
+from tests.conftest import bearer, error_of, token_for
+from tests.orders.conftest import CARD, book, booking_body, price_offer
 from tests.sellers.factories import ApiKeyFactory
 
 pytestmark = pytest.mark.django_db

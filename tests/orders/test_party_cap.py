@@ -6,8 +6,9 @@ from datetime import timedelta
 
 import pytest
 
+from tests.conftest import error_of
 from tests.offers.conftest import search_body
-from tests.orders.conftest import book, booking_body, error_of, price_offer
+from tests.orders.conftest import book, booking_body, price_offer
 
 pytestmark = pytest.mark.django_db
 

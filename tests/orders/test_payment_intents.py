@@ -12,7 +12,8 @@ from django.db.models import F
 from airline.network.models import LegInventory
 from orders.models import GatewayEntry, Order, OrderStatus, Payment, PaymentIntent
 from orders.reconcile import payments_reconcile
-from tests.orders.conftest import CARD, book, booking_body, error_of, price_offer
+from tests.conftest import error_of
+from tests.orders.conftest import CARD, book, booking_body, price_offer
 from tests.orders.test_order_ancillaries import change, open_seat, seats
 
 pytestmark = pytest.mark.django_db

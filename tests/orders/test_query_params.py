@@ -5,8 +5,7 @@ says ("unrecognized ones are ignored"), which wins over DESIGN.md §11 there."""
 
 import pytest
 
-from tests.conftest import bearer, token_for
-from tests.orders.conftest import error_of
+from tests.conftest import bearer, error_of, token_for
 from tests.orders.factories import order_with_trip
 
 pytestmark = pytest.mark.django_db

@@ -6,8 +6,8 @@ import pytest
 
 from airline.network.models import LegInventory
 from orders.models import Order
-from tests.conftest import bearer, token_for
-from tests.orders.conftest import book, booking_body, error_of
+from tests.conftest import bearer, error_of, token_for
+from tests.orders.conftest import book, booking_body
 from tests.sellers.factories import ApiKeyFactory
 
 pytestmark = pytest.mark.django_db

@@ -12,8 +12,9 @@ from django.core.management import call_command
 from airline.network.itineraries import network_index
 from airline.network.models import FlightLeg, LegInventory
 from orders.models import Order, PaymentIntent
+from tests.conftest import error_of
 from tests.network.ssim_builder import Leg, ssim_file
-from tests.orders.conftest import CARD, HOLD, book, booking_body, error_of, price_offer
+from tests.orders.conftest import CARD, HOLD, book, booking_body, price_offer
 from tests.orders.test_order_ancillaries import change, open_seat, seats
 
 pytestmark = pytest.mark.django_db

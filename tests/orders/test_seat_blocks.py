@@ -11,9 +11,10 @@ from airline.network import itineraries
 from airline.network.models import FlightLeg, SeatConfiguration
 from offers.ancillaries import seats_of_configuration
 from orders.models import AirlineChange, Order, Service
+from tests.conftest import error_of
 from tests.ndc.conftest import NS, post, xml_of
 from tests.ndc.test_orders import VIEW, retrieve_request
-from tests.orders.conftest import book, booking_body, error_of
+from tests.orders.conftest import book, booking_body
 from tests.orders.test_airline_changes import booked, reload
 from tests.orders.test_first_booking_ancillaries import offer_ancillaries, seat_for, sold
 from tests.orders.test_order_ancillaries import change, open_seat, seat_entry, seats

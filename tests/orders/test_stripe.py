@@ -16,9 +16,10 @@ import pytest
 from orders.models import Order, OrderEvent, Payment, PaymentIntent, ProviderEvent
 from orders.payments import Card, StripeGateway
 from orders.reconcile import payments_reconcile
+from tests.conftest import error_of
 from tests.e2e.servers import free_port
 from tests.gateways import books_balance, stripe_settings
-from tests.orders.conftest import CARD, book, booking_body, error_of
+from tests.orders.conftest import CARD, book, booking_body
 
 WEBHOOK = "/payments/stripe/webhook"
 

@@ -11,7 +11,8 @@ from decimal import Decimal
 import pytest
 
 from orders.models import GatewayEntry, Journey, Order, Passenger, Payment, Segment, Service
-from tests.orders.conftest import CARD, book, booking_body, error_of, price_offer
+from tests.conftest import error_of
+from tests.orders.conftest import CARD, book, booking_body, price_offer
 from tests.orders.test_exchange import accept, booked, itinerary, money_adds_up, quote, reshop
 from tests.orders.test_first_booking_ancillaries import offer_ancillaries, seat_for
 from tests.orders.test_order_ancillaries import change, open_seat, seat_entry, seats, units

@@ -32,7 +32,9 @@ class FakeTime:
         self.now += seconds
 
 
-def test_each_job_runs_at_its_own_interval():
+# The loop closes stale database connections between jobs (airline/worker.py): a test of it
+# holds the database, whatever test ran before it and left its connection open.
+def test_each_job_runs_at_its_own_interval(db):
     fake, stop, ran = FakeTime(), threading.Event(), []
 
     def job(name):
@@ -56,7 +58,7 @@ def test_each_job_runs_at_its_own_interval():
     assert max(fake.waits) <= 5
 
 
-def test_a_failing_job_is_logged_and_tried_again_and_the_others_go_on(caplog):
+def test_a_failing_job_is_logged_and_tried_again_and_the_others_go_on(db, caplog):
     fake, stop = FakeTime(), threading.Event()
     calls = {"broken": 0, "fine": 0}
 

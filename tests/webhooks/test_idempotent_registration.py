@@ -5,8 +5,7 @@ endpoint signing with a secret it never saw."""
 import pytest
 
 from airline.api.models import IdempotencyRecord
-from tests.conftest import bearer, token_for
-from tests.orders.conftest import error_of
+from tests.conftest import bearer, error_of, token_for
 from webhooks.models import WebhookEndpoint
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,8 @@ import pytest
 from lxml import etree
 
 from ndc.xml import CNS, MSG, schema
-from tests.orders.conftest import book, booking_body, error_of
+from tests.conftest import error_of
+from tests.orders.conftest import book, booking_body
 from tests.orders.test_airline_changes import DETECTED, RETIMED_101, booked, reload, view_of
 from tests.webhooks.conftest import register, verifies
 from webhooks.delivery import webhooks_deliver

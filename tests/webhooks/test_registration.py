@@ -3,8 +3,7 @@ only, safe URLs only, the secret shown once (DESIGN.md §10)."""
 
 import pytest
 
-from tests.conftest import bearer, token_for
-from tests.orders.conftest import error_of
+from tests.conftest import bearer, error_of, token_for
 from tests.webhooks.conftest import register
 from webhooks import addresses
 from webhooks.models import WebhookDelivery, WebhookEndpoint
