@@ -14,8 +14,8 @@ from tests.conftest import bearer, token_for
 from tests.ndc.conftest import (
     CNS,
     NS,
-    error_of,
     example,
+    ndc_error_of,
     pay_amount,
     post,
     texts,
@@ -202,13 +202,13 @@ class TestOrderCreate:
 
         response = post(api, "OrderCreate", body(create_request(priced)), read_only)
 
-        error_of(response, 403, "ERR-8001", VIEW)
+        ndc_error_of(response, 403, "ERR-8001", VIEW)
 
     def test_a_bad_card_number_is_err_1005_at_its_element(self, api, auth, priced):
         document = create_request(priced)
         document.find(".//c:CardNumber", NS).text = "4111111111111112"
 
-        fields = error_of(post(api, "OrderCreate", body(document), auth), 422, "ERR-1005", VIEW)
+        fields = ndc_error_of(post(api, "OrderCreate", body(document), auth), 422, "ERR-1005", VIEW)
 
         assert fields["TagText"].endswith("/PaymentMethod/PaymentCard/CardNumber")
         assert not Order.objects.exists()
@@ -217,7 +217,7 @@ class TestOrderCreate:
         document = create_request(priced)
         document.find(".//c:CardBrandCode", NS).text = "ZZ"
 
-        fields = error_of(post(api, "OrderCreate", body(document), auth), 422, "ERR-6001", VIEW)
+        fields = ndc_error_of(post(api, "OrderCreate", body(document), auth), 422, "ERR-6001", VIEW)
 
         assert fields["TagText"].endswith("/PaymentCard/CardBrandCode")
 
@@ -228,7 +228,7 @@ class TestOrderCreate:
         offline = etree.SubElement(method, cns("OfflinePayment"))
         etree.SubElement(offline, cns("PaymentTypeCode")).text = "CA"
 
-        error_of(post(api, "OrderCreate", body(document), auth), 422, "ERR-6000", VIEW)
+        ndc_error_of(post(api, "OrderCreate", body(document), auth), 422, "ERR-6000", VIEW)
 
     def test_a_voucher_is_airline_credit(self, api, auth, priced):
         """Its VoucherID is the credit code: one no order issued is refused as credit."""
@@ -237,7 +237,7 @@ class TestOrderCreate:
         method.remove(method[0])
         etree.SubElement(etree.SubElement(method, cns("Voucher")), cns("VoucherID")).text = "V1"
 
-        fields = error_of(post(api, "OrderCreate", body(document), auth), 400, "ERR-6002", VIEW)
+        fields = ndc_error_of(post(api, "OrderCreate", body(document), auth), 400, "ERR-6002", VIEW)
 
         assert "airline credit" in fields["DescText"]
         assert not Order.objects.exists()
@@ -246,7 +246,7 @@ class TestOrderCreate:
         document = create_request(priced)
         document.find(".//c:ContactInfo/c:EmailAddress/c:EmailAddressText", NS).text = "nope"
 
-        fields = error_of(post(api, "OrderCreate", body(document), auth), 400, "ERR-1004", VIEW)
+        fields = ndc_error_of(post(api, "OrderCreate", body(document), auth), 400, "ERR-1004", VIEW)
 
         assert fields["TagText"].endswith("/ContactInfo/EmailAddress/EmailAddressText")
 
@@ -254,7 +254,7 @@ class TestOrderCreate:
         document = create_request(priced)
         document.find(".//c:Pax/c:Individual/c:GenderCode", NS).text = "X"
 
-        fields = error_of(post(api, "OrderCreate", body(document), auth), 422, "ERR-1005", VIEW)
+        fields = ndc_error_of(post(api, "OrderCreate", body(document), auth), 422, "ERR-1005", VIEW)
 
         assert fields["TagText"] == (
             "/IATA_OrderCreateRQ/Request/DataLists/PaxList/Pax[1]/Individual/GenderCode"
@@ -264,7 +264,7 @@ class TestOrderCreate:
         document = create_request(priced)
         document.find(".//c:Pax[3]/c:PaxID", NS).text = "CHD-9"
 
-        fields = error_of(post(api, "OrderCreate", body(document), auth), 400, "ERR-4001", VIEW)
+        fields = ndc_error_of(post(api, "OrderCreate", body(document), auth), 400, "ERR-4001", VIEW)
 
         assert fields["TagText"].endswith("/DataLists/PaxList/Pax/PaxID")
 
@@ -272,7 +272,7 @@ class TestOrderCreate:
         document = create_request(priced)
         document.find(".//c:SelectedPricedOffer/c:OfferRefID", NS).text = "nope.1"
 
-        fields = error_of(post(api, "OrderCreate", body(document), auth), 404, "ERR-3000", VIEW)
+        fields = ndc_error_of(post(api, "OrderCreate", body(document), auth), 404, "ERR-3000", VIEW)
 
         assert fields["TagText"].endswith("/SelectedPricedOffer/OfferRefID")
 
@@ -283,7 +283,7 @@ class TestOrderCreate:
         for ref in document.iterfind(".//c:Pax/c:ContactInfoRefID", NS):
             ref.getparent().remove(ref)
 
-        fields = error_of(post(api, "OrderCreate", body(document), auth), 422, "ERR-1005", VIEW)
+        fields = ndc_error_of(post(api, "OrderCreate", body(document), auth), 422, "ERR-1005", VIEW)
 
         assert fields["TagText"] == "/IATA_OrderCreateRQ/Request/DataLists"
 
@@ -334,7 +334,7 @@ class TestOrderRetrieve:
 
         response = post(api, "OrderRetrieve", retrieve_request(order_id_of(paid)), other)
 
-        fields = error_of(response, 404, "ERR-4000", VIEW)
+        fields = ndc_error_of(response, 404, "ERR-4000", VIEW)
         assert fields["TagText"].endswith("/OrderFilterCriteria/OrderID")
 
     def test_a_read_only_key_may_retrieve(self, api, paid, read_only_key):
@@ -488,7 +488,7 @@ class TestOrderChange:
         sub(cancel, "OwnerCode", "MX")
         sub(sub(cancel, "SelectedOrderItem"), "OrderItemRefID", outbound)
 
-        fields = error_of(post(api, "OrderChange", body(document), auth), 400, "ERR-4002", VIEW)
+        fields = ndc_error_of(post(api, "OrderChange", body(document), auth), 400, "ERR-4002", VIEW)
 
         assert fields["TagText"].endswith("/SelectedOrderItem/OrderItemRefID")
 
@@ -550,7 +550,7 @@ class TestOrderChange:
         sub(cancel, "OrderRefID", order_id)
         sub(cancel, "OwnerCode", "MX")
 
-        fields = error_of(post(api, "OrderChange", body(document), auth), 400, "ERR-4002", VIEW)
+        fields = ndc_error_of(post(api, "OrderChange", body(document), auth), 400, "ERR-4002", VIEW)
 
         assert fields["TagText"] == "/IATA_OrderChangeRQ/Request/ChangeOrderChoice"
 
@@ -562,7 +562,7 @@ class TestOrderChange:
         sub(cancel, "OwnerCode", "MX")
         sub(sub(cancel, "SelectedOrderItem"), "OrderItemRefID", "OOI-NOPE")
 
-        fields = error_of(post(api, "OrderChange", body(document), auth), 400, "ERR-4006", VIEW)
+        fields = ndc_error_of(post(api, "OrderChange", body(document), auth), 400, "ERR-4006", VIEW)
 
         assert fields["TagText"].endswith("/SelectedOrderItem/OrderItemRefID")
 
@@ -570,7 +570,7 @@ class TestOrderChange:
         document = change_request(order_id_of(hold), pay=True, amount=due_of(hold))
         document.find(".//c:ExpirationDate", NS).text = "0120"
 
-        fields = error_of(post(api, "OrderChange", body(document), auth), 422, "ERR-1005", VIEW)
+        fields = ndc_error_of(post(api, "OrderChange", body(document), auth), 422, "ERR-1005", VIEW)
 
         assert fields["TagText"].endswith("/PaymentCard/ExpirationDate")
         assert Order.objects.get().status == OrderStatus.ONHOLD
@@ -579,13 +579,15 @@ class TestOrderChange:
         read_only = bearer(token_for(api, read_only_key.raw))
         document = change_request(order_id_of(hold), pay=True, amount=due_of(hold))
 
-        error_of(post(api, "OrderChange", body(document), read_only), 403, "ERR-8001", VIEW)
+        ndc_error_of(post(api, "OrderChange", body(document), read_only), 403, "ERR-8001", VIEW)
 
     def test_another_sellers_order_is_err_4000(self, api, hold, partner_key, other_seller):
         other = bearer(token_for(api, partner_key.raw, other_seller.pk))
         document = change_request(order_id_of(hold), pay=True, amount=due_of(hold))
 
-        fields = error_of(post(api, "OrderChange", body(document), other), 404, "ERR-4000", VIEW)
+        fields = ndc_error_of(
+            post(api, "OrderChange", body(document), other), 404, "ERR-4000", VIEW
+        )
 
         assert fields["TagText"] == "/IATA_OrderChangeRQ/Request/Order/OrderID"
         assert Order.objects.get().status == OrderStatus.ONHOLD
@@ -613,7 +615,7 @@ class TestAcceptCancelledOffer:
         sub(cancel, "OfferID", "OFR-NOTTHIS")
         sub(cancel, "OwnerCode", "MX")
 
-        fields = error_of(post(api, "OrderChange", body(document), auth), 422, "ERR-1005", VIEW)
+        fields = ndc_error_of(post(api, "OrderChange", body(document), auth), 422, "ERR-1005", VIEW)
 
         assert fields["TagText"].endswith("/ChangeOrderChoice/AcceptCancelledOffer/OfferID")
         assert Order.objects.get(order_id=order_id).status == OrderStatus.CONFIRMED

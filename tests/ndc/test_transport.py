@@ -13,8 +13,8 @@ from tests.ndc.conftest import (
     EXAMPLES,
     NS,
     air_shopping,
-    error_of,
     example,
+    ndc_error_of,
     offer_price,
     post,
     xml_of,
@@ -32,7 +32,7 @@ class TestRoutes:
     def test_an_endpoint_name_we_do_not_serve_is_err_1000_before_authentication(self, api):
         response = post(api, "OrderTeleport", b"<x/>", {})
 
-        fields = error_of(response, 404, "ERR-1000", root="IATA_AirShoppingRS")
+        fields = ndc_error_of(response, 404, "ERR-1000", root="IATA_AirShoppingRS")
         assert "AirShopping" in fields["DescText"]
 
     @pytest.mark.parametrize("version", ["v9", "V1", "1", "latest"])
@@ -41,7 +41,7 @@ class TestRoutes:
             "POST", f"/ndc/{version}/AirShopping", shopping, content_type="application/xml", **auth
         )
 
-        error_of(response, 404, "ERR-1002")
+        ndc_error_of(response, 404, "ERR-1002")
 
     @pytest.mark.parametrize("version", ["v0", "v1", "v2"])
     def test_every_supported_version_answers_the_same(self, api, auth, shopping, version):
@@ -65,17 +65,17 @@ class TestRoutes:
         if method == "head":
             assert response.status_code == 405
             return
-        error_of(response, 405, "ERR-1001", root=root)
+        ndc_error_of(response, 405, "ERR-1001", root=root)
 
     def test_a_path_below_an_endpoint_is_err_1000(self, api, auth):
-        error_of(api.post("/ndc/v1/AirShopping/more", **auth), 404, "ERR-1000")
+        ndc_error_of(api.post("/ndc/v1/AirShopping/more", **auth), 404, "ERR-1000")
 
 
 class TestCredentials:
     def test_no_credentials_is_err_8000(self, api, shopping, network):
         response = post(api, "AirShopping", shopping, {})
 
-        fields = error_of(response, 401, "ERR-8000")
+        fields = ndc_error_of(response, 401, "ERR-8000")
         assert fields["TypeCode"] == "Unauthenticated"
         assert response["WWW-Authenticate"].startswith("Bearer")
 
@@ -84,10 +84,10 @@ class TestCredentials:
     ):
         response = post(api, "AirShopping", shopping, {"HTTP_X_API_KEY": partner_key.raw})
 
-        error_of(response, 401, "ERR-8000")
+        ndc_error_of(response, 401, "ERR-8000")
 
     def test_a_bad_token_is_err_8000(self, api, shopping, network):
-        error_of(post(api, "AirShopping", shopping, bearer("not-a-token")), 401, "ERR-8000")
+        ndc_error_of(post(api, "AirShopping", shopping, bearer("not-a-token")), 401, "ERR-8000")
 
     def test_an_api_key_beside_the_token_has_no_effect(self, api, auth, shopping):
         response = post(api, "AirShopping", shopping, {**auth, "HTTP_X_API_KEY": "junk"})
@@ -97,7 +97,7 @@ class TestCredentials:
     def test_the_message_rs_carries_errors_of_its_endpoint(self, api, network):
         body = offer_price(("a.1", "a.1.1"), ("b.1", "b.1.1"))
 
-        error_of(post(api, "OfferPrice", body, {}), 401, "ERR-8000", root="IATA_OfferPriceRS")
+        ndc_error_of(post(api, "OfferPrice", body, {}), 401, "ERR-8000", root="IATA_OfferPriceRS")
 
 
 class TestContentType:
@@ -107,7 +107,7 @@ class TestContentType:
     def test_anything_but_xml_is_err_1010(self, api, auth, shopping, content_type):
         response = post(api, "AirShopping", shopping, auth, content_type=content_type)
 
-        error_of(response, 415, "ERR-1010")
+        ndc_error_of(response, 415, "ERR-1010")
 
     @pytest.mark.parametrize(
         "content_type",
@@ -125,7 +125,7 @@ class TestSize:
             b"<cns:Ordinal>", b"<!--" + b"x" * (1024 * 1024) + b"--><cns:Ordinal>", 1
         )
 
-        error_of(post(api, "AirShopping", padded, auth), 413, "ERR-1009")
+        ndc_error_of(post(api, "AirShopping", padded, auth), 413, "ERR-1009")
 
     def test_a_body_of_exactly_1_mib_is_read(self, api, auth, shopping):
         filler = 1024 * 1024 - len(shopping) - len(b"<!---->")
@@ -144,7 +144,7 @@ class TestSize:
 
         response = post(api, "AirShopping", shopping, auth, CONTENT_LENGTH=str(2 * 1024 * 1024))
 
-        error_of(response, 413, "ERR-1009")
+        ndc_error_of(response, 413, "ERR-1009")
         assert read == []
 
 
@@ -159,7 +159,7 @@ class TestSignatures:
 
         response = post(api, "AirShopping", etree.tostring(document), auth)
 
-        fields = error_of(response, 400, "ERR-1004")
+        fields = ndc_error_of(response, 400, "ERR-1004")
         assert fields["TagText"] == "/IATA_AirShoppingRQ/Signature"
 
 
@@ -179,7 +179,7 @@ class TestErrorDocuments:
 
         response = post(api, "AirShopping", etree.tostring(document), auth)
 
-        fields = error_of(response, 422, "ERR-1005")
+        fields = ndc_error_of(response, 422, "ERR-1005")
         where = (
             "/IATA_AirShoppingRQ/Request/FlightRequest/FlightRequestOriginDestinationsCriteria"
             "/OriginDestCriteria[2]/OriginDepCriteria/Date"
@@ -191,25 +191,27 @@ class TestErrorDocuments:
         document = example("AirShoppingRQ")
         document.remove(document.find("m:DistributionChain", NS))
 
-        fields = error_of(post(api, "AirShopping", etree.tostring(document), auth), 422, "ERR-1005")
+        fields = ndc_error_of(
+            post(api, "AirShopping", etree.tostring(document), auth), 422, "ERR-1005"
+        )
 
         assert "DistributionChain" in fields["DescText"]
 
     def test_another_messages_document_is_err_1005(self, api, auth, network):
         body = offer_price(("a.1", "a.1.1"))
 
-        fields = error_of(post(api, "AirShopping", body, auth), 422, "ERR-1005")
+        fields = ndc_error_of(post(api, "AirShopping", body, auth), 422, "ERR-1005")
 
         assert "IATA_AirShoppingRQ" in fields["DescText"]
 
     @pytest.mark.parametrize("body", [b"", b"   ", b"not xml", b"<a><b></a>", b"\x00"])
     def test_a_body_that_is_not_xml_is_err_1005(self, api, auth, body):
-        error_of(post(api, "AirShopping", body, auth), 422, "ERR-1005")
+        ndc_error_of(post(api, "AirShopping", body, auth), 422, "ERR-1005")
 
     def test_a_service_error_names_the_element_its_field_came_from(self, api, auth, network):
         body = air_shopping(("PVD", "CHS", network), ("CHS", "PVD", network - timedelta(days=1)))
 
-        fields = error_of(post(api, "AirShopping", body, auth), 422, "ERR-1005")
+        fields = ndc_error_of(post(api, "AirShopping", body, auth), 422, "ERR-1005")
 
         assert fields["TagText"].endswith("/OriginDestCriteria/OriginDepCriteria/Date")
         assert "travel order" in fields["DescText"]
