@@ -187,7 +187,12 @@ def test_passenger_patch_refusals_leave_the_whole_request_undone(api, auth, paid
             "ERR-1004",
             "changes.contact.phoneNumber",
         ),
-        ({"changes": [{"type": "UpdatePassenger", "passengerId": pax}]}, 422, "ERR-1005", None),
+        (
+            {"changes": [{"type": "UpdatePassenger", "passengerId": pax}]},
+            422,
+            "ERR-1005",
+            "changes.patch",
+        ),
     ]
     for body, status, code, path in cases:
         error_of(change(api, auth, order_id, body), status, code, path)
