@@ -494,9 +494,47 @@ def flight_on_date(number: int | None, day: date | None, carrier: str | None = N
 TICKET = re.compile(r"^\d{3}-?\d{10}$")
 
 
-def word_matches(term: str) -> Q:
+FEW = 1000  # bookings a search word may name and still be listed by their ids
+
+
+def word_matches(term: str, flight: QuerySet[Leg] | None = None) -> Q:
     """What any other search word may be: a locator, an order id, an agency, a status,
-    part of a passenger's name, an email (when it has an @), a ticket or EMD number."""
+    part of a passenger's name, an email (when it has an @), a ticket or EMD number; or,
+    given `flight` (the legs of a flight the word may also name), a booking on it.
+
+    Most words name a few bookings: their ids are read first, each kind of match through
+    its own index (the names' through their trigram indexes), and the list is of those
+    ids. Tested row by row, as an OR, every search scanned all the bookings (issue 27).
+    A word that names more (a status, a big agency, "ada") is the OR: the newest page of
+    bookings is found early in that scan, and an index would not spare it."""
+    upper = term.upper()
+    found: list[QuerySet] = [
+        Order.objects.filter(Q(record_locator=upper) | Q(order_id=term)).values_list("pk"),
+        Order.objects.filter(agency_code=upper).values_list("pk"),
+        Passenger.objects.filter(
+            Q(surname__icontains=term) | Q(given_name__icontains=term)
+        ).values_list("order_id"),
+    ]
+    if upper in OrderStatus.values:
+        found.append(Order.objects.filter(status=upper).values_list("pk"))
+    if "@" in term:
+        found.append(Contact.objects.filter(email__icontains=term).values_list("order_id"))
+    if TICKET.match(term):
+        number = term.replace("-", "")
+        found.append(Ticket.objects.filter(number=number).values_list("order_id"))
+        found.append(Service.objects.filter(emd_number=number).values_list("order_id"))
+    if flight is not None:
+        found.append(flight.values_list("segment__order_id"))
+    found = [rows.order_by() for rows in found]
+    # UNION ALL streams, so the LIMIT stops it early when the word names many.
+    first = list(found[0].union(*found[1:], all=True)[: FEW + 1])
+    if len(first) <= FEW:
+        return Q(pk__in={pk for (pk,) in first})
+    return word_tested(term, flight)
+
+
+def word_tested(term: str, flight: QuerySet[Leg] | None) -> Q:
+    """word_matches as a test of each booking (the same kinds of match)."""
     upper = term.upper()
     found = Q(record_locator=upper) | Q(order_id=term) | Q(agency_code=upper)
     if upper in OrderStatus.values:
@@ -512,7 +550,15 @@ def word_matches(term: str) -> Q:
         number = term.replace("-", "")
         found |= Exists(Ticket.objects.filter(order=OuterRef("pk"), number=number))
         found |= Exists(Service.objects.filter(order=OuterRef("pk"), emd_number=number))
+    if flight is not None:
+        found |= Exists(flight.filter(segment__order=OuterRef("pk")))
     return found
+
+
+def flight_legs(number: int, carrier: str | None) -> QuerySet[Leg]:
+    """The booked legs of flight `number` (its marketing number, of `carrier` when given)."""
+    legs = Leg.objects.filter(segment__flight_number=number)
+    return legs if carrier is None else legs.filter(segment__carrier=carrier)
 
 
 def search_matches(search_term: str) -> Q:
@@ -524,7 +570,7 @@ def search_matches(search_term: str) -> Q:
         match word:
             case FlightWord(number=number, carrier=carrier, day=None, text=text):
                 # "AB1234" may be a record locator as much as a flight.
-                found &= flight_on_date(number, None, carrier) | word_matches(text)
+                found &= word_matches(text, flight=flight_legs(number, carrier))
             case FlightWord(number=number, carrier=carrier, day=day):
                 found &= flight_on_date(number, day, carrier)
             case DayWord(day=day):

@@ -6,6 +6,7 @@ CTC-), stored rather than derived so they stay stable across reads and changes. 
 kept as Decimal amounts plus the Price wire (base, taxes, fees) it was sold at.
 """
 
+from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Upper
@@ -99,6 +100,8 @@ class Order(models.Model):
             # OrderList: one seller's orders of one agency in cursor order (SPEC.md §4.8,
             # orders.selectors.OrderScope).
             models.Index(fields=["seller", "agency_code", "id"], name="order_by_seller_agency"),
+            # The back office's booking search: an agency code, whichever seller's.
+            models.Index(fields=["agency_code"], name="order_by_agency"),
             # expire_holds: the holds whose limit has passed.
             models.Index(
                 fields=["payment_time_limit"],
@@ -235,6 +238,11 @@ class Passenger(models.Model):
         indexes = [
             # OrderList and `bookings --last-name`: passengers by surname, any case.
             models.Index(Upper("surname"), "order", name="pax_by_surname"),
+            # The back office's booking search finds part of a name (icontains, which
+            # PostgreSQL reads as UPPER(name) LIKE '%PART%'): trigram indexes, on
+            # PostgreSQL only (migration 0018; SQLite scans, as it always has).
+            GinIndex(OpClass(Upper("surname"), name="gin_trgm_ops"), name="pax_surname_trgm"),
+            GinIndex(OpClass(Upper("given_name"), name="gin_trgm_ops"), name="pax_given_trgm"),
         ]
 
     def __str__(self) -> str:
