@@ -9,12 +9,15 @@ from datetime import UTC, date, datetime
 from zoneinfo import ZoneInfo
 
 from django.contrib import admin
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.contrib.admin.models import CHANGE, LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.db.models import Model
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.utils.cache import add_never_cache_headers
+from django.utils.html import format_html
+from django.utils.translation import gettext
 
 
 def local_time(moment: datetime | None, zone: str | ZoneInfo) -> str:
@@ -178,3 +181,18 @@ def search_words(search: str) -> list[SearchWord]:
         else:
             found.append(OtherWord(word))
     return found
+
+
+class RowCheckbox:
+    """For a ModelAdmin with actions and long lists: each row's checkbox written as
+    Django's widget writes it (tests/orders/test_admin.py holds them equal), not
+    rendered through the form renderer's template, which took a third of a 100-row
+    bookings list's time (issue 27)."""
+
+    def action_checkbox(self, obj) -> str:
+        return format_html(
+            '<input type="checkbox" name="{}" value="{}" class="action-select" aria-label="{}">',
+            ACTION_CHECKBOX_NAME,
+            obj.pk,
+            format_html(gettext("Select this object for an action - {}"), str(obj)),
+        )

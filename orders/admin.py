@@ -24,6 +24,7 @@ from airline.backoffice import (
     OtherWord,
     ReadOnlyInline,
     RouteWord,
+    RowCheckbox,
     local_time,
     log_action,
     search_words,
@@ -587,7 +588,7 @@ def search_matches(search_term: str) -> Q:
 
 
 @admin.register(Order)
-class OrderAdmin(admin.ModelAdmin):
+class OrderAdmin(RowCheckbox, admin.ModelAdmin):
     list_display = [
         "record_locator",
         "flagged_status",
@@ -695,7 +696,10 @@ class OrderAdmin(admin.ModelAdmin):
                 ),
                 Prefetch(
                     "airline_changes",
-                    queryset=AirlineChange.objects.filter(status=AirlineChange.Status.PENDING),
+                    # Which journeys it covers, not what they were and became.
+                    queryset=AirlineChange.objects.filter(status=AirlineChange.Status.PENDING).only(
+                        "order_id", "status", "journey_refs"
+                    ),
                     to_attr="pending_changes",
                 ),
             )
