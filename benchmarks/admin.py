@@ -29,7 +29,7 @@ os.environ.setdefault(
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/15")
 os.environ.setdefault("CACHE_KEY_PREFIX", "bench-admin")
 
-from benchmarks.common import p95, prepare_environment, recreate_database
+from benchmarks.common import median, p95, prepare_environment, recreate_database
 
 REPEATS = int(os.environ.get("ADMIN_REPEATS", "20"))
 TARGET_MS = 300.0
@@ -82,28 +82,31 @@ def main() -> None:
         if wanted and not any(word in name for word in wanted):
             continue
         client.get(path)  # warm: templates compiled, caches filled, as a running server has
-        times = []
+        times, cpu = [], []
         for _ in range(REPEATS):
             with CaptureQueriesContext(connection) as queries:
-                begun = time.perf_counter()
+                begun, cpu_begun = time.perf_counter(), time.process_time()
                 response = client.get(path)
                 times.append(time.perf_counter() - begun)
+                cpu.append(time.process_time() - cpu_begun)
             assert response.status_code == 200, (path, response.status_code)
         target = LEGS_TARGET_MS if name == LEGS_LIST else TARGET_MS
         worst = p95(times) * 1000
-        rows.append((name, sorted(times)[len(times) // 2] * 1000, worst, len(queries), target))
+        rows.append((name, median(times) * 1000, worst, median(cpu) * 1000, len(queries), target))
         if worst > target:
             missed.append(name)
 
     print(
-        f"\nBack-office pages at airline size: server time in this process, {REPEATS} requests each"
+        f"\nBack-office pages at airline size: server time in this process, {REPEATS} requests "
+        "each; cpu: this process's own CPU time (median), which other work on the machine "
+        "does not inflate as it does the wall time (the database's time is not in it)"
     )
     width = max(len(r[0]) for r in rows)
-    print(f"  {'page':<{width}}  {'median':>9}  {'p95':>9}  {'queries':>7}  target p95")
-    for name, median_ms, p95_ms, count, target in rows:
+    print(f"  {'page':<{width}}  {'median':>9}  {'p95':>9}  {'cpu':>9}  {'queries':>7}  target p95")
+    for name, median_ms, p95_ms, cpu_ms, count, target in rows:
         verdict = "ok" if p95_ms <= target else "MISSED"
         print(
-            f"  {name:<{width}}  {median_ms:7.1f}ms  {p95_ms:7.1f}ms  {count:>7}  "
+            f"  {name:<{width}}  {median_ms:7.1f}ms  {p95_ms:7.1f}ms  {cpu_ms:7.1f}ms  {count:>7}  "
             f"<= {target:.0f} ms {verdict}"
         )
     print(

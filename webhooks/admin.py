@@ -286,6 +286,10 @@ class WebhookDeliveryAdmin(RowCheckbox, admin.ModelAdmin):
     actions = ["resend", "retry_now"]
     show_full_result_count = False
 
+    def get_queryset(self, request):
+        # Each event's id and type, never the order view it carries (kilobytes a row).
+        return super().get_queryset(request).defer("event__data")
+
     def get_search_results(self, request, queryset, search_term):
         term = search_term.strip()
         if not term:
