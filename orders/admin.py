@@ -20,6 +20,7 @@ from django.utils.html import format_html, format_html_join
 from airline.api import clock
 from airline.backoffice import (
     DayWord,
+    EstimatedCountPaginator,
     FlightWord,
     OtherWord,
     ReadOnlyInline,
@@ -622,6 +623,7 @@ class OrderAdmin(RowCheckbox, admin.ModelAdmin):
     # Not a date hierarchy: its links read every booking's month at each page view.
     # Only the page's rows are counted: the full count would be a second scan.
     show_full_result_count = False
+    paginator = EstimatedCountPaginator  # the whole table's count, from its statistics
     fields = [
         "record_locator",
         "order_id",

@@ -36,6 +36,7 @@ from django.utils.html import format_html
 from airline.api import clock
 from airline.backoffice import (
     DayWord,
+    EstimatedCountPaginator,
     FlightWord,
     OtherWord,
     RouteWord,
@@ -643,6 +644,7 @@ class FlightLegAdmin(ReadOnlyAdmin):
     ]
     list_filter = ["is_cancelled", CarrierFilter, "origin"]
     show_full_result_count = False  # one count of the legs shown, not two
+    paginator = EstimatedCountPaginator  # the whole table's count, from its statistics
     # Answered by get_search_results; listed so that the admin shows its search box.
     search_fields = ["flight_number"]
     search_help_text = (
