@@ -33,7 +33,16 @@ STORE_ERRORS = (DatabaseError, redis.exceptions.ConnectionError, redis.exception
 # A statement that can change data. The rest (SELECT, locks taken by SELECT ... FOR
 # UPDATE, savepoints) cannot; a statement not recognised counts as a write, so a
 # mistake sends a client to the primary, never a stale read after its own write.
-_READ_ONLY_STATEMENTS = ("SELECT", "SAVEPOINT", "RELEASE", "ROLLBACK", "SHOW", "BEGIN", "COMMIT")
+_READ_ONLY_STATEMENTS = (
+    "SELECT",
+    "SAVEPOINT",
+    "RELEASE",
+    "ROLLBACK",
+    "SHOW",
+    "SET ",
+    "BEGIN",
+    "COMMIT",
+)
 
 
 def standby_reads_enabled() -> bool:
