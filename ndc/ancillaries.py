@@ -147,7 +147,9 @@ def _order_trip(principal: Principal, order_request: etree._Element, passengers)
         body["passengers"] = passengers
     checked = OrderAncillaryIn(data=body)
     checked.is_valid(raise_exception=True)
-    found = order_get(scope=OrderScope.of(principal), ref=text(order, "OrderID"), parts=())
+    found = order_get(
+        scope=OrderScope.of(principal), ref=text(order, "OrderID"), parts=(), stale_ok=True
+    )
     return order_trip(
         order=found,
         item_refs=checked.validated_data.get("orderItemIds"),

@@ -81,7 +81,10 @@ def order_trip(
     # Each journey's segments in travel order, each with the flight legs it flies.
     flown: dict[int, tuple[str, dict[int, tuple[str, str, list[int]]]]] = {}
     for journey_id, journey_ref, segment_id, segment_ref, cabin, flight_leg_id in (
-        Leg.objects.filter(segment__order_id=order.pk)
+        # From the database the order was read from (the standby for a seat map:
+        # airline/standby.py), as its items and passengers are.
+        Leg.objects.using(order._state.db)
+        .filter(segment__order_id=order.pk)
         .order_by("segment__journey_id", "segment__position", "position")
         .values_list(
             "segment__journey_id",

@@ -64,15 +64,21 @@ def order_cancel_hold(*, order: Order, actor: str, expired: bool = False) -> boo
     return True
 
 
+def order_is_lapsed(order: Order, *, now: datetime | None = None) -> bool:
+    """An unpaid hold past its time limit, not expired yet."""
+    return (
+        order.status == OrderStatus.ONHOLD
+        and order.payment_time_limit is not None
+        and order.payment_time_limit <= (now or clock.now())
+    )
+
+
 def order_expire_if_due(order: Order, *, now: datetime | None = None) -> Order:
     """The order as it stands now: an unpaid hold past its limit is cancelled first
     (lazy expiry on every read and change)."""
-    now = now or clock.now()
-    if (
-        order.status == OrderStatus.ONHOLD
-        and order.payment_time_limit is not None
-        and order.payment_time_limit <= now
-    ) and not order_cancel_hold(order=order, actor="system", expired=True):
+    if order_is_lapsed(order, now=now) and not order_cancel_hold(
+        order=order, actor="system", expired=True
+    ):
         order.refresh_from_db(fields=["status", "total", "voided", "paid", "updated_at", "version"])
     return order
 

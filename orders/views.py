@@ -124,6 +124,7 @@ class OrderView(ServiceView):
             ref=orderId,
             owner_code=query.get("ownerCode"),
             parts=(),
+            stale_ok=True,
         )
         return ok(presenters.order_view_cached(order))
 
@@ -131,7 +132,7 @@ class OrderView(ServiceView):
 class _OrderAncillaries(AncillariesView):
     def trip(self, now, *, orderId):
         body = self.body(OrderAncillaryIn, optional=True)
-        order = order_get(scope=OrderScope.of(self.principal), ref=orderId, parts=())
+        order = order_get(scope=OrderScope.of(self.principal), ref=orderId, parts=(), stale_ok=True)
         return order_trip(
             order=order, item_refs=body.get("orderItemIds"), passengers=body.get("passengers")
         )
