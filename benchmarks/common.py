@@ -144,7 +144,7 @@ def write_figures(module: str, notes: Sequence[str] = ()) -> Path:
     on what machine, when and from which commit they were measured. The file holds the
     current figures only; earlier ones are in git's history of it."""
     commit = _git("rev-parse", "--short", "HEAD") or "unknown"
-    if _git("status", "--porcelain", "--", ".", ":(exclude)docs/benchmarks/figures"):
+    if _git("status", "--porcelain", "--", ".", ":(exclude)docs"):
         commit += " with uncommitted changes"
     cpu = next(
         (
