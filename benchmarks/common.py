@@ -143,9 +143,7 @@ def write_figures(module: str, notes: Sequence[str] = ()) -> Path:
     every table this run printed (TABLES) as markdown, then `notes`, under a line saying
     on what machine, when and from which commit they were measured. The file holds the
     current figures only; earlier ones are in git's history of it."""
-    commit = _git("rev-parse", "--short", "HEAD") or "unknown"
-    if _git("status", "--porcelain", "--", ".", ":(exclude)docs"):
-        commit += " with uncommitted changes"
+    commit = _MEASURED_COMMIT
     cpu = next(
         (
             line.split(":", 1)[1].strip()
@@ -182,6 +180,18 @@ def _cell(text: str) -> str:
 def _git(*args: str) -> str:
     done = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=False)
     return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def _commit() -> str:
+    """The checkout's commit, and whether its code differs from it (the manual aside)."""
+    commit = _git("rev-parse", "--short", "HEAD") or "unknown"
+    if _git("status", "--porcelain", "--", ".", ":(exclude)docs"):
+        commit += " with uncommitted changes"
+    return commit
+
+
+# Read when the benchmark starts: the code measured is the code it loaded.
+_MEASURED_COMMIT = _commit()
 
 
 def log_path(name: str) -> Path:
