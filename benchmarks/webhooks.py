@@ -41,8 +41,10 @@ import psycopg
 from benchmarks.common import REPO, log_path, p95, table, write_figures
 from benchmarks.orders import _run_clients
 
-BENCH_DATABASE = "airline_bench_webhooks"
-REDIS_URL = "redis://127.0.0.1:6379/14"
+# Its own scratch database and Redis db; the variables name others (two people
+# benchmarking on one machine).
+BENCH_DATABASE = os.environ.get("BENCH_WEBHOOKS_DATABASE", "airline_bench_webhooks")
+REDIS_URL = os.environ.get("BENCH_WEBHOOKS_REDIS_URL", "redis://127.0.0.1:6379/14")
 ORDERS = 2000
 BACKLOG = 2000
 RATE = 50  # events a second
