@@ -117,7 +117,8 @@ fuzz: $(VENV)/.dev
 ## card bookings on the Stripe gateway against the fake Stripe server beside the test gateway
 ## (benchmarks/payments.py); every back-office page's p95 at airline size (benchmarks/admin.py);
 ## create order on hold through HAProxy + PgBouncer against direct, and the seconds and
-## bookings a primary's failure costs (benchmarks/cluster.py)
+## bookings a primary's failure costs (benchmarks/cluster.py). Each writes its figures to
+## docs/benchmarks/figures/<module>.md, which the manual's Benchmarks page includes.
 bench: $(VENV)/.dev
 	@command -v pgbench >/dev/null || { echo "make bench needs pgbench (PostgreSQL client tools)"; exit 1; }
 	$(PY) -m benchmarks.network

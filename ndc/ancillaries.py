@@ -7,13 +7,8 @@ POST /json/{v}/orders/{orderId}/seats and /services (§4.11), rendered from the 
 services: the answer's ALaCarteOffer is the JSON `data.offerId` with its offerItemIds,
 which AcceptOffer (JSON PATCH /orders/{orderId}) buys.
 
-Request mapping (both messages alike; DESIGN.md §9):
-- `Request/Pax` (PaxID, PTC) -> `passengers` (the offer's or the order's party when absent)
-- `.../OfferRequest/Offer` (one) -> the offer: `OfferID`, `OfferItem/OfferItemID` ->
-  `offerItemIds`
-- `.../OrderRequest/Order` -> the order: `OrderID` (order id or record locator),
-  `OrderItem/OrderItemID` -> `orderItemIds` (the whole order when absent)
-- `PaxSegmentRequest` (seats of flights not shopped) is refused with ERR-1005.
+The request mapping is described once, in the NDC guide (docs/ndc.md, "SeatAvailability
+and ServiceList"), which shows SEAT_AVAILABILITY_PATHS and SERVICE_LIST_PATHS.
 """
 
 from collections.abc import Callable
