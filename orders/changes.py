@@ -48,7 +48,7 @@ from orders.ancillaries import (
 from orders.checks import check_amount_stated
 from orders.credits import credit_available, credit_issue, credit_payment, credit_redeem
 from orders.fees import fees_number
-from orders.holds import order_cancel_hold
+from orders.holds import order_cancel_hold, order_for_change
 from orders.inputs import (
     AcceptOffer,
     CancelUnpaidOrder,
@@ -169,7 +169,7 @@ def order_change(
     the payment sent with them) to the seller's order; the order row as it stands after
     (render it with presenters.order_view_cached)."""
     scope = OrderScope.of(principal)
-    order = order_get(scope=scope, ref=ref, parts=SLIM_PREFETCH)
+    order = order_for_change(scope=scope, ref=ref, parts=SLIM_PREFETCH)
     if not changes:
         raise ApiError(Err.VALIDATION, "Send at least one change", path="changes")
     plan = Plan(principal=principal, order=order, now=clock.now())
