@@ -9,4 +9,10 @@ class OrdersConfig(AppConfig):
     def ready(self) -> None:
         # Servicing modules add their change-order actions and reshop instructions to the
         # tables of orders.changes and orders.reshop as they load.
-        from orders import airline_changes, amend, cancel, exchange  # noqa: F401
+        from offers.ancillaries import seats_reader_register
+        from orders import airline_changes, amend, cancel, exchange, metrics  # noqa: F401
+        from orders.selectors import seats_held
+
+        metrics.connect()
+        # Seat maps (offers) show the seats orders hold.
+        seats_reader_register(seats_held)

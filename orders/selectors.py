@@ -494,3 +494,16 @@ def orders_list(search: OrderSearch) -> tuple[list[OrderRow], bool]:
         if row.lapsed:
             row.status = OrderStatus.CANCELLED
     return rows, more
+
+
+def seats_held(leg_ids: Sequence[int]) -> dict[int, set[str]]:
+    """Seats held on these flight-date legs by any order of any seller: seat ("12C") by
+    flight leg id. The seat maps' reader (offers.ancillaries.seats_taken, registered by
+    OrdersConfig.ready)."""
+    taken: dict[int, set[str]] = {}
+    rows = Service.objects.filter(
+        flight_leg_id__in=leg_ids, status=Service.Status.ACTIVE, seat_row__isnull=False
+    ).values_list("flight_leg_id", "seat_row", "seat_column")
+    for leg_id, row, column in rows:
+        taken.setdefault(leg_id, set()).add(f"{row}{column}")
+    return taken
