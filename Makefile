@@ -88,8 +88,9 @@ test-cluster: export REDIS_URL ?= $(TEST_REDIS_URL)
 test-cluster: $(VENV)/.dev
 	$(VENV)/bin/pytest -m cluster tests/e2e/test_cluster.py
 
-## test: lint, check migrations, run the whole suite on PostgreSQL + Redis (+ embedded smoke),
-## then the cluster tests (test-cluster: skipped when haproxy and pgbouncer are not installed)
+## test: lint, check migrations and the import layers, run the whole suite on PostgreSQL +
+## Redis (+ embedded smoke), then the cluster tests (test-cluster: skipped when haproxy and
+## pgbouncer are not installed)
 test: export AIRLINE_ENV = test
 test: export DATABASE_URL ?= $(TEST_DATABASE_URL)
 test: export REDIS_URL ?= $(TEST_REDIS_URL)
@@ -98,6 +99,7 @@ test: $(VENV)/.dev
 	$(VENV)/bin/ruff format --check .
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet  # the manual: any warning fails
 	DATABASE_URL= $(PY) manage.py makemigrations --check --dry-run  # models vs migrations; no server needed
+	$(VENV)/bin/lint-imports  # the layers: no import from a lower layer to a higher one
 	$(VENV)/bin/pytest
 	$(VENV)/bin/pytest -m cluster tests/e2e/test_cluster.py  # the production topology (issue 30)
 

@@ -76,7 +76,7 @@ def _answer(
     principal: Principal, document: etree._Element, core_name: str, build: Callable[..., Any]
 ) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     """The JSON `data` of the seats or services answer the request names, and the party
-    it was built for (PaxID, PTC). The same steps as offers.views.AncillariesView."""
+    it was built for (PaxID, PTC). The same steps as offers.endpoints.AncillariesView."""
     request = document.find(f"{{{MSG}}}Request")
     core = request.find(c(core_name))
     passengers = [

@@ -10,7 +10,7 @@ neither; an exit row is not for a child nor an adult with an infant on the lap.
 """
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -184,19 +184,21 @@ def service_list(
     return {"offerId": batch.offer_id(1), "services": services}
 
 
-def seats_taken(leg_ids: Sequence[int], *, using: str = DEFAULT_DB_ALIAS) -> dict[int, set[str]]:
-    """Seats held on these flight-date legs, by any order of any seller."""
-    from orders.models import Service  # orders builds on offers; read its seats lazily
+# Which seats the orders of every seller hold: the orders app, built on this one, knows
+# and registers its reader in OrdersConfig.ready (orders.selectors.seats_held), so that
+# offers never import orders.
+SeatsReader = Callable[..., dict[int, set[str]]]  # (leg ids, *, using=database alias)
+_seats_readers: list[SeatsReader] = []
 
-    taken: dict[int, set[str]] = {}
-    rows = (
-        Service.objects.using(using)
-        .filter(flight_leg_id__in=leg_ids, status=Service.Status.ACTIVE, seat_row__isnull=False)
-        .values_list("flight_leg_id", "seat_row", "seat_column")
-    )
-    for leg_id, row, column in rows:
-        taken.setdefault(leg_id, set()).add(f"{row}{column}")
-    return taken
+
+def seats_reader_register(read: SeatsReader) -> None:
+    _seats_readers[:] = [read]
+
+
+def seats_taken(leg_ids: Sequence[int], *, using: str = DEFAULT_DB_ALIAS) -> dict[int, set[str]]:
+    """Seats held on these flight-date legs, by any order of any seller: seat ("12C")
+    by flight leg id, read from `using` (none when no orders app is installed)."""
+    return _seats_readers[0](leg_ids, using=using) if _seats_readers else {}
 
 
 def _batch(trip: Trip, owner: OfferOwner, now: datetime) -> OfferBatch:

@@ -46,11 +46,11 @@ def order_trip(
     (all when none are named). Unknown ids are ERR-1005; a passenger id with the `|`
     delimiter ERR-1004 (SPEC.md §4.11). Three queries of plain values: a seat map asks
     nothing else of the order, and model instances of its parts cost more than the map."""
+    # A lapsed hold (read, not yet expired: selectors.order_as_it_stands) has no live item.
+    live = order.items.none() if order.lapsed else order.items.exclude(status="CANCELLED")
     items = {
         ref: (journey_id, bundle)
-        for ref, journey_id, bundle in order.items.exclude(status="CANCELLED").values_list(
-            "ref", "journey_id", "bundle"
-        )
+        for ref, journey_id, bundle in live.values_list("ref", "journey_id", "bundle")
     }
     for ref in item_refs or ():
         if ref not in items:

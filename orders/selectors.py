@@ -1,5 +1,9 @@
 """Order reads: one order for its seller, and OrderList's search (SPEC.md §4.8, §4.9).
 
+Reads never write. An unpaid hold past its limit that the worker has not expired yet is
+presented as the expiry will leave it (order_as_it_stands); expiring it (seats back,
+event, webhook) is orders.holds' work, done by the worker and by the writes.
+
 Owner first: every query starts from the seller or the agency it is scoped to, so
 another seller's order is simply not found (DESIGN.md §5).
 """
@@ -24,8 +28,8 @@ from django.db.models.functions import Upper
 
 from airline.api import clock
 from airline.api.errors import ApiError, Err
+from airline.fares.money import ZERO
 from airline.standby import seller_marker, stale_ok_db
-from orders.holds import order_expire_if_due, order_is_lapsed
 from orders.models import (
     AirlineChange,
     AirlineCredit,
@@ -117,8 +121,45 @@ def order_header(
 
 
 def order_with_parts(order: Order, parts) -> Order:
-    """The order with `parts` (ORDER_VIEW_PREFETCH or SLIM_PREFETCH) loaded."""
+    """The order with `parts` (ORDER_VIEW_PREFETCH or SLIM_PREFETCH) loaded; a lapsed
+    hold's lines shown cancelled, as its expiry will leave them (order_as_it_stands)."""
     prefetch_related_objects([order], *parts)
+    if order.lapsed:
+        _lines_cancelled(order)
+    return order
+
+
+def _lines_cancelled(order: Order) -> None:
+    """A lapsed hold's loaded items and services shown as its expiry leaves them."""
+    loaded = getattr(order, "_prefetched_objects_cache", {})
+    for item in loaded.get("items", ()):
+        item.status = "CANCELLED"
+    for service in loaded.get("services", ()):
+        if service.status == Service.Status.ACTIVE:
+            service.status = Service.Status.CANCELLED
+
+
+def hold_lapsed(order: Order, *, now: datetime) -> bool:
+    """An unpaid hold past its payment time limit (DESIGN.md §8), expired or not yet."""
+    return (
+        order.status == OrderStatus.ONHOLD
+        and order.payment_time_limit is not None
+        and order.payment_time_limit <= now
+    )
+
+
+def order_as_it_stands(order: Order, *, now: datetime) -> Order:
+    """The order as a client must see it at `now`: a lapsed hold the worker has not
+    expired yet shown as orders.holds.order_cancel_hold will leave it (CANCELLED, worth
+    nothing, its value voided, its lines cancelled: order_with_parts), in memory only.
+    Nothing is written: its seats, event and webhook wait for the worker or the next
+    write (orders.holds.order_for_change)."""
+    if hold_lapsed(order, now=now):
+        order.voided += order.total
+        order.total = ZERO
+        order.status = OrderStatus.CANCELLED
+        order.lapsed = True
+        _lines_cancelled(order)
     return order
 
 
@@ -451,30 +492,43 @@ def order_get(
     parts=ORDER_VIEW_PREFETCH,
     stale_ok: bool = False,
 ) -> Order:
-    """The one way to load an order: by order id or record locator, in `scope` (the
-    acting seller, then the key's agency), as it stands now (a lapsed hold expired first,
-    orders.holds), with `parts` loaded: everything the order view shows by default,
+    """The one way to read an order: by order id or record locator, in `scope` (the
+    acting seller, then the key's agency), as it stands now (a lapsed hold presented as
+    expired, order_as_it_stands; writes load it with orders.holds.order_for_change,
+    which expires it), with `parts` loaded: everything the order view shows by default,
     SLIM_PREFETCH for changes, () for the row alone (seat maps and service lists read
     what they need as plain values: `orders.ancillaries.order_trip`). ERR-4000 when
     there is no such order in scope.
 
     `stale_ok`: a read that may be a moment old (order retrieve, an order's seat maps and
     services), from the standby unless the seller has just written (airline/standby.py);
-    its parts then come from the same database. A lapsed hold read there is read again
-    from the primary, where it is expired."""
+    its parts then come from the same database."""
     using = stale_ok_db(seller_marker(scope.seller_id)) if stale_ok else DEFAULT_DB_ALIAS
     order = order_header(scope=scope, ref=ref, owner_code=owner_code, using=using)
-    if using != DEFAULT_DB_ALIAS and order_is_lapsed(order):
-        order = order_header(scope=scope, ref=ref, owner_code=owner_code)
-    order_expire_if_due(order)
+    order_as_it_stands(order, now=clock.now())
     return order_with_parts(order, parts) if parts else order
 
 
 def orders_list(search: OrderSearch) -> tuple[list[OrderRow], bool]:
-    """A page of OrderList, with any lapsed hold on it expired first (lazy expiry)."""
-    now = clock.now()
-    rows, more = orders_search(search, now=now)
+    """A page of OrderList; a lapsed hold on it shows CANCELLED, as its expiry will leave
+    it (order_as_it_stands), and nothing is written."""
+    rows, more = orders_search(search, now=clock.now())
     for row in rows:
         if row.lapsed:
-            row.status = order_expire_if_due(Order.objects.get(pk=row.pk), now=now).status
+            row.status = OrderStatus.CANCELLED
     return rows, more
+
+
+def seats_held(leg_ids: Sequence[int], *, using: str = DEFAULT_DB_ALIAS) -> dict[int, set[str]]:
+    """Seats held on these flight-date legs by any order of any seller: seat ("12C") by
+    flight leg id, read from `using`. The seat maps' reader (offers.ancillaries.seats_taken,
+    registered by OrdersConfig.ready)."""
+    taken: dict[int, set[str]] = {}
+    rows = (
+        Service.objects.using(using)
+        .filter(flight_leg_id__in=leg_ids, status=Service.Status.ACTIVE, seat_row__isnull=False)
+        .values_list("flight_leg_id", "seat_row", "seat_column")
+    )
+    for leg_id, row, column in rows:
+        taken.setdefault(leg_id, set()).add(f"{row}{column}")
+    return taken

@@ -10,8 +10,8 @@ from airline.api.idempotency import idempotent
 from airline.api.openapi import ERROR_RESPONSES, IDEMPOTENCY_HEADER
 from airline.api.responses import error_response, json_response, ok
 from offers.ancillaries import seat_maps, service_list
+from offers.endpoints import AncillariesView
 from offers.openapi import SEAT_MAPS_RESPONSE, SERVICES_RESPONSE
-from offers.views import AncillariesView
 from orders import presenters
 from orders.ancillaries import order_trip
 from orders.changes import order_change
