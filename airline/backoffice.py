@@ -14,13 +14,15 @@ from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.contrib.admin.models import CHANGE, LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.core.paginator import Paginator
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import Model
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.utils.cache import add_never_cache_headers
 from django.utils.html import format_html
 from django.utils.translation import gettext
+
+from airline.standby import staff_marker, stale_ok_db
 
 
 def local_time(moment: datetime | None, zone: str | ZoneInfo) -> str:
@@ -186,6 +188,21 @@ def search_words(search: str) -> list[SearchWord]:
     return found
 
 
+class StandbyChangelist:
+    """A ModelAdmin mixin: the changelist (a GET of the list page: its rows and its
+    counts) may be a moment old, so it is read from the standby when standby reads are on
+    (airline/standby.py), unless this staff user has just changed something. The change
+    form, actions (POST) and every other page read and write on the primary."""
+
+    def get_queryset(self, request):
+        queryset = super().get_queryset(request)
+        match = request.resolver_match
+        changelist = f"{self.opts.app_label}_{self.opts.model_name}_changelist"
+        if request.method == "GET" and match is not None and match.url_name == changelist:
+            return queryset.using(stale_ok_db(staff_marker(request.user.pk)))
+        return queryset
+
+
 class RowCheckbox:
     """For a ModelAdmin with actions and long lists: each row's checkbox written as
     Django's widget writes it (tests/orders/test_admin.py holds them equal), not
@@ -213,6 +230,7 @@ class EstimatedCountPaginator(Paginator):
     @cached_property
     def count(self) -> int:
         query = getattr(self.object_list, "query", None)
+        connection = connections[getattr(self.object_list, "db", DEFAULT_DB_ALIAS)]
         if (
             connection.vendor == "postgresql"
             and query is not None

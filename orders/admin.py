@@ -26,6 +26,7 @@ from airline.backoffice import (
     ReadOnlyInline,
     RouteWord,
     RowCheckbox,
+    StandbyChangelist,
     local_time,
     log_action,
     search_words,
@@ -499,10 +500,11 @@ TICKET = re.compile(r"^\d{3}-?\d{10}$")
 FEW = 1000  # bookings a search word may name and still be listed by their ids
 
 
-def word_matches(term: str, flight: QuerySet[Leg] | None = None) -> Q:
+def word_matches(term: str, flight: QuerySet[Leg] | None = None, using: str = "default") -> Q:
     """What any other search word may be: a locator, an order id, an agency, a status,
     part of a passenger's name, an email (when it has an @), a ticket or EMD number; or,
-    given `flight` (the legs of a flight the word may also name), a booking on it.
+    given `flight` (the legs of a flight the word may also name), a booking on it. The
+    ids are read from database `using`, the list's.
 
     Most words name a few bookings: their ids are read first, each kind of match through
     its own index (the names' through their trigram indexes), and the list is of those
@@ -529,7 +531,7 @@ def word_matches(term: str, flight: QuerySet[Leg] | None = None) -> Q:
         found.append(flight.values_list("segment__order_id"))
     found = [rows.order_by() for rows in found]
     # UNION ALL streams, so the LIMIT stops it early when the word names many.
-    first = list(found[0].union(*found[1:], all=True)[: FEW + 1])
+    first = list(found[0].union(*found[1:], all=True).using(using)[: FEW + 1])
     if len(first) <= FEW:
         return Q(pk__in={pk for (pk,) in first})
     return word_tested(term, flight)
@@ -563,7 +565,7 @@ def flight_legs(number: int, carrier: str | None) -> QuerySet[Leg]:
     return legs if carrier is None else legs.filter(segment__carrier=carrier)
 
 
-def search_matches(search_term: str) -> Q:
+def search_matches(search_term: str, using: str = "default") -> Q:
     """Every word must match (as Django's own search), read by the back office's one
     grammar (airline.backoffice.search_words): a flight with its date ("MX101
     2026-06-01") must be the same segment's; a city pair ("PVD-CHS") a segment's."""
@@ -572,7 +574,7 @@ def search_matches(search_term: str) -> Q:
         match word:
             case FlightWord(number=number, carrier=carrier, day=None, text=text):
                 # "AB1234" may be a record locator as much as a flight.
-                found &= word_matches(text, flight=flight_legs(number, carrier))
+                found &= word_matches(text, flight=flight_legs(number, carrier), using=using)
             case FlightWord(number=number, carrier=carrier, day=day):
                 found &= flight_on_date(number, day, carrier)
             case DayWord(day=day):
@@ -584,12 +586,12 @@ def search_matches(search_term: str) -> Q:
                     )
                 )
             case OtherWord(text=text):
-                found &= word_matches(text)
+                found &= word_matches(text, using=using)
     return found
 
 
 @admin.register(Order)
-class OrderAdmin(RowCheckbox, admin.ModelAdmin):
+class OrderAdmin(RowCheckbox, StandbyChangelist, admin.ModelAdmin):
     list_display = [
         "record_locator",
         "flagged_status",
@@ -710,8 +712,9 @@ class OrderAdmin(RowCheckbox, admin.ModelAdmin):
     def get_search_results(self, request, queryset, search_term):
         if not search_term.strip():
             return queryset, False
-        # Exists() per kind of match: an order matched twice is still listed once.
-        return queryset.filter(search_matches(search_term)), False
+        # An order matched twice is still listed once. The ids a word names are read
+        # from the database the list is (the standby, when standby reads are on).
+        return queryset.filter(search_matches(search_term, using=queryset.db)), False
 
     @admin.display(description="Status", ordering="status")
     def flagged_status(self, order: Order) -> str:
@@ -880,7 +883,7 @@ class OrderAdmin(RowCheckbox, admin.ModelAdmin):
 
 
 @admin.register(AirlineCredit)
-class AirlineCreditAdmin(admin.ModelAdmin):
+class AirlineCreditAdmin(StandbyChangelist, admin.ModelAdmin):
     """Airline credit, read-only: issued by cancellations and cheaper exchanges, spent by
     later orders of the same seller (orders.credits)."""
 
@@ -902,7 +905,7 @@ class AirlineCreditAdmin(admin.ModelAdmin):
 
 
 @admin.register(Refund)
-class RefundAdmin(admin.ModelAdmin):
+class RefundAdmin(StandbyChangelist, admin.ModelAdmin):
     """Refunds to cards, read-only: PENDING ones are sent by the worker (orders.refunds)."""
 
     list_display = ["ref", "state", "amount", "payment", "created_at_utc", "sent_at_utc", "why"]
@@ -924,7 +927,7 @@ class RefundAdmin(admin.ModelAdmin):
 
 
 @admin.register(PaymentIntent)
-class PaymentIntentAdmin(admin.ModelAdmin):
+class PaymentIntentAdmin(StandbyChangelist, admin.ModelAdmin):
     """Card charges and how each was settled, read-only: the record operations staff
     reconcile the gateway's statements against (DESIGN.md §11 "Payments")."""
 
