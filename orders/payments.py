@@ -120,8 +120,8 @@ class TestGateway:
     4000000000000002 and times out on 4000000000000119 (DESIGN.md §8). No money moves;
     every charge and refund is written to its ledger (orders.models.GatewayEntry) as it
     is made, so tests can hold the orders against what the gateway took.
-    `TEST_GATEWAY_LATENCY_MS` makes each charge take that long, as a real one does (the
-    crash test uses it to kill workers while a charge is under way)."""
+    `TEST_GATEWAY_LATENCY_MS` makes each charge and refund take that long, as a real one
+    does (the crash test uses it to kill workers while a charge or refund is under way)."""
 
     APPROVED = frozenset(
         {"4111111111111111", "5555555555554444", "378282246310005", "6011111111111117"}
@@ -163,6 +163,7 @@ class TestGateway:
         [charged_under] = GatewayEntry.objects.filter(
             kind=GatewayEntry.Kind.CHARGE, charge_reference=charge.reference
         ).values_list("reference", flat=True)
+        _travel()  # a worker can die before the refund is made or after, unaware of it
         try:
             with transaction.atomic():
                 GatewayEntry.objects.create(
@@ -176,6 +177,7 @@ class TestGateway:
                 )
         except IntegrityError:
             pass  # this refund reference was given back before (a retried call)
+        _travel()
 
     def settlement(self, *, reference: str) -> Settlement | None:
         from orders.models import GatewayEntry
