@@ -12,6 +12,9 @@ added here, each named (README "Payments"):
   here Stripe's documented test cards decline with Stripe's codes (generic decline,
   insufficient funds, expired card, incorrect CVC, processing error);
 - American Express: localstripe takes only 16-digit numbers and 3-digit CVCs;
+- `payment_method_data` on PaymentIntent create (the card given with the intent, as
+  StripeGateway does): localstripe takes only a `payment_method` id; here the card
+  becomes a PaymentMethod first, as Stripe does;
 - the store: localstripe pickles its whole store to /tmp/localstripe.pickle on every
   write (slower with every object, and shared by every instance on the machine); kept in
   memory here;
@@ -78,6 +81,19 @@ def _patch_localstripe() -> None:
             self.card["fingerprint"] = resources.fingerprint(real["number"])
 
     resources.PaymentMethod.__init__ = payment_method_init
+
+    intent_init = resources.PaymentIntent.__init__
+
+    def payment_intent_init(self, payment_method_data=None, **kwargs):
+        if payment_method_data is not None:
+            if kwargs.get("payment_method"):
+                raise UserError(400, "Pass payment_method or payment_method_data, not both")
+            if not isinstance(payment_method_data, dict):
+                raise UserError(400, "Bad request")
+            kwargs["payment_method"] = resources.PaymentMethod._api_create(**payment_method_data).id
+        intent_init(self, **kwargs)
+
+    resources.PaymentIntent.__init__ = payment_intent_init
 
     charging_declined = resources.PaymentMethod._charging_is_declined
     resources.PaymentMethod._charging_is_declined = lambda self: (
