@@ -299,25 +299,30 @@ class StripeGateway:
             )
 
     def refund(self, *, charge: Charge, amount: Decimal, reference: str = "") -> None:
-        with _provider_call(charge.reference, "refund"):
-            intent = self.stripe.v1.payment_intents.retrieve(charge.reference)
-            if intent.status == "requires_capture":
-                # Authorised, never taken: void it (the whole authorisation goes).
-                self.stripe.v1.payment_intents.cancel(
-                    intent.id, options={"idempotency_key": f"{intent.id}-void"}
-                )
-                return
-            if intent.status in HOLDS_NOTHING:
-                return  # nothing was taken
+        intent_id = charge.reference
+        with _provider_call(intent_id, "refund"):
+            # A charge known to be captured (a payment row's: captured before its
+            # transaction commits) is refunded at once; one that may not be (a charge
+            # whose booking failed around its capture) is looked at first.
+            if not charge.captured:
+                intent = self.stripe.v1.payment_intents.retrieve(intent_id)
+                if intent.status == "requires_capture":
+                    # Authorised, never taken: void it (the whole authorisation goes).
+                    self.stripe.v1.payment_intents.cancel(
+                        intent_id, options={"idempotency_key": f"{intent_id}-void"}
+                    )
+                    return
+                if intent.status in HOLDS_NOTHING:
+                    return  # nothing was taken
             self.stripe.v1.refunds.create(
                 params={
-                    "payment_intent": intent.id,
+                    "payment_intent": intent_id,
                     "amount": _minor(amount),
                     "metadata": {"reference": reference},
                 },
                 # Each of our refunds once (Refund.ref); a full refund without one once
                 # per amount, which the reconciler only ever asks for what is left.
-                options={"idempotency_key": reference or f"{intent.id}-refund-{_minor(amount)}"},
+                options={"idempotency_key": reference or f"{intent_id}-refund-{_minor(amount)}"},
             )
 
     def settlement(self, *, reference: str) -> Settlement | None:
@@ -344,6 +349,33 @@ class StripeGateway:
             ),
             refunded=_major(paid.amount_refunded or 0),
         )
+
+    def refunds_of(self, *, charge_reference: str) -> list["ProviderRefund"]:
+        """Every refund Stripe made of an intent's charge that gives money back (pending or
+        succeeded), ours and any made outside this service (its dashboard)."""
+        with _provider_call(charge_reference, "refunds"):
+            found = self.stripe.v1.refunds.list(
+                params={"payment_intent": charge_reference, "limit": 100}
+            )
+            return [
+                ProviderRefund(
+                    id=r.id,
+                    amount=_major(r.amount),
+                    reference=(r.metadata.to_dict() if r.metadata else {}).get("reference", ""),
+                )
+                for r in found.auto_paging_iter()
+                if r.status not in ("failed", "canceled")
+            ]
+
+
+@dataclass(frozen=True)
+class ProviderRefund:
+    """A refund as the provider holds it: its id, amount, and our reference when we made
+    it (metadata `reference`: a Refund.ref)."""
+
+    id: str
+    amount: Decimal
+    reference: str
 
 
 @lru_cache(maxsize=4)

@@ -21,7 +21,10 @@ added here, each named (README "Payments"):
 - a slow provider: `POST /_config/stand_in/delay {path, seconds}` answers the requests whose path
   matches the regular expression late, after doing their work (`seconds=0` clears it);
 - disputes: localstripe has none; tests post a `charge.dispute.created` event signed with
-  the webhook secret, as Stripe would send it.
+  the webhook secret, as Stripe would send it;
+- `charge.refunded`: localstripe sends none when a refund is made; tests make the refund
+  through the fake's API (as the dashboard would) and post the event signed, its object
+  the charge as the fake holds it.
 
 Run: `python -m tests.fakestripe --port N` (prints "ready" once it listens).
 """
@@ -238,6 +241,19 @@ class FakeStripe:
         if events:
             data["events[]"] = events
         requests.post(self.url + "/_config/webhooks/ours", data=data, timeout=5).raise_for_status()
+
+    def post(self, path: str, **data) -> dict:
+        """A POST to the fake's API, as someone in Stripe's dashboard would make it."""
+        import requests
+
+        answer = requests.post(
+            self.url + path,
+            data=data,
+            headers={"Authorization": f"Bearer {self.api_key}"},
+            timeout=10,
+        )
+        answer.raise_for_status()
+        return answer.json()
 
     def get(self, path: str, **params) -> dict:
         """A GET of the fake's API, as the tests' own eye on the provider's books."""
