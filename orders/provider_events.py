@@ -71,9 +71,7 @@ def _provider_refunds(reference: str) -> list[ProviderRefund] | None:
         return gateway.refunds_of(charge_reference=reference)
     except (PaymentDeclined, PaymentTimedOut):
         raise ApiError(
-            Err.PAYMENT_TIMEOUT,
-            "The payment provider did not answer; deliver the event again",
-            path="Stripe-Signature",
+            Err.PAYMENT_TIMEOUT, "The payment provider did not answer; deliver the event again"
         ) from None
 
 
