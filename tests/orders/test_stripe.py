@@ -347,6 +347,20 @@ def test_a_refund_made_in_the_dashboard_is_recorded_once_and_never_given_twice(
     page = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
     assert f"refunded at the payment provider, outside this service ({outside['id']})" in page
 
+    # A change worth nothing asks for no payment: the dashboard's refund is not owed back.
+    contact = {
+        "type": "UpdateContact",
+        "contact": {
+            "emailAddress": "new@example.com",
+            "phoneNumber": "+44 20 7946 0958",
+            "name": {"givenName": "Ada", "surname": "Byron"},
+        },
+    }
+    updated = api.patch(
+        f"/json/v1/orders/{order_id}", {"changes": [contact]}, format="json", **auth
+    )
+    assert updated.status_code == 200, updated.content
+
     # The client cancels within 24 hours (all of it back, DESIGN.md §7): the card gets
     # what the dashboard did not give, no credit is made of the rest, and the provider's
     # event about our own refund records nothing more.
