@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('orders', '0017_provider_events'),
+        ('orders', '0019_order_by_agency'),
     ]
 
     operations = [
