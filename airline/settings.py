@@ -72,6 +72,9 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    # Its index expressions (OpClass: the booking search's trigram indexes); on SQLite it
+    # registers nothing that is used.
+    "django.contrib.postgres",
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -103,6 +106,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # A request that wrote marks its client for read-your-writes (airline/standby.py);
+    # does nothing while standby reads are off.
+    "airline.standby.WriteMarkerMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into its answer.
     "axes.middleware.AxesMiddleware",
 ]
@@ -160,6 +166,27 @@ if DATABASE_URL:
     if DB_TRANSACTION_POOLING:
         DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
     DB_PREPARED_STATEMENTS = not DB_TRANSACTION_POOLING
+    # The streaming standby, for reads that may be a moment old (airline/standby.py,
+    # docs/production.md "Reads on the standby"), used only while READ_FROM_STANDBY is
+    # on. Its own libpq host list may name the primary too, with
+    # target_session_attrs=prefer-standby: after a failover, the standby is the primary
+    # and reads follow it.
+    DATABASE_REPLICA_URL = env_str("DATABASE_REPLICA_URL")
+    if DATABASE_REPLICA_URL:
+        _first_url, _hosts, _ports = database_url_hosts(DATABASE_REPLICA_URL)
+        _replica = dj_database_url.parse(
+            _first_url, conn_max_age=env_int("DB_CONN_MAX_AGE", 300), conn_health_checks=True
+        )
+        # The primary's settings (no JIT, no server-side cursors behind a pooler), with
+        # the replica's own address and connection options.
+        DATABASES["replica"] = {
+            **DATABASES["default"],
+            **_replica,
+            "OPTIONS": {**DATABASES["default"].get("OPTIONS", {}), **_replica.get("OPTIONS", {})},
+            "DISABLE_SERVER_SIDE_CURSORS": DB_TRANSACTION_POOLING,
+        }
+        if _hosts:
+            DATABASES["replica"].update(HOST=",".join(_hosts), PORT=",".join(_ports))
     # A card booking's confirmation commits without waiting for its WAL to be flushed
     # (orders.create.commit_without_flush): the reconciler redoes it from the intent after
     # a crash. With a synchronous standby to fail over to (README "Cluster") it must wait
@@ -184,6 +211,12 @@ else:
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# Writes always to the primary; stale-ok reads to the standby when READ_FROM_STANDBY is
+# on and DATABASE_REPLICA_URL names it; a client's reads to the primary for
+# READ_YOUR_WRITES_SECONDS after it wrote (airline/standby.py).
+DATABASE_ROUTERS = ["airline.standby.StandbyRouter"]
+READ_FROM_STANDBY = env_bool("READ_FROM_STANDBY", False)
+READ_YOUR_WRITES_SECONDS = env_int("READ_YOUR_WRITES_SECONDS", 10)
 
 REDIS_URL = env_str("REDIS_URL")
 if REDIS_URL:

@@ -33,12 +33,12 @@ from airline.fares.terms import BundleTerms
 from airline.network.inventory import SeatChange, inventory_apply
 from offers.ancillaries import bundle_terms
 from orders import events
-from orders.changes import ACTIONS, Action, GiveBack, Plan, give_back_split
 from orders.fees import CANCELLATION, fee_charge
 from orders.inputs import CancelJourney
 from orders.models import Coupon, Journey, Order, OrderItem, OrderStatus, Segment, Service
+from orders.plan import GiveBack, Plan, give_back_split
 from orders.refunds import refundable
-from orders.reshop import INSTRUCTIONS, ReshopRequest
+from orders.reshop_request import ReshopRequest
 
 LIVE = "CONFIRMED"  # an order item's status while it flies
 FULL_REFUND_WITHIN = timedelta(hours=24)  # of booking (DESIGN.md §7)
@@ -87,8 +87,11 @@ class Cancellation:
     def split(self, order: Order):
         """Refund and credit as change order will give them: a refund only as far as the
         order's cards can take it (changes.give_back_split)."""
+        # What the provider already gave back outside this service is not given again
+        # (changes._settle_back).
+        back = max(self.value - self.penalty - order.refunded_outside, ZERO)
         return give_back_split(
-            self.value - self.penalty if self.paid else ZERO,
+            back if self.paid else ZERO,
             refund=sum((j.refund for j in self.journeys), ZERO),
             credit=sum((j.credit for j in self.journeys), ZERO),
             rest_to=GiveBack.RETAIN,
@@ -345,6 +348,3 @@ def _quoted(order: Order, journeys: Sequence[Journey], now: datetime) -> dict[st
 
 
 # Registered when the app is ready (orders.apps): change order and reshop look them up.
-ACTIONS["CancelJourney"] = Action(check_cancel_journey)
-INSTRUCTIONS["CancelOrder"] = reshop_cancel_order
-INSTRUCTIONS["DeleteOrderItems"] = reshop_delete_items

@@ -58,7 +58,10 @@ def order_view_key(order: Order) -> str:
     older than another's renders under its own version and never serves the other's
     older rendering for a newer schedule. VIEW_FORMAT names the view's shape: a release
     that changes it renders anew."""
-    return f"orderview:{VIEW_FORMAT}:{order.pk}:{order.version}:{network_index().version}"
+    key = f"orderview:{VIEW_FORMAT}:{order.pk}:{order.version}:{network_index().version}"
+    # A lapsed hold presented as expired (selectors.order_as_it_stands) is not the
+    # rendering of its stored version: a key of its own.
+    return f"{key}:lapsed" if order.lapsed else key
 
 
 def order_view_cached(order: Order, *, parts: OrderParts | None = None) -> orjson.Fragment:
@@ -243,17 +246,22 @@ def _totals(order: Order, payments: Sequence[Payment], fees: Sequence[OrderFee])
     before anyone paid for them (a cancelled or lapsed hold, a seat replaced on a hold),
     `retained` what else the airline kept of lines a paid order lost (a cheaper
     replacement seat: the fees and penalties it charged are in totalPrice, so not here),
-    `credited` what became airline credit. A settled order's charged - refunded =
-    totalPrice + retained + credited."""
+    `credited` what became airline credit, and only when there is some,
+    `refundedOutside` what the payment provider gave back outside this service (its
+    dashboard) that no later change has set against value given back. A settled order's
+    charged - refunded = totalPrice + retained + credited - refundedOutside."""
     taken = [p for p in payments if p.status != Payment.Status.FAILED]
     in_price = sum((f.amount for f in fees), ZERO)
-    return {
+    totals = {
         "charged": money_wire(sum((p.amount for p in taken), ZERO), order.currency),
         "refunded": money_wire(sum((p.refunded for p in taken), ZERO), order.currency),
         "voided": money_wire(order.voided, order.currency),
         "retained": money_wire(order.retained - in_price, order.currency),
         "credited": money_wire(order.credited, order.currency),
     }
+    if order.refunded_outside:
+        totals["refundedOutside"] = money_wire(order.refunded_outside, order.currency)
+    return totals
 
 
 def summary(row: OrderRow) -> dict[str, Any]:
