@@ -19,8 +19,10 @@ one), query logging and error translation see them as they see every other.
 What it relies on beyond Django's public API (tests/api/test_framework_shortcuts.py fails
 on an upgrade that changes it): the steps of `BaseDatabaseWrapper.cursor()` repeated in
 `statement_cursor`, the PostgreSQL backend's `ServerBindingCursor`, Django connecting
-with `prepare_threshold=None`, and psycopg's per-connection `prepare_threshold`. Measured
-gain: MEASURED_PREPARED. `DB_PREPARED_STATEMENTS=0` (settings) turns it off.
+with `prepare_threshold=None`, and psycopg's per-connection `prepare_threshold`.
+Measured gain: PostgreSQL's CPU per hold 2.6 ms against 3.6 ms unprepared (1.37x), the
+service's 8.6 against 9.3 ms (1.08x) (`python -m benchmarks.shortcuts`, 60 holds each
+way on a busy 2-core machine). `DB_PREPARED_STATEMENTS=0` (settings) turns it off.
 """
 
 from collections.abc import Iterator

@@ -19,8 +19,11 @@ booking by booking on and off in turn, so that the machine's drift hits both ali
 Requests go through Django's test client in this process, one at a time, against a fresh
 scratch database BENCH_DATABASE (`airline_bench`) seeded with the demo airline; every
 booking is a priced round trip for 2 ADT + 1 CHD, its offer searched and priced before
-any timing. The figure is each request's time in this process (median, p95) and the
-ratio of the medians, off / on: what turning the shortcut off costs.
+any timing. The figures, per booking: its time, this process's CPU (the service's own
+Python, the request's thread) and the CPU of the PostgreSQL backend serving it (both
+from the kernel's schedstat, to the nanosecond: on a busy machine they move far less
+than the time does); the median and p95 of each, and the ratio of the medians, off / on:
+what turning the shortcut off costs.
 """
 
 import json
@@ -32,7 +35,7 @@ from io import StringIO
 
 from benchmarks.common import median, ms, p95, prepare_environment, recreate_database, timings
 
-PAIRS = 60  # bookings with the shortcut on and off, of each variant
+PAIRS = int(os.environ.get("BENCH_PAIRS", "60"))  # bookings with the shortcut on and off, each
 ROUNDS = 8  # of the validation timings, alternating on / off
 WARMUP = 6  # bookings before any timing: caches, indexes and prepared statements filled
 VALIDATIONS = 4000  # validations of one body per variant
@@ -67,7 +70,7 @@ def main() -> None:
 
     call_command("migrate", verbosity=0)
     call_command("seed_demo", stdout=StringIO())
-    cache.clear()
+    cache.delete_pattern("*")  # this benchmark's keys only (CACHE_KEY_PREFIX): no past run's
     client = Client()
     response = client.post(
         "/auth/token",
@@ -80,24 +83,37 @@ def main() -> None:
 
     wanted = WARMUP + len(SHORTCUTS) * 2 * PAIRS
     bodies = prepared_bookings(client, auth, wanted)
+    from django.db import connection
+
+    connection.ensure_connection()  # book() reads its backend's CPU
     for body in bodies[:WARMUP]:
         book(client, auth, body, "hold")
     bodies = bodies[WARMUP:]
 
     rows = []
     for label, on, off, payment in SHORTCUTS:
-        times: dict[bool, list[float]] = {True: [], False: []}
+        spent: dict[bool, list[Spent]] = {True: [], False: []}
         # On and off in turn, booking by booking (off first every other pair): the
         # machine's drift, which moves a median by half on a busy machine, hits both.
         for n in range(PAIRS):
             for shortcut in (True, False) if n % 2 == 0 else (False, True):
                 body, bodies = bodies[0], bodies[1:]
                 with _settings(on if shortcut else off):
-                    times[shortcut].append(book(client, auth, body, payment))
-        rows.append((f"create order ({payment}): {label}", times[True], times[False]))
+                    spent[shortcut].append(book(client, auth, body, payment))
+        for k, measure in enumerate(("time", "CPU here", "PostgreSQL CPU")):
+            rows.append(
+                (
+                    f"create order ({payment}), {measure}: {label}",
+                    [x[k] for x in spent[True]],
+                    [x[k] for x in spent[False]],
+                )
+            )
     rows.append(("create-order body validated: plain validation", *validation_times()))
 
-    print("\nFramework shortcuts: each with its setting on and off (this process, one at a time)")
+    print(
+        "\nFramework shortcuts, each with its setting on and off, booking by booking in this "
+        "process: its time, this process's CPU (the service's Python), PostgreSQL's backend CPU"
+    )
     header = ("measure", "on: median", "on: p95", "off: median", "off: p95", "off / on")
     table = [
         (
@@ -106,7 +122,7 @@ def main() -> None:
             ms(p95(on)),
             ms(median(off)),
             ms(p95(off)),
-            f"{median(off) / median(on):.2f}x",
+            f"{median(off) / median(on):.2f}x" if median(on) else "-",
         )
         for name, on, off in rows
     ]
@@ -166,17 +182,34 @@ def prepared_bookings(client, auth: dict, wanted: int) -> list[dict]:
     return bodies
 
 
-def book(client, auth: dict, body: dict, payment: str) -> float:
-    """Seconds one create order took; stops the benchmark on any answer but 201."""
+Spent = tuple[float, float, float]  # seconds: time, this process's CPU, PostgreSQL's CPU
+
+
+def book(client, auth: dict, body: dict, payment: str) -> Spent:
+    """What one create order took; stops the benchmark on any answer but 201."""
+    from django.db import connection
+
     from benchmarks.orders import CARD, HOLD
 
     body = {**body, "payment": CARD if payment == "card" else HOLD}
+    backend = connection.connection.info.backend_pid
+    pg_before, cpu_before = _cpu_ns(backend), time.thread_time_ns()
     started = time.perf_counter()
     response = _post(client, auth, "/json/v1/orders", body)
     seconds = time.perf_counter() - started
+    cpu, pg = time.thread_time_ns() - cpu_before, _cpu_ns(backend) - pg_before
     if response.status_code != 201:
         raise SystemExit(f"create order answered {response.status_code}: {response.content!r}")
-    return seconds
+    if connection.connection.info.backend_pid != backend:
+        raise SystemExit("the database connection changed during a booking")
+    return seconds, cpu / 1e9, pg / 1e9
+
+
+def _cpu_ns(pid: int) -> int:
+    """Nanoseconds process `pid` has run on a CPU (the kernel's schedstat: exact, where
+    /proc's stat counts 10 ms ticks)."""
+    with open(f"/proc/{pid}/schedstat") as stat:
+        return int(stat.read().split()[0])
 
 
 def validation_times() -> tuple[list[float], list[float]]:
