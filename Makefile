@@ -78,15 +78,19 @@ cluster: $(VENV)/.base
 cluster-down:
 	scripts/cluster down
 
-## test-cluster: tests/e2e/test_cluster.py (marker cluster, not in `make test`): a cluster of
-## its own on free ports, the primary killed under card bookings, a node killed, a pooler restarted
+## test-cluster: tests/e2e/test_cluster.py (marker cluster; `make test` runs it after the
+## suite): a cluster of its own on free ports, the primary killed under card bookings, a
+## node killed, a pooler restarted, HAProxy's own errors, reads on the standby. Skipped
+## without haproxy and pgbouncer, except under CI
 test-cluster: export AIRLINE_ENV = test
 test-cluster: export DATABASE_URL ?= $(TEST_DATABASE_URL)
 test-cluster: export REDIS_URL ?= $(TEST_REDIS_URL)
 test-cluster: $(VENV)/.dev
 	$(VENV)/bin/pytest -m cluster tests/e2e/test_cluster.py
 
-## test: lint, check migrations, run the whole suite on PostgreSQL + Redis (+ embedded smoke)
+## test: lint, check migrations and the import layers, run the whole suite on PostgreSQL +
+## Redis (+ embedded smoke), then the cluster tests (test-cluster: skipped when haproxy and
+## pgbouncer are not installed)
 test: export AIRLINE_ENV = test
 test: export DATABASE_URL ?= $(TEST_DATABASE_URL)
 test: export REDIS_URL ?= $(TEST_REDIS_URL)
@@ -95,7 +99,9 @@ test: $(VENV)/.dev
 	$(VENV)/bin/ruff format --check .
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet  # the manual: any warning fails
 	DATABASE_URL= $(PY) manage.py makemigrations --check --dry-run  # models vs migrations; no server needed
+	$(VENV)/bin/lint-imports  # the layers: no import from a lower layer to a higher one
 	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest -m cluster tests/e2e/test_cluster.py  # the production topology (issue 30)
 
 ## fuzz: the contract test at nightly size: schemathesis, 1000 examples per operation; then
 ## the bounded hostile-body set (tests/hostile.py), printing each body's worker CPU per request
@@ -113,7 +119,9 @@ fuzz: $(VENV)/.dev
 ## card bookings on the Stripe gateway against the fake Stripe server beside the test gateway
 ## (benchmarks/payments.py); every back-office page's p95 at airline size (benchmarks/admin.py);
 ## create order on hold through HAProxy + PgBouncer against direct, and the seconds and
-## bookings a primary's failure costs (benchmarks/cluster.py)
+## bookings a primary's failure costs (benchmarks/cluster.py); each framework shortcut on and off
+## (benchmarks/shortcuts.py). Each writes its figures to
+## docs/benchmarks/figures/<module>.md, which the manual's Benchmarks page includes.
 bench: $(VENV)/.dev
 	@command -v pgbench >/dev/null || { echo "make bench needs pgbench (PostgreSQL client tools)"; exit 1; }
 	$(PY) -m benchmarks.network
@@ -126,6 +134,7 @@ bench: $(VENV)/.dev
 	$(PY) -m benchmarks.schedule
 	$(PY) -m benchmarks.admin
 	$(PY) -m benchmarks.cluster
+	$(PY) -m benchmarks.shortcuts
 
 ## docs: the manual in docs/ (MkDocs, Material theme) built to var/site/; --strict, as in CI
 docs: $(VENV)/.dev

@@ -18,6 +18,11 @@ access_log_format = '%(h)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(B)s %(M)sms "%(a)s"
 # changes therefore need a restart of the master, not a HUP.
 preload_app = True
 
+# gunicorn's sync worker, which on SIGTERM stops listening at once instead of when its
+# request in hand is done: a stopping node refuses new connections rather than queueing
+# them to be reset (airline/gunicorn_worker.py).
+worker_class = "airline.gunicorn_worker.RefusingSyncWorker"
+
 # A worker is replaced after about this many requests (the jitter keeps a node's workers
 # from restarting together): whatever a long-lived process accumulates is returned. The
 # new worker is forked from the master with its schedule index (airline/wsgi.py) and

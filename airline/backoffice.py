@@ -16,6 +16,8 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.utils.cache import add_never_cache_headers
 
+from airline.standby import staff_marker, stale_ok_db
+
 
 def local_time(moment: datetime | None, zone: str | ZoneInfo) -> str:
     """`2026-06-01 08:05 EDT`: a station-local time, labelled, as staff read a timetable."""
@@ -178,3 +180,18 @@ def search_words(search: str) -> list[SearchWord]:
         else:
             found.append(OtherWord(word))
     return found
+
+
+class StandbyChangelist:
+    """A ModelAdmin mixin: the changelist (a GET of the list page: its rows and its
+    counts) may be a moment old, so it is read from the standby when standby reads are on
+    (airline/standby.py), unless this staff user has just changed something. The change
+    form, actions (POST) and every other page read and write on the primary."""
+
+    def get_queryset(self, request):
+        queryset = super().get_queryset(request)
+        match = request.resolver_match
+        changelist = f"{self.opts.app_label}_{self.opts.model_name}_changelist"
+        if request.method == "GET" and match is not None and match.url_name == changelist:
+            return queryset.using(stale_ok_db(staff_marker(request.user.pk)))
+        return queryset

@@ -103,6 +103,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # A request that wrote marks its client for read-your-writes (airline/standby.py);
+    # does nothing while standby reads are off.
+    "airline.standby.WriteMarkerMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into its answer.
     "axes.middleware.AxesMiddleware",
 ]
@@ -163,6 +166,27 @@ if DATABASE_URL:
     # prepare_threshold): never behind a transaction pooler; DB_PREPARED_STATEMENTS=0 turns
     # them off anywhere (docs/production.md "Framework shortcuts").
     DB_PREPARED_STATEMENTS = env_bool("DB_PREPARED_STATEMENTS", True) and not DB_TRANSACTION_POOLING
+    # The streaming standby, for reads that may be a moment old (airline/standby.py,
+    # docs/production.md "Reads on the standby"), used only while READ_FROM_STANDBY is
+    # on. Its own libpq host list may name the primary too, with
+    # target_session_attrs=prefer-standby: after a failover, the standby is the primary
+    # and reads follow it.
+    DATABASE_REPLICA_URL = env_str("DATABASE_REPLICA_URL")
+    if DATABASE_REPLICA_URL:
+        _first_url, _hosts, _ports = database_url_hosts(DATABASE_REPLICA_URL)
+        _replica = dj_database_url.parse(
+            _first_url, conn_max_age=env_int("DB_CONN_MAX_AGE", 300), conn_health_checks=True
+        )
+        # The primary's settings (no JIT, no server-side cursors behind a pooler), with
+        # the replica's own address and connection options.
+        DATABASES["replica"] = {
+            **DATABASES["default"],
+            **_replica,
+            "OPTIONS": {**DATABASES["default"].get("OPTIONS", {}), **_replica.get("OPTIONS", {})},
+            "DISABLE_SERVER_SIDE_CURSORS": DB_TRANSACTION_POOLING,
+        }
+        if _hosts:
+            DATABASES["replica"].update(HOST=",".join(_hosts), PORT=",".join(_ports))
     # Off by default: every commit waits for its WAL to reach the disk, money-moving ones
     # included. DB_COMMIT_WITHOUT_FLUSH=1 lets a card booking's confirmation return
     # before its flush (airline.sql.commit_without_flush), which a crash can then lose
@@ -193,6 +217,12 @@ DB_DIRECT_INSERT = env_bool("DB_DIRECT_INSERT", True)
 # Plainly valid request bodies read without DRF's serializers (airline.api.serializers
 # .plain_valid); API_PLAIN_VALIDATION=0 validates every body with DRF.
 API_PLAIN_VALIDATION = env_bool("API_PLAIN_VALIDATION", True)
+# Writes always to the primary; stale-ok reads to the standby when READ_FROM_STANDBY is
+# on and DATABASE_REPLICA_URL names it; a client's reads to the primary for
+# READ_YOUR_WRITES_SECONDS after it wrote (airline/standby.py).
+DATABASE_ROUTERS = ["airline.standby.StandbyRouter"]
+READ_FROM_STANDBY = env_bool("READ_FROM_STANDBY", False)
+READ_YOUR_WRITES_SECONDS = env_int("READ_YOUR_WRITES_SECONDS", 10)
 
 REDIS_URL = env_str("REDIS_URL")
 if REDIS_URL:

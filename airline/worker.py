@@ -1,7 +1,8 @@
 """The background worker (DESIGN.md §10): a plain loop over a table of jobs, each run at
 its own interval (a job marked `again_while_busy` runs again at once while it finds
 work, so a queue keeps up with its load). `manage.py run_worker` runs it forever;
-`--once` runs every job once, for cron and tests. Later work adds a job by adding a row to `jobs()`.
+`--once` runs every job once, for cron and tests. An app adds a job with
+`job_register` in its AppConfig.ready.
 
 A job that fails (an exception, the database gone) is logged and tried again at its next
 interval: it never stops the worker. Database connections are closed between jobs when
@@ -18,7 +19,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from django.conf import settings
 from django.db import close_old_connections, connection
 
 logger = logging.getLogger("airline.worker")
@@ -38,47 +38,23 @@ class Job:
     again_while_busy: bool = False
 
 
+# Each app adds its jobs in its AppConfig.ready (job_register), so that this kernel
+# module never imports the apps built on it (architecture.md "Layers"): the table runs
+# in INSTALLED_APPS order. A job is registered as a function that builds it, so that its
+# interval is read from settings when the worker starts.
+_JOBS: list[Callable[[], Job]] = []
+
+
+def job_register(make: Callable[[], Job]) -> None:
+    """Add the job `make()` builds to the worker's table (once: the same function
+    registered again is not added twice)."""
+    if all(make is not known for known in _JOBS):
+        _JOBS.append(make)
+
+
 def jobs() -> list[Job]:
     """Every job of the worker, with its interval from settings."""
-    from airline.api import clock
-    from airline.api.idempotency import idempotency_purge
-    from airline.network.jobs import schedule_jobs_run
-    from orders.holds import holds_expire
-    from orders.reconcile import payments_reconcile
-    from orders.refunds import refunds_retry
-    from webhooks.delivery import webhooks_deliver_due
-
-    return [
-        # A lapsed hold's seats are back on sale within one sweep, whether or not
-        # anyone reads the order (lazy expiry on read is the other half).
-        Job(
-            "expire_holds",
-            settings.WORKER_HOLD_SWEEP_SECONDS,
-            lambda: {"holds_cancelled": holds_expire()},
-        ),
-        Job("reconcile_payments", settings.WORKER_RECONCILE_SECONDS, payments_reconcile),
-        # Refunds a change owed and a dead worker did not send (orders.refunds).
-        Job(
-            "send_refunds",
-            settings.WORKER_RECONCILE_SECONDS,
-            lambda: {"refunds_sent": refunds_retry()},
-        ),
-        # The webhook outbox: due deliveries claimed, sent and recorded (webhooks.delivery),
-        # round after round for up to a few seconds while there are any.
-        Job(
-            "deliver_webhooks",
-            settings.WORKER_WEBHOOK_SECONDS,
-            webhooks_deliver_due,
-            again_while_busy=True,
-        ),
-        # Schedule files queued from the back office (airline.network.jobs).
-        Job("load_schedules", settings.WORKER_SCHEDULE_SECONDS, schedule_jobs_run),
-        Job(
-            "purge_idempotency_keys",
-            3600,
-            lambda: {"keys_forgotten": idempotency_purge(now=clock.now())},
-        ),
-    ]
+    return [make() for make in _JOBS]
 
 
 class StopSignal:

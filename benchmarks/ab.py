@@ -22,13 +22,21 @@ import tempfile
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from benchmarks.common import REPO, log_path, median, ms, p95, prepare_environment, start_gunicorn
-from benchmarks.orders import (
+from benchmarks.common import (
     AGENCY,
+    REPO,
+    bench_api_key,
+    log_path,
+    median,
+    ms,
+    p95,
+    prepare_environment,
+    start_gunicorn,
+)
+from benchmarks.orders import (
     _call,
     _table,
     _wait_ready,
-    bench_api_key,
     load_requests,
     server_times,
 )

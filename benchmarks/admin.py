@@ -25,7 +25,7 @@ os.environ.setdefault(
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/15")
 os.environ.setdefault("CACHE_KEY_PREFIX", "bench-admin")
 
-from benchmarks.common import prepare_environment, recreate_database
+from benchmarks.common import prepare_environment, recreate_database, table, write_figures
 
 REPEATS = int(os.environ.get("ADMIN_REPEATS", "20"))
 TARGET_MS = 300.0
@@ -78,21 +78,19 @@ def main() -> None:
         if worst > target:
             missed.append(name)
 
-    print(
-        f"\nBack-office pages at airline size: server time in this process, {REPEATS} requests each"
+    table(
+        f"Back-office pages at airline size: server time in this process, {REPEATS} requests each",
+        ("page", "median", "p95", "queries", "target p95"),
+        [
+            (name, f"{m:.1f} ms", f"{p:.1f} ms", n, f"<= {t:.0f} ms {'ok' if p <= t else 'MISSED'}")
+            for name, m, p, n, t in rows
+        ],
     )
-    width = max(len(r[0]) for r in rows)
-    print(f"  {'page':<{width}}  {'median':>9}  {'p95':>9}  {'queries':>7}  target p95")
-    for name, median_ms, p95_ms, count, target in rows:
-        verdict = "ok" if p95_ms <= target else "MISSED"
-        print(
-            f"  {name:<{width}}  {median_ms:7.1f}ms  {p95_ms:7.1f}ms  {count:>7}  "
-            f"<= {target:.0f} ms {verdict}"
-        )
-    print(
-        f"\n{len(rows) - len(missed)} of {len(rows)} pages within target"
-        + (f"; missed: {', '.join(missed)}" if missed else "")
+    verdict = f"{len(rows) - len(missed)} of {len(rows)} pages within target" + (
+        f"; missed: {', '.join(missed)}" if missed else ""
     )
+    print(f"\n{verdict}")
+    write_figures("admin", [verdict])
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ from datetime import date, timedelta
 
 import requests
 
-from benchmarks.common import REPO, median, ms, p95, report
+from benchmarks.common import REPO, median, ms, p95, report, write_figures
 
 CLIENTS = 8
 PER_PHASE = 80
@@ -293,6 +293,7 @@ def main() -> None:
                 ("acknowledged bookings lost", str(len(booked) - found), f"of {len(booked)}", ""),
             ],
         )
+        write_figures("cluster")
     finally:
         if direct is not None:
             direct.terminate()

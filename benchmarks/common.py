@@ -1,11 +1,15 @@
-"""Shared pieces of the benchmarks: a fresh database, timing statistics, a report table."""
+"""Shared pieces of the benchmarks: a fresh seeded database, timing statistics, a report
+table, and the figures file each benchmark writes for the manual (docs/benchmarks.md)."""
 
 import os
+import platform
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from io import StringIO
 from pathlib import Path
 
 import psycopg
@@ -27,6 +31,64 @@ def recreate_database() -> None:
     with psycopg.connect("postgres://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {BENCH_DATABASE} WITH (FORCE)")
         conn.execute(f"CREATE DATABASE {BENCH_DATABASE}")
+
+
+AGENCY = "DEMOAGT"  # the demo partner's agency the benchmarks book for
+
+
+def bench_api_key(name: str) -> str:
+    """A fresh key of the demo partner for AGENCY, with no practical volume limit."""
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command(
+        "create_api_key",
+        "--partner",
+        "DEMO",
+        "--agency",
+        AGENCY,
+        "--rate",
+        "100000000",
+        "--name",
+        name,
+        stdout=out,
+    )
+    return out.getvalue().strip().splitlines()[-1]
+
+
+def nonstop_markets() -> list[tuple[str, str]]:
+    """Every (origin, destination) a demo flight leg flies: markets with a nonstop."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT DISTINCT origin_id, destination_id FROM network_flightleg "
+            "ORDER BY origin_id, destination_id"
+        )
+        return [tuple(row) for row in cursor.fetchall()]
+
+
+def bench_database_seeded(key_name: str) -> tuple[str, list[tuple[str, str]]]:
+    """The scratch database made afresh, migrated and seeded with the demo airline, this
+    Redis db cleared (no offers, tokens or node fingerprint of a past run): (a fresh bench
+    API key named `key_name`, the markets with a nonstop). Connections are closed at the
+    end, since the benchmarks fork their client processes from this one."""
+    prepare_environment()
+    recreate_database()
+    import django
+
+    django.setup()
+    from django.core.cache import cache
+    from django.core.management import call_command
+    from django.db import connections
+
+    call_command("migrate", verbosity=0)
+    call_command("seed_demo", stdout=StringIO())
+    cache.clear()
+    raw_key = bench_api_key(key_name)
+    markets = nonstop_markets()
+    connections.close_all()
+    return raw_key, markets
 
 
 def timings(fn: Callable[[], object], repeat: int) -> list[float]:
@@ -52,19 +114,84 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1000:.3f} ms"
 
 
-def report(title: str, rows: list[tuple[str, str, str, str]]) -> None:
-    """rows: (measure, value, reference, ratio)."""
+# Every table printed in this run, in order: what write_figures puts in the manual.
+TABLES: list[tuple[str, tuple[str, ...], list[tuple[str, ...]]]] = []
+
+
+def table(title: str, header: Sequence, rows: Sequence[Sequence]) -> None:
+    """Print a table (cells as str()) and keep it for write_figures."""
+    header = tuple(str(cell) for cell in header)
+    rows = [tuple(str(cell) for cell in row) for row in rows]
+    TABLES.append((title, header, rows))
     print(f"\n{title}")
-    widths = [
-        max(len(r[i]) for r in [("measure", "value", "same-run reference", "ratio"), *rows])
-        for i in range(4)
-    ]
-    header = ("measure", "value", "same-run reference", "ratio")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     for row in [header, tuple("-" * w for w in widths), *rows]:
         print("  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))
 
 
+def report(title: str, rows: list[tuple[str, str, str, str]]) -> None:
+    """rows: (measure, value, reference, ratio)."""
+    table(title, ("measure", "value", "same-run reference", "ratio"), rows)
+
+
 REPO = Path(__file__).resolve().parents[1]
+FIGURES = REPO / "docs" / "benchmarks" / "figures"
+
+
+def write_figures(module: str, notes: Sequence[str] = ()) -> Path:
+    """Write docs/benchmarks/figures/<module>.md, the fragment docs/benchmarks.md includes:
+    every table this run printed (TABLES) as markdown, then `notes`, under a line saying
+    on what machine, when and from which commit they were measured. The file holds the
+    current figures only; earlier ones are in git's history of it."""
+    commit = _MEASURED_COMMIT
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor() or "unknown CPU",
+    )
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    lines = [
+        f"*Measured by `python -m benchmarks.{module}` on {datetime.now(tz=UTC):%Y-%m-%d %H:%M} "
+        f"UTC, commit `{commit}`, {os.cpu_count()} x {cpu}, load average at the end {load}.*",
+    ]
+    for title, header, rows in TABLES:
+        lines += ["", f"**{_cell(title)}**", ""]
+        lines.append("| " + " | ".join(_cell(cell) for cell in header) + " |")
+        lines.append("|" + "---|" * len(header))
+        lines += ["| " + " | ".join(_cell(cell) for cell in row) + " |" for row in rows]
+    if notes:
+        lines.append("")
+        lines += [f"- {_cell(note)}" for note in notes]
+    FIGURES.mkdir(parents=True, exist_ok=True)
+    path = FIGURES / f"{module}.md"
+    path.write_text("\n".join(lines) + "\n")
+    print(f"\n(figures written to {path.relative_to(REPO)})")
+    return path
+
+
+def _cell(text: str) -> str:
+    """Text safe in a markdown table cell: pipes escaped, one line."""
+    return " ".join(str(text).replace("|", "\\|").split())
+
+
+def _git(*args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=False)
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def _commit() -> str:
+    """The checkout's commit, and whether its code differs from it (the manual aside)."""
+    commit = _git("rev-parse", "--short", "HEAD") or "unknown"
+    if _git("status", "--porcelain", "--", ".", ":(exclude)docs"):
+        commit += " with uncommitted changes"
+    return commit
+
+
+# Read when the benchmark starts: the code measured is the code it loaded.
+_MEASURED_COMMIT = _commit()
 
 
 def log_path(name: str) -> Path:

@@ -25,6 +25,7 @@ from benchmarks.common import (
     report,
     start_gunicorn,
     timings,
+    write_figures,
 )
 
 WORKERS = 8
@@ -49,6 +50,7 @@ def main() -> None:
         f"\n(schedule: {load_rows['legs']} flight-date legs, "
         f"{load_rows['inventory']} inventory rows)"
     )
+    write_figures("network")
 
 
 def bench_schedule_load(call_command) -> dict:

@@ -37,17 +37,16 @@ import os
 import secrets
 import time
 from datetime import UTC, datetime, timedelta
-from io import StringIO
 
 from benchmarks.common import (
+    bench_database_seeded,
     log_path,
     median,
     ms,
     p95,
-    prepare_environment,
-    recreate_database,
     report,
     start_gunicorn,
+    write_figures,
 )
 from benchmarks.orders import (
     CARD,
@@ -55,10 +54,8 @@ from benchmarks.orders import (
     HOLD,
     WARMUP_PER_CLIENT,
     _call,
-    _nonstop_markets,
     _round_trip_search,
     _wait_ready,
-    bench_api_key,
     book_phase,
     cpu_snapshot,
     cpu_spent,
@@ -85,21 +82,7 @@ def main() -> None:
     # One key for both nodes, given explicitly as production must (airline/nodes.py
     # refuses a node whose key differs from a live node's).
     os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
-    prepare_environment()
-    recreate_database()
-    import django
-
-    django.setup()
-    from django.core.cache import cache
-    from django.core.management import call_command
-    from django.db import connections
-
-    call_command("migrate", verbosity=0)
-    call_command("seed_demo", stdout=StringIO())
-    cache.clear()  # no offers, tokens or node fingerprint of a past run in this Redis db
-    raw_key = bench_api_key("bench-nodes")
-    markets = _nonstop_markets()
-    connections.close_all()  # the client processes are forked from this one
+    raw_key, markets = bench_database_seeded("bench-nodes")
 
     # Both nodes up from the start: B idles through the one-node phases.
     nodes = [start_gunicorn(workers=WORKERS, log_name=f"bench-nodes-{n}.log") for n in "ab"]
@@ -167,6 +150,7 @@ def main() -> None:
         [row for kind, label in OPERATIONS for row in _rows(label, kind, phases, times)],
     )
     print(f"\n(whole benchmark {time.monotonic() - started:.0f} s)")
+    write_figures("nodes")
 
 
 def _ports_and_pids(nodes: list) -> tuple[list[int], list[int]]:

@@ -55,7 +55,6 @@ import subprocess
 import time
 from collections.abc import Collection, Sequence
 from datetime import UTC, date, datetime, timedelta
-from io import StringIO
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -63,17 +62,20 @@ import psycopg
 from lxml import etree
 
 from benchmarks.common import (
+    AGENCY,
     BENCH_DATABASE,
+    bench_database_seeded,
     log_path,
     median,
     ms,
     p95,
-    prepare_environment,
-    recreate_database,
     schema_invalid,
     start_gunicorn,
+    table,
     timings,
+    write_figures,
 )
+from benchmarks.common import nonstop_markets as _nonstop_markets
 from benchmarks.replay import REPLAY_BOOKINGS, Replayer, capture_holds, replay_script
 
 REPO = Path(__file__).resolve().parents[1]
@@ -85,7 +87,6 @@ SECONDS = 3  # per time-bounded phase (retrieve, list)
 # Its own name per bench database, so two benches side by side never share it.
 PGBENCH_DATABASE = os.environ.get("PGBENCH_DATABASE", f"{BENCH_DATABASE}_pgbench")
 PGBENCH_SECONDS = 10
-AGENCY = "DEMOAGT"
 LIST_ORDERS = 100_000  # the agency's orders written by SQL for OrderList
 OTHER_EVERY = 6  # every 6th order written by SQL is another agency's
 PARTY = [{"type": "ADT"}, {"type": "ADT"}, {"type": "CHD"}]
@@ -158,22 +159,9 @@ A320_HOLDS_PER_CLIENT = 25  # holds for the order seat maps and AcceptOffer
 def main() -> None:
     started = time.monotonic()
     os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/3")
-    prepare_environment()
-    recreate_database()
-    import django
-
-    django.setup()
-    from django.core.cache import cache
-    from django.core.management import call_command
-    from django.db import connections
-
-    call_command("migrate", verbosity=0)
-    call_command("seed_demo", stdout=StringIO())
-    cache.clear()  # Redis db 3 is this benchmark's own: no offers or tokens of a past run
-    raw_key = bench_api_key("bench-orders")
-    markets = _nonstop_markets()
+    raw_key, markets = bench_database_seeded("bench-orders")
     pgbench_init()
-    connections.close_all()  # the client processes are forked from this one
+    from django.db import connections
 
     server, port = start_gunicorn(workers=2, log_name="bench-orders.log")
     log = log_path("bench-orders.log")
@@ -264,41 +252,10 @@ def main() -> None:
         sql=sql,
     )
     print(f"\n(whole benchmark {time.monotonic() - started:.0f} s)")
+    write_figures("orders")
 
 
 # --- Offers to book -----------------------------------------------------------------------
-
-
-def bench_api_key(name: str) -> str:
-    """A fresh key of the demo partner for AGENCY, with no practical volume limit."""
-    from django.core.management import call_command
-
-    out = StringIO()
-    call_command(
-        "create_api_key",
-        "--partner",
-        "DEMO",
-        "--agency",
-        AGENCY,
-        "--rate",
-        "100000000",
-        "--name",
-        name,
-        stdout=out,
-    )
-    return out.getvalue().strip().splitlines()[-1]
-
-
-def _nonstop_markets() -> list[tuple[str, str]]:
-    """Every (origin, destination) a demo flight leg flies: markets with a nonstop."""
-    from django.db import connection
-
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT DISTINCT origin_id, destination_id FROM network_flightleg "
-            "ORDER BY origin_id, destination_id"
-        )
-        return [tuple(row) for row in cursor.fetchall()]
 
 
 def prepare_offers(port: int | Sequence[int], auth: dict, markets: list, wanted: int) -> list:
@@ -1600,11 +1557,7 @@ def server_times(log: Path) -> dict[str, list[float]]:
     return found
 
 
-def _table(title: str, header: tuple, rows: list[tuple]) -> None:
-    print(f"\n{title}")
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    for row in [header, tuple("-" * w for w in widths), *rows]:
-        print("  " + "  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)))
+_table = table  # the name servicing.py imports
 
 
 # --- Plumbing -------------------------------------------------------------------------------

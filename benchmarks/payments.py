@@ -14,24 +14,22 @@ test gateway writes two ledger rows.
 
 import json
 import os
-from io import StringIO
 
 from benchmarks.common import (
+    bench_database_seeded,
     log_path,
     median,
     ms,
     p95,
-    prepare_environment,
-    recreate_database,
     start_gunicorn,
+    table,
+    write_figures,
 )
 from benchmarks.orders import (
     CARD,
     CLIENTS,
     _call,
-    _nonstop_markets,
     _wait_ready,
-    bench_api_key,
     book_phase,
     prepare_offers,
     server_times,
@@ -44,25 +42,10 @@ TARGET = 1.3
 
 def main() -> None:
     os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/3")
-    prepare_environment()
-    recreate_database()
-    import django
-
-    django.setup()
-    from django.core.cache import cache
-    from django.core.management import call_command
-    from django.db import connections
-
+    raw_key, markets = bench_database_seeded("bench-payments")
     from tests.e2e.servers import free_port
     from tests.fakestripe import fake_stripe
     from tests.gateways import stripe_settings
-
-    call_command("migrate", verbosity=0)
-    call_command("seed_demo", stdout=StringIO())
-    cache.clear()
-    raw_key = bench_api_key("bench-payments")
-    markets = _nonstop_markets()
-    connections.close_all()  # the client processes are forked from this one
 
     with fake_stripe(free_port()) as provider:
         stripe_env = {name: str(value) for name, value in stripe_settings(provider).items()}
@@ -100,15 +83,20 @@ def main() -> None:
     # Each server's own log: the timed phases' requests are tagged "card".
     times = {name: server_times(log_path(f"bench-pay-{name}.log"))["card"] for name in servers}
     ratio = p95(times["stripe"]) / p95(times["test"])
-    print("\nCreate order by card, server time, 8 clients (benchmarks/payments.py)")
-    print(f"  {'gateway':<36}{'orders':>8} {'median':>11} {'p95':>11}")
-    for name, label in (("test", "test gateway"), ("stripe", "Stripe SDK -> fake Stripe server")):
-        samples = times[name]
-        print(f"  {label:<36}{len(samples):>8} {ms(median(samples)):>11} {ms(p95(samples)):>11}")
+    table(
+        f"Create order by card, server time, {CLIENTS} clients",
+        ("gateway", "orders", "median", "p95"),
+        [
+            (label, len(times[name]), ms(median(times[name])), ms(p95(times[name])))
+            for name, label in (("test", "test gateway"), ("stripe", "Stripe SDK -> fake Stripe"))
+        ],
+    )
     verdict = "ok" if ratio <= TARGET else "over target"
-    print(f"  Stripe p95 / test gateway p95: {ratio:.2f} (target <= {TARGET}: {verdict})")
+    notes = [f"Stripe p95 / test gateway p95: {ratio:.2f} (target <= {TARGET}: {verdict})"]
     if failures:
-        print(f"  ({failures} bookings failed)")
+        notes.append(f"{failures} bookings failed")
+    print("\n".join(f"  {note}" for note in notes))
+    write_figures("payments", notes)
 
 
 if __name__ == "__main__":

@@ -27,17 +27,16 @@ import os
 import secrets
 import time
 from datetime import datetime, timedelta
-from io import StringIO
 
 from benchmarks.common import (
+    bench_database_seeded,
     median,
-    prepare_environment,
-    recreate_database,
     report,
     start_gunicorn,
     timings,
+    write_figures,
 )
-from benchmarks.orders import _call, _wait_ready, bench_api_key
+from benchmarks.orders import _call, _wait_ready
 
 BUILDS = 3
 PREVIEWS = 3
@@ -54,13 +53,7 @@ def main() -> None:
     started = time.monotonic()
     os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/3")
     os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
-    prepare_environment()
-    recreate_database()
-    import django
-
-    django.setup()
-    from django.core.cache import cache
-    from django.core.management import call_command
+    raw_key, _ = bench_database_seeded("bench-schedule")
     from django.db import connections
 
     from airline.network.demo_schedule import demo_ssim
@@ -68,10 +61,6 @@ def main() -> None:
     from sellers.management.commands.seed_demo import DEMO_SCHEDULE_DAYS
     from tests.network.ssim_builder import ssim_edited
 
-    call_command("migrate", verbosity=0)
-    call_command("seed_demo", stdout=StringIO())
-    cache.clear()
-    raw_key = bench_api_key("bench-schedule")
     first_day = datetime.strptime(  # noqa: DTZ007 (a date in a file name)
         ScheduleLoad.objects.get().file_name, "demo-%Y%m%d.ssim"
     ).date()
@@ -127,6 +116,7 @@ def main() -> None:
     )
     print(f"  stale windows: {', '.join(f'{s:.2f} s' for s in stale)}")
     print(f"\n(whole benchmark {time.monotonic() - started:.0f} s)")
+    write_figures("schedule", notes=[f"stale windows: {', '.join(f'{s:.2f} s' for s in stale)}"])
 
 
 def _alternate(changed: str, demo: str):

@@ -21,26 +21,23 @@ import os
 import random
 import time
 from datetime import UTC, datetime, timedelta
-from io import StringIO
 
 from benchmarks.common import (
+    bench_database_seeded,
     log_path,
     median,
     ms,
     p95,
-    prepare_environment,
-    recreate_database,
     start_gunicorn,
+    write_figures,
 )
 from benchmarks.orders import (
     CARD,
     CLIENTS,
     _call,
-    _nonstop_markets,
     _run_clients,
     _table,
     _wait_ready,
-    bench_api_key,
     server_times,
 )
 
@@ -62,21 +59,7 @@ TARGETS_MS = {"rs": 60, "qt": 40, "ax": 150, "cj": 100}  # p95 (issue 15)
 def main() -> None:
     started = time.monotonic()
     os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/3")
-    prepare_environment()
-    recreate_database()
-    import django
-
-    django.setup()
-    from django.core.cache import cache
-    from django.core.management import call_command
-    from django.db import connections
-
-    call_command("migrate", verbosity=0)
-    call_command("seed_demo", stdout=StringIO())
-    cache.clear()
-    raw_key = bench_api_key("bench-servicing")
-    markets = _nonstop_markets()
-    connections.close_all()  # the client processes are forked from this one
+    raw_key, markets = bench_database_seeded("bench-servicing")
 
     server, port = start_gunicorn(workers=2, log_name="bench-servicing.log")
     log = log_path("bench-servicing.log")
@@ -127,6 +110,7 @@ def main() -> None:
         if failed:
             print(f"\n{len(failed)} requests failed in {phase}, e.g. {failed[0]}")
     print(f"\n(whole benchmark {time.monotonic() - started:.0f} s)")
+    write_figures("servicing")
 
 
 def _phase(work, port: int, auth: dict, per_client: list[list], failures: dict) -> list[list]:

@@ -39,7 +39,9 @@ from benchmarks.common import (
     prepare_environment,
     schema_invalid,
     start_gunicorn,
+    write_figures,
 )
+from benchmarks.common import table as _table
 
 REPO = Path(__file__).resolve().parents[1]
 NDC_CNS = "{http://www.iata.org/IATA/2015/EASD/00/IATA_OffersAndOrdersCommonTypes}"
@@ -350,6 +352,7 @@ def main() -> None:
         ("request", "rate", "ratio to /health (target >= 0.15 for create offers)"),
         rows_rate,
     )
+    write_figures("shopping")
 
 
 def profile_search() -> None:
@@ -405,13 +408,6 @@ def _air_shopping_xml(origin: str, destination: str, day) -> bytes:
         od.find(f"{NDC_CNS}OriginDepCriteria/{NDC_CNS}Date").text = date.isoformat()
         od.find(f"{NDC_CNS}DestArrivalCriteria/{NDC_CNS}IATA_LocationCode").text = arr
     return etree.tostring(document, xml_declaration=True, encoding="UTF-8")
-
-
-def _table(title: str, header: tuple, rows: list[tuple]) -> None:
-    print(f"\n{title}")
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    for row in [header, tuple("-" * w for w in widths), *rows]:
-        print("  " + "  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)))
 
 
 def _post(port: int, path: str, body: dict | None, headers: dict) -> dict:

@@ -38,11 +38,13 @@ from pathlib import Path
 
 import psycopg
 
-from benchmarks.common import REPO, log_path, p95
+from benchmarks.common import REPO, log_path, p95, table, write_figures
 from benchmarks.orders import _run_clients
 
-BENCH_DATABASE = "airline_bench_webhooks"
-REDIS_URL = "redis://127.0.0.1:6379/14"
+# Its own scratch database and Redis db; the variables name others (two people
+# benchmarking on one machine).
+BENCH_DATABASE = os.environ.get("BENCH_WEBHOOKS_DATABASE", "airline_bench_webhooks")
+REDIS_URL = os.environ.get("BENCH_WEBHOOKS_REDIS_URL", "redis://127.0.0.1:6379/14")
 ORDERS = 2000
 BACKLOG = 2000
 RATE = 50  # events a second
@@ -98,8 +100,9 @@ def main() -> None:
             worker.terminate()
         for worker in workers:
             worker.wait(timeout=30)
-    _print(results)
+    notes = _print(results)
     print(f"\n(whole benchmark {time.monotonic() - started:.0f} s)")
+    write_figures("webhooks", notes)
 
 
 def _prepare() -> None:
@@ -323,11 +326,7 @@ def _cpu() -> dict[str, int]:
     return {"busy": sum(fields) - idle, "total": sum(fields)}
 
 
-def _print(results: list[dict]) -> None:
-    print(
-        f"\nWebhook delivery: {WORKERS} workers (run_worker), a local receiver, "
-        f"events committed one per transaction"
-    )
+def _print(results: list[dict]) -> list[str]:
     header = (
         "phase",
         "events",
@@ -359,17 +358,23 @@ def _print(results: list[dict]) -> None:
         )
         for r in results
     ]
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    for row in [header, tuple("-" * w for w in widths), *rows]:
-        print("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
-    steady = [r for r in results if r["name"] == "paced 50/s, 2xx"]
-    for r in steady:
-        verdict = "met" if r["p95"] <= TARGET_P95 else "MISSED"
-        print(f"\n  target commit->2xx p95 <= {TARGET_P95:g} s at {RATE}/s: {verdict}")
+    table(
+        f"Webhook delivery: {WORKERS} workers (run_worker), a local receiver, "
+        "events committed one per transaction",
+        header,
+        rows,
+    )
+    notes = []
+    for r in results:
+        if r["name"] == "paced 50/s, 2xx":
+            verdict = "met" if r["p95"] <= TARGET_P95 else "MISSED"
+            notes.append(f"target commit->2xx p95 <= {TARGET_P95:g} s at {RATE}/s: {verdict}")
     for r in results:
         if r["lost"] or r["duplicates"]:
-            print(f"  {r['name']}: {r['lost']} lost, {r['duplicates']} duplicate 2xx")
-        print(f"  {r['name']}: deliveries by status {r['statuses']}")
+            notes.append(f"{r['name']}: {r['lost']} lost, {r['duplicates']} duplicate 2xx")
+        notes.append(f"{r['name']}: deliveries by status {r['statuses']}")
+    print("\n" + "\n".join(f"  {note}" for note in notes))
+    return notes
 
 
 if __name__ == "__main__":

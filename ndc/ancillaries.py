@@ -7,13 +7,8 @@ POST /json/{v}/orders/{orderId}/seats and /services (§4.11), rendered from the 
 services: the answer's ALaCarteOffer is the JSON `data.offerId` with its offerItemIds,
 which AcceptOffer (JSON PATCH /orders/{orderId}) buys.
 
-Request mapping (both messages alike; DESIGN.md §9):
-- `Request/Pax` (PaxID, PTC) -> `passengers` (the offer's or the order's party when absent)
-- `.../OfferRequest/Offer` (one) -> the offer: `OfferID`, `OfferItem/OfferItemID` ->
-  `offerItemIds`
-- `.../OrderRequest/Order` -> the order: `OrderID` (order id or record locator),
-  `OrderItem/OrderItemID` -> `orderItemIds` (the whole order when absent)
-- `PaxSegmentRequest` (seats of flights not shopped) is refused with ERR-1005.
+The request mapping is described once, in the NDC guide (docs/ndc.md, "SeatAvailability
+and ServiceList"), which shows SEAT_AVAILABILITY_PATHS and SERVICE_LIST_PATHS.
 """
 
 from collections.abc import Callable
@@ -81,7 +76,7 @@ def _answer(
     principal: Principal, document: etree._Element, core_name: str, build: Callable[..., Any]
 ) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     """The JSON `data` of the seats or services answer the request names, and the party
-    it was built for (PaxID, PTC). The same steps as offers.views.AncillariesView."""
+    it was built for (PaxID, PTC). The same steps as offers.endpoints.AncillariesView."""
     request = document.find(f"{{{MSG}}}Request")
     core = request.find(c(core_name))
     passengers = [
@@ -147,7 +142,9 @@ def _order_trip(principal: Principal, order_request: etree._Element, passengers)
         body["passengers"] = passengers
     checked = OrderAncillaryIn(data=body)
     checked.is_valid(raise_exception=True)
-    found = order_get(scope=OrderScope.of(principal), ref=text(order, "OrderID"), parts=())
+    found = order_get(
+        scope=OrderScope.of(principal), ref=text(order, "OrderID"), parts=(), stale_ok=True
+    )
     return order_trip(
         order=found,
         item_refs=checked.validated_data.get("orderItemIds"),

@@ -1,23 +1,13 @@
 """IATA_SeatAvailabilityRS and IATA_ServiceListRS from the JSON `data` of the seats and
 services endpoints (SPEC.md §2.6; DESIGN.md §9, §11 "Ancillary offers").
 
-Both carry an `ALaCarteOffer` whose `OfferID` is the JSON `data.offerId` and whose
-`OfferItem`s are the JSON `offerItemId`s: one per item, with the passengers it may be
-bought for (`Eligibility/PaxRefID`), where it applies (`OfferFlightAssociations`: the
-segment of a seat or a per-segment service, the journey of a per-journey service), the
-service it sells (`Service/ServiceDefinitionRefID` into `DataLists/ServiceDefinitionList`:
-`SVC-<product code>` with its name, type, SSR code and fee code as RFISC) and its price
-for one passenger (`UnitPrice`: BaseAmount, TaxSummary, TotalAmount, with
-CurCode). Every passenger of an item pays the same (the services price per product,
-bundle and passenger type, and an item is one product in one bundle for the passengers
-who may have it), so an item's first passengerPricing row is its unit price.
+The answer's elements (the ALaCarteOffer and its items, the seat maps) are described once,
+in the NDC guide (docs/ndc.md, "SeatAvailability and ServiceList").
 
-A seat map (`SeatMap`) per flight leg of the JSON `legSeatMaps`: `PaxSegmentRefID`, one
-`CabinCompartment` per cabin (`CabinType/CabinTypeCode`, `DeckCode` Main (deck 1) or Upper,
-`FirstRowNumber`/`LastRowNumber`, a `SeatColumn` per column with its window/middle/aisle
-code, a `SeatRow` per row), each `Seat` with its `ColumnID`, `OccupationStatusCode`
-(SEAT_STATUS), the offer items it is sold under (`OfferItemRefID`), `RowNumber` and
-`SeatCharacteristicCode`s (PADIS 9825, SEAT_CHARACTERISTICS).
+Every passenger of an item pays the same (the services price per product, bundle and
+passenger type, and an item is one product in one bundle for the passengers who may have
+it), so an item's first passengerPricing row is its unit price. Seat statuses and
+characteristics are SEAT_STATUS and SEAT_CHARACTERISTICS (PADIS 9825).
 """
 
 import re

@@ -28,6 +28,9 @@ class Endpoint:
     # For one whose service marks its claim APPLIED: the answer of a committed change
     # whose own answer was lost (airline/api/idempotency.py); handle's signature.
     recover: Callable[..., bytes] | None = None
+    # The JSON endpoint(s) served by the same service: the NDC guide's table is made from
+    # this one (ndc/reference.py), so it names every message and cannot drift.
+    json_twin: tuple[str, ...] = ()
 
 
 ENDPOINTS: dict[str, Endpoint] = {
@@ -36,30 +39,41 @@ ENDPOINTS: dict[str, Endpoint] = {
         "IATA_AirShoppingRS",
         shopping.air_shopping,
         mapping.AIR_SHOPPING_PATHS,
+        json_twin=("POST /json/{v}/offers",),
     ),
     "OfferPrice": Endpoint(
         "IATA_OfferPriceRQ",
         "IATA_OfferPriceRS",
         shopping.offer_price,
         mapping.OFFER_PRICE_PATHS,
+        json_twin=("POST /json/{v}/offers/price",),
     ),
     "SeatAvailability": Endpoint(
         "IATA_SeatAvailabilityRQ",
         "IATA_SeatAvailabilityRS",
         ancillaries.seat_availability,
         ancillaries.SEAT_AVAILABILITY_PATHS,
+        json_twin=(
+            "POST /json/{v}/offers/{offerId}/seats",
+            "POST /json/{v}/orders/{orderId}/seats",
+        ),
     ),
     "ServiceList": Endpoint(
         "IATA_ServiceListRQ",
         "IATA_ServiceListRS",
         ancillaries.service_list,
         ancillaries.SERVICE_LIST_PATHS,
+        json_twin=(
+            "POST /json/{v}/offers/{offerId}/services",
+            "POST /json/{v}/orders/{orderId}/services",
+        ),
     ),
     "OrderList": Endpoint(
         "IATA_OrderListRQ",
         "IATA_OrderListRS",
         order_list.order_list,
         order_list.ORDER_LIST_PATHS,
+        json_twin=("GET /json/{v}/orders",),
         permission=HasAgencyCode,
     ),
     "OrderReshop": Endpoint(
@@ -67,6 +81,7 @@ ENDPOINTS: dict[str, Endpoint] = {
         "IATA_OrderReshopRS",
         reshop.order_reshop_rs,
         reshop.ORDER_RESHOP_PATHS,
+        json_twin=("POST /json/{v}/orders/{orderId}/reshop",),
         permission=CanBook,
     ),
     # 21.3 has no OrderQuoteRS: OrderQuoteRQ is answered with an OrderReshopRS.
@@ -75,6 +90,7 @@ ENDPOINTS: dict[str, Endpoint] = {
         "IATA_OrderReshopRS",
         reshop.order_quote_rs,
         reshop.ORDER_QUOTE_PATHS,
+        json_twin=("POST /json/{v}/orders/{orderId}/quote",),
         permission=CanBook,
     ),
     "OrderCreate": Endpoint(
@@ -82,6 +98,7 @@ ENDPOINTS: dict[str, Endpoint] = {
         "IATA_OrderViewRS",
         orders.order_create,
         order_mapping.ORDER_CREATE_PATHS,
+        json_twin=("POST /json/{v}/orders",),
         permission=CanBook,
         idempotent=True,
     ),
@@ -90,12 +107,14 @@ ENDPOINTS: dict[str, Endpoint] = {
         "IATA_OrderViewRS",
         orders.order_retrieve,
         order_mapping.ORDER_RETRIEVE_PATHS,
+        json_twin=("GET /json/{v}/orders/{orderId}",),
     ),
     "OrderChange": Endpoint(
         "IATA_OrderChangeRQ",
         "IATA_OrderViewRS",
         orders.order_change,
         order_mapping.ORDER_CHANGE_PATHS,
+        json_twin=("PATCH /json/{v}/orders/{orderId}",),
         permission=CanBook,
         idempotent=True,
         recover=orders.order_change_applied,

@@ -23,6 +23,7 @@ the endpoint's webhook id.
 from datetime import datetime
 from typing import Any
 
+import orjson
 from django.conf import settings
 
 from airline.api import clock
@@ -34,6 +35,21 @@ from ndc.xml import sub
 ROOT = "IATA_OrderChangeNotifRQ"
 AIRLINE_CHANGE_DETECTED = "order.airline_initiated_change_detected"
 Json = dict[str, Any]
+
+
+def webhook_body(event: Any, data: str) -> tuple[bytes, str]:
+    """A webhook event (webhooks.models.WebhookEvent) and its order view (JSON text) as
+    the body of a delivery to an NDC endpoint: the same event as the JSON body, as
+    IATA_OrderChangeNotifRQ. Registered with webhooks.delivery by NdcConfig.ready."""
+    body = order_change_notif_rq(
+        event_id=event.event_id,
+        event_type=event.type,
+        sequence=event.sequence,
+        created_at=event.created_at,
+        seller_code=event.seller.code,
+        data=orjson.loads(data),
+    )
+    return body, "application/xml"
 
 
 def order_change_notif_rq(

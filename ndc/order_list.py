@@ -5,29 +5,9 @@ then the key's agency code), answered by the same selector and rendered from the
 JSON `data` (orders.presenters.order_list_page), so both channels list the same orders in
 the same order and page through them with the same cursor (SPEC.md §4.8).
 
-Request mapping (under `Request/OrderSearchFilterCriteria`):
-- `PaxFilterCriteria/Individual/Surname` -> `lastName`, its `GivenName`s (joined by a
-  space) -> `firstName`
-- `FlightFilterCriteria/DepFilterCriteria` -> `origin` (`StationCode`) and
-  `departureDate` (`DepDate`, the UTC date as in JSON)
-- `FlightFilterCriteria/ArrivalFilterCriteria/StationCode` -> `destination`; its
-  schema-mandatory `ArrivalDate` cannot be applied (orders are not searched by arrival
-  date), which the answer says in a `Warning` rather than refusing the destination
-- `FlightFilterCriteria/MarketingCarrierInfoNEW` -> `flightNumber` (carrier and number;
-  another carrier's flight matches nothing, as in JSON)
-- `TravelDateFilterCriteria` with `EffectiveDate` = `ExpirationDate` -> `departureDate`
-  (JSON filters on one day, not a range)
-Any other criterion is refused with ERR-1005 and its XPath: a filter silently left out
-would list orders the client did not ask for. An empty OrderSearchFilterCriteria lists
-every order of the agency from yesterday on, as a JSON query without parameters does.
-
-Paging: 21.3 has no pagination element in OrderListRQ/RS, so the JSON `pageSize` and
-`lastIndex` travel in the message's own extension point, `AugmentationPoint`, as
-`Paging/PageSize` and `Paging/LastIndex` in namespace AUGMENTATION_NS. The answer's
-`AugmentationPoint/OrderListPage` carries the JSON `page` (PageSize, Count, LastIndex,
-HasMore) and, per order, what 21.3's MatchedOrder has no element for (record locator,
-marketing flight number, destination); ask the next page with its LastIndex while
-HasMore is true.
+How each criterion maps, what is refused, and the paging carried in
+`AugmentationPoint` (namespace AUGMENTATION_NS) are described once, in the NDC guide
+(docs/ndc.md, "OrderList"); ORDER_LIST_PATHS is the field table it shows.
 """
 
 from typing import Any

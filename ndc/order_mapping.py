@@ -9,24 +9,8 @@ ADT/CHD/INF, M/F gender, a two-letter country, the travel document types, the ca
 fields present) are applied here, as ERR-1005 naming the element's XPath. Errors the
 services raise name JSON fields; the *_PATHS tables give their elements.
 
-OrderCreateRQ (DESIGN.md §9):
-- `CreateOrder/AcceptSelectedQuotedOfferList/SelectedPricedOffer`: the first is the
-  priced offer (OfferRefID -> offerId; each SelectedOfferItem -> an offer item and the
-  passengers it is booked for, PaxRefID). Items that select a seat or an a-la-carte
-  quantity (SelectedSeat, SelectedALaCarteOfferItem), of any SelectedPricedOffer, are
-  seats and services bought with the booking (`ancillaries`), from the priced offer's
-  SeatAvailability or ServiceList ALaCarteOffer.
-- `DataLists/PaxList/Pax` -> passengers: PaxID (the priced offer's paxId), PTC,
-  Individual (GivenName, Surname, Birthdate, GenderCode), Birthdate,
-  CitizenshipCountryCode, ResidenceCountryCode, IdentityDoc, LoyaltyProgramAccount; an
-  infant's PaxRefID names the adult whose lap it rides on (JSON: the adult's
-  infantPassengerId).
-- `DataLists/ContactInfoList`: the first ContactInfo is the booking contact; a
-  ContactInfo a Pax names in ContactInfoRefID, other than that one, is the passenger's
-  own contact.
-- `PaymentFunctions/PaymentProcessingDetails/PaymentMethod/PaymentCard` -> a card
-  payment; no PaymentFunctions -> a hold (payment time limit in the answer); any other
-  PaymentMethod is a payment type we do not take (ERR-6000, from the service).
+How each message's elements map is described once, in the NDC guide (docs/ndc.md,
+"OrderCreate, OrderRetrieve, OrderChange"), which shows these *_PATHS tables.
 """
 
 from collections.abc import Iterable

@@ -3,31 +3,8 @@ of OrderCreate, OrderRetrieve and OrderChange, rendered from the very `data` tha
 POST /json/{v}/orders, GET and PATCH /json/{v}/orders/{orderId} answer, so ids, the
 record locator, prices and tickets are the JSON ones.
 
-Where each JSON part goes:
-- `order` -> `Response/Order`: OrderID, OwnerCode, StatusCode, CreationDateTime (UTC),
-  TotalPrice. 21.3 has no order-level booking reference: the record locator is the
-  `BookingRef` (BookingID, the carrier as BookingEntity) of every flight service.
-- `order.items[]` (flights) -> an `OrderItem` each: Price (the item's totalPrice),
-  FareDetail (a FareComponent per segment, the passengers), StatusCode, a `Service` per
-  passenger and segment (`{itemId}-{paxId}-{segmentId}`), and PaymentTimeLimitDateTime
-  while the order is on hold.
-- `services[]` (seats, bags, bundle inclusions) -> an `OrderItem` per JSON itemId, a
-  `Service` per JSON service (ServiceID = serviceId): a seat as SeatOnLeg, anything else
-  as ServiceDefinitionRef into `ServiceDefinitionList` (`SVC-<code>`), on its segment
-  (PaxSegmentRef) or its journey (the journey's legs, DatedOperatingLegRef: 21.3 has no
-  journey reference there).
-- `pax[]`, `contacts[]`, `journeys[]` -> `DataLists` (PaxList, ContactInfoList with the
-  passengers' own contacts as `{paxId}-CTC`, PaxJourneyList, PaxSegmentList and the dated
-  marketing/operating segments and legs; the order's flights are the airline's own, so
-  the operating carrier and number are the marketing ones).
-- `tickets[]` -> a `TicketDocInfo` per ticket (TicketDocTypeCode T, a Coupon per
-  segment); services with an `emdNumber` -> a `TicketDocInfo` per EMD (TicketDocTypeCode
-  J, its coupon naming the service).
-- `payments[]` -> the message's `PaymentFunctions` (PaymentProcessingSummary: PaymentID,
-  Amount, PaymentStatusCode, the masked card or the airline credit as a Voucher).
-
-Flight times are station-local with the station's UTC offset; the order's timestamps
-are UTC, as JSON gives them.
+Where each JSON part goes is described once, in the NDC guide (docs/ndc.md, "OrderCreate,
+OrderRetrieve, OrderChange").
 """
 
 from collections.abc import Iterable

@@ -35,7 +35,13 @@ def order_retrieve(
     """IATA_OrderRetrieveRQ -> IATA_OrderViewRS (as GET /json/{v}/orders/{orderId})."""
     ref, owner_code, where = order_mapping.retrieve_ref(document)
     try:
-        order = order_get(scope=OrderScope.of(principal), ref=ref, owner_code=owner_code, parts=())
+        order = order_get(
+            scope=OrderScope.of(principal),
+            ref=ref,
+            owner_code=owner_code,
+            parts=(),
+            stale_ok=True,
+        )
     except ApiError as err:
         if err.path != "orderId":
             raise

@@ -8,27 +8,8 @@ the JSON ones, so a reshop offer from XML is quoted in JSON and the reverse.
 21.3 has no OrderQuoteRS (../shared/ndc-21.3/README.md): OrderQuoteRQ is answered with
 an IATA_OrderReshopRS, as common practice does.
 
-OrderReshopRQ mapping (`Request`; DESIGN.md §9):
-- `OrderRefID` -> the order (order id or record locator)
-- `UpdateOrder/CancelOrderRef` -> `{type: CancelOrder}`; its `OrderRefID` must be the
-  request's
-- `UpdateOrder/ReshopOrder/ReshopOrderChoice/ServiceOrder`:
-  - with `AddOfferItems/FlightRequest/FlightRequestOriginDestinationsCriteria/
-    OriginDestCriteria` -> `{type: ReshopItinerary, originDestinations}`, each
-    `DeleteOrderItem/OrderItemRefID` -> `deleteOrderItemRefIds` (in the same order),
-    `OriginDestCriteria/CabinType/CabinTypeCode` (PADIS or our letter) ->
-    `cabinTypeCode`, `AddOfferItems/PaxList/Pax` (PaxID, PTC) -> `passengers`
-  - with `DeleteOrderItem`s alone -> `{type: DeleteOrderItems, orderItemRefIds}`
-- `.../ReshopOrderChoice/UpdatePaxName` -> `{type: NameChange}`: `PaxRefID` (one) ->
-  `paxRefId`, `Surname`, the first `GivenName` -> `givenName`
-- `.../ReshopOrderChoice/UpdatePax` (sharing preferences) is refused with ERR-1005.
-
-OrderQuoteRQ mapping (`Payload`):
-- `ExistingOrder/OrderID` -> the order
-- `SelectedOffers` (one) -> `OfferRefID` -> `offerId`, `SelectedOfferItem/OfferItemRefID`
-  -> `offerItemIds`
-- `PaxList` (PaxID, PTC) -> `passengers`; without it, the `SelectedOfferItem/PaxRefID`s
-- `RepricedOrder` (repricing the order as it is) is refused with ERR-1005.
+The request mappings are described once, in the NDC guide (docs/ndc.md, "OrderReshop and
+OrderQuote"), which shows ORDER_RESHOP_PATHS and ORDER_QUOTE_PATHS.
 """
 
 from typing import Any

@@ -1,28 +1,9 @@
 """IATA_OrderReshopRS from the JSON `data` of reshop and quote order (SPEC.md §2.7; DESIGN.md
 §9, §11 "Reshop and quote", "Reshop CancelOrder cancellation").
 
-`Response/Order/OrderID` is the JSON orderId; `ReshopResults/ReshopOffers/Offer` holds:
-
-- a replacement offer (ReshopItinerary) or the quote (OrderQuote): `OfferID` is the JSON
-  offerId, each `AddedOfferItem` a JSON item (`OfferItemID` its offerItemId,
-  `ExistingOrderItem` the order item it replaces, `FareDetail` per passenger type,
-  `Service` per passenger on its journey) priced in `ReshopPrice`: for a reshop offer its
-  new price (`PriceAndFareDetails`, the change fee a `Fee`), for a quote its
-  `itemChangeQuotes` entry as a `PriceDifferential` (`DifferentialTypeCode` AddCol,
-  Refund or EvenExchange; `DiffPrice` the balanceDelta, due to or by the airline;
-  `NewPrice`; `OldPrice` the replaced item's total). One `DeleteOrderItem` names every
-  order item replaced and carries the offer's `priceDifferential` (its `OfferItemID` is
-  the differential's offerItemId, the offer's id, as in JSON).
-- a cancellation quote (CancelOrder, DeleteOrderItems): JSON gives it no offer id (it is
-  committed with change order CancelJourney), so `OfferID` is the orderId. Its one
-  `DeleteOrderItem` names the order items cancelled; its `PriceDifferential` is `Refund`
-  (refundAmount > 0), `Residual` (airline credit only) or `EvenExchange` (nothing paid,
-  nothing owed), `DiffPrice` gives back refundAmount + creditAmount
-  (`DueByAirlineAmount`, a negative `TotalAmount`) with the penalty as a `Fee` and
-  `PenaltyRefID` into `DataLists/PenaltyList`; `Desc` spells out refund, credit and penalty.
-- a name change quote (NameChange): `OfferID` the orderId, one `OfferItem` with the
-  `PaxNameChange` asked for, a `NameChangeService` (`SVC-NAMECHANGE` in
-  `DataLists/ServiceDefinitionList`) and its fee as `Price`; commit with UpdatePassenger.
+What each offer of the answer holds (replacement offers, the quote, a cancellation or
+name change quote) is described once, in the NDC guide (docs/ndc.md, "OrderReshop and
+OrderQuote").
 
 Passengers are the order's (`PaxList/Pax/PaxID` PAX-...); the JSON passengerPrices name
 them by the ids they were shopped with, mapped back here through `pax[].passengerId`.

@@ -10,14 +10,14 @@ neither; an exit row is not for a child nor an adult with an infant on the lap.
 """
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from django.db import DatabaseError
+from django.db import DEFAULT_DB_ALIAS, DatabaseError
 
 from airline.api.errors import ApiError, Err
 from airline.fares import ancillaries, reference
@@ -27,6 +27,7 @@ from airline.network import fleet
 from airline.network.itineraries import network_version_served, on_network_change
 from airline.network.models import FlightLeg, SeatConfiguration
 from airline.network.services import cabin_specs
+from airline.standby import seller_marker, stale_ok_db
 from offers.store import (
     OfferBatch,
     OfferOwner,
@@ -101,10 +102,14 @@ def bundle_terms(code: str, cabin: str = "Y") -> BundleTerms:
 def seat_maps(
     *, trip: Trip, owner: OfferOwner, categories: Sequence[str], now: datetime
 ) -> dict[str, Any]:
-    """`data` of a seats request: one seat map per leg, stored as an ancillary offer."""
+    """`data` of a seats request: one seat map per leg, stored as an ancillary offer.
+    The flights and the seats taken may be read a moment old, from the standby
+    (airline/standby.py): a seat taken since shows open, and AcceptOffer, which checks
+    on the primary, refuses it."""
     batch = _batch(trip, owner, now)
-    legs = _legs(trip)
-    taken = seats_taken(list(legs))
+    using = stale_ok_db(seller_marker(owner.seller_id))
+    legs = _legs(trip, using=using)
+    taken = seats_taken(list(legs), using=using)
     may_sell_seats = not categories or "SEAT" in categories
     maps = []
     for journey in trip.journeys:
@@ -179,17 +184,21 @@ def service_list(
     return {"offerId": batch.offer_id(1), "services": services}
 
 
-def seats_taken(leg_ids: Sequence[int]) -> dict[int, set[str]]:
-    """Seats held on these flight-date legs, by any order of any seller."""
-    from orders.models import Service  # orders builds on offers; read its seats lazily
+# Which seats the orders of every seller hold: the orders app, built on this one, knows
+# and registers its reader in OrdersConfig.ready (orders.selectors.seats_held), so that
+# offers never import orders.
+SeatsReader = Callable[..., dict[int, set[str]]]  # (leg ids, *, using=database alias)
+_seats_readers: list[SeatsReader] = []
 
-    taken: dict[int, set[str]] = {}
-    rows = Service.objects.filter(
-        flight_leg_id__in=leg_ids, status=Service.Status.ACTIVE, seat_row__isnull=False
-    ).values_list("flight_leg_id", "seat_row", "seat_column")
-    for leg_id, row, column in rows:
-        taken.setdefault(leg_id, set()).add(f"{row}{column}")
-    return taken
+
+def seats_reader_register(read: SeatsReader) -> None:
+    _seats_readers[:] = [read]
+
+
+def seats_taken(leg_ids: Sequence[int], *, using: str = DEFAULT_DB_ALIAS) -> dict[int, set[str]]:
+    """Seats held on these flight-date legs, by any order of any seller: seat ("12C")
+    by flight leg id, read from `using` (none when no orders app is installed)."""
+    return _seats_readers[0](leg_ids, using=using) if _seats_readers else {}
 
 
 def _batch(trip: Trip, owner: OfferOwner, now: datetime) -> OfferBatch:
@@ -257,9 +266,14 @@ class _Leg:
     seats: tuple[fleet.SeatSpec, ...]
 
 
-def _legs(trip: Trip) -> dict[int, _Leg]:
+def _legs(trip: Trip, *, using: str) -> dict[int, _Leg]:
     ids = {leg_id for j in trip.journeys for s in j.segments for leg_id in s.leg_ids}
-    rows = FlightLeg.objects.filter(id__in=ids).select_related("aircraft_type")
+    rows = list(FlightLeg.objects.using(using).filter(id__in=ids).select_related("aircraft_type"))
+    if len(rows) < len(ids) and using != DEFAULT_DB_ALIAS:
+        # Flights the standby has not replayed yet (a schedule load a moment ago, which
+        # the offer's index already shows): from the primary.
+        found = {leg.id for leg in rows}
+        rows += FlightLeg.objects.filter(id__in=ids - found).select_related("aircraft_type")
     return {
         leg.id: _Leg(
             leg.id,

@@ -8,7 +8,8 @@ from airline.api.openapi import ERROR_RESPONSES
 from airline.api.responses import ok
 from airline.network.itineraries import network_index
 from offers import presenters
-from offers.ancillaries import ancillary_lookup, offer_trip, seat_maps, service_list
+from offers.ancillaries import offer_trip, seat_maps, service_list
+from offers.endpoints import AncillariesView
 from offers.openapi import (
     BY_JOURNEY_RESPONSE,
     FLAT_RESPONSE,
@@ -73,27 +74,6 @@ class OfferPriceView(ServiceView):
             principal=self.principal, selections=selections, passengers=body["passengers"]
         )
         return ok(presenters.priced_view(batch, journeys, network_index()), status=201)
-
-
-class AncillariesView(ServiceView):
-    """Seat maps or a service list (`build`) of a trip: a cached offer's (SPEC.md §4.6)
-    or a booking's (§4.11, `orders.views`). Subclasses say how the trip is found."""
-
-    build = None  # offers.ancillaries.seat_maps or service_list
-
-    def trip(self, now, **ids):
-        raise NotImplementedError
-
-    def answer(self, **ids):
-        now = clock.now()
-        with ancillary_lookup():
-            data = type(self).build(
-                trip=self.trip(now, **ids),
-                owner=OfferOwner.of(self.principal),
-                categories=self.principal.key.allowed_ancillary_categories,
-                now=now,
-            )
-        return ok(data)
 
 
 class _OfferAncillaries(AncillariesView):

@@ -24,6 +24,7 @@ from airline.backoffice import (
     OtherWord,
     ReadOnlyInline,
     RouteWord,
+    StandbyChangelist,
     local_time,
     log_action,
     search_words,
@@ -541,7 +542,7 @@ def search_matches(search_term: str) -> Q:
 
 
 @admin.register(Order)
-class OrderAdmin(admin.ModelAdmin):
+class OrderAdmin(StandbyChangelist, admin.ModelAdmin):
     list_display = [
         "record_locator",
         "flagged_status",
@@ -828,7 +829,7 @@ class OrderAdmin(admin.ModelAdmin):
 
 
 @admin.register(AirlineCredit)
-class AirlineCreditAdmin(admin.ModelAdmin):
+class AirlineCreditAdmin(StandbyChangelist, admin.ModelAdmin):
     """Airline credit, read-only: issued by cancellations and cheaper exchanges, spent by
     later orders of the same seller (orders.credits)."""
 
@@ -850,7 +851,7 @@ class AirlineCreditAdmin(admin.ModelAdmin):
 
 
 @admin.register(Refund)
-class RefundAdmin(admin.ModelAdmin):
+class RefundAdmin(StandbyChangelist, admin.ModelAdmin):
     """Refunds to cards, read-only: PENDING ones are sent by the worker (orders.refunds)."""
 
     list_display = ["ref", "state", "amount", "payment", "created_at_utc", "sent_at_utc", "why"]
@@ -872,7 +873,7 @@ class RefundAdmin(admin.ModelAdmin):
 
 
 @admin.register(PaymentIntent)
-class PaymentIntentAdmin(admin.ModelAdmin):
+class PaymentIntentAdmin(StandbyChangelist, admin.ModelAdmin):
     """Card charges and how each was settled, read-only: the record operations staff
     reconcile the gateway's statements against (DESIGN.md §11 "Payments")."""
 

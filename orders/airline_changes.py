@@ -49,7 +49,6 @@ from airline.network.services import LEG_HOLDERS, station_zone
 from offers.wire import iso_duration, local_time
 from orders import events, ids
 from orders.cancel import Cancellation, JourneyCancellation, journeys_cancel, live_services
-from orders.changes import ACTIONS, Action, GiveBack, Plan
 from orders.inputs import AcceptAirlineChange, CancelForAirlineChange
 from orders.models import (
     AirlineChange,
@@ -61,6 +60,7 @@ from orders.models import (
     Segment,
     Service,
 )
+from orders.plan import GiveBack, Plan
 from orders.presenters import OPERATIONAL_AIRLINE_CANCELLED, OPERATIONAL_CONFIRMED
 
 LIVE = "CONFIRMED"  # an order item's status while it flies
@@ -564,10 +564,11 @@ class ConfigurationSeatHolders:
         return len(airline_changes_detect(order_ids=order_ids, now=now))
 
 
-# Registered when the app is ready (orders.apps).
-ACTIONS[ACCEPT] = Action(check_accept_airline_change, alone=True)
-ACTIONS[CANCEL] = Action(check_cancel_for_airline_change, alone=True)
-if not any(isinstance(holders, Bookings) for holders in LEG_HOLDERS):
-    LEG_HOLDERS.append(Bookings())
-if not any(isinstance(h, ConfigurationSeatHolders) for h in SEAT_HOLDERS):
-    SEAT_HOLDERS.append(ConfigurationSeatHolders())
+def holders_register() -> None:
+    """Tell the network which bookings hold its legs and its configurations' seats
+    (airline.network.services.LEG_HOLDERS, configurations.SEAT_HOLDERS): called once,
+    by OrdersConfig.ready."""
+    if not any(isinstance(holders, Bookings) for holders in LEG_HOLDERS):
+        LEG_HOLDERS.append(Bookings())
+    if not any(isinstance(h, ConfigurationSeatHolders) for h in SEAT_HOLDERS):
+        SEAT_HOLDERS.append(ConfigurationSeatHolders())

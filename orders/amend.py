@@ -18,12 +18,12 @@ from airline.api.errors import ApiError, Err
 from airline.fares.money import ZERO, money_wire
 from offers.ancillaries import bundle_terms
 from orders import events
-from orders.changes import ACTIONS, Action, Plan
 from orders.checks import AGE_LIMITS, _check_name, age_on, check_email, check_phone
 from orders.fees import NAME_CHANGE, fee_charge
 from orders.inputs import PassengerPatch, UpdateContact, UpdatePassenger
 from orders.models import Contact, Coupon, Order, OrderStatus, Passenger
-from orders.reshop import INSTRUCTIONS, ReshopRequest
+from orders.plan import Plan
+from orders.reshop_request import ReshopRequest
 from orders.tickets import tickets_issue
 
 LIVE = "CONFIRMED"  # an order item's status while it flies
@@ -236,6 +236,3 @@ def reshop_name_change(request: ReshopRequest) -> dict[str, Any]:
 
 
 # Registered when the app is ready (orders.apps): change order and reshop look them up.
-ACTIONS["UpdatePassenger"] = Action(check_update_passenger)
-ACTIONS["UpdateContact"] = Action(check_update_contact)
-INSTRUCTIONS["NameChange"] = reshop_name_change

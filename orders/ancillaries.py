@@ -46,11 +46,11 @@ def order_trip(
     (all when none are named). Unknown ids are ERR-1005; a passenger id with the `|`
     delimiter ERR-1004 (SPEC.md §4.11). Three queries of plain values: a seat map asks
     nothing else of the order, and model instances of its parts cost more than the map."""
+    # A lapsed hold (read, not yet expired: selectors.order_as_it_stands) has no live item.
+    live = order.items.none() if order.lapsed else order.items.exclude(status="CANCELLED")
     items = {
         ref: (journey_id, bundle)
-        for ref, journey_id, bundle in order.items.exclude(status="CANCELLED").values_list(
-            "ref", "journey_id", "bundle"
-        )
+        for ref, journey_id, bundle in live.values_list("ref", "journey_id", "bundle")
     }
     for ref in item_refs or ():
         if ref not in items:
@@ -81,7 +81,10 @@ def order_trip(
     # Each journey's segments in travel order, each with the flight legs it flies.
     flown: dict[int, tuple[str, dict[int, tuple[str, str, list[int]]]]] = {}
     for journey_id, journey_ref, segment_id, segment_ref, cabin, flight_leg_id in (
-        Leg.objects.filter(segment__order_id=order.pk)
+        # From the database the order was read from (the standby for a seat map:
+        # airline/standby.py), as its items and passengers are.
+        Leg.objects.using(order._state.db)
+        .filter(segment__order_id=order.pk)
         .order_by("segment__journey_id", "segment__position", "position")
         .values_list(
             "segment__journey_id",

@@ -7,6 +7,64 @@ class OrdersConfig(AppConfig):
     name = "orders"
 
     def ready(self) -> None:
-        # Servicing modules add their change-order actions and reshop instructions to the
-        # tables of orders.changes and orders.reshop as they load.
-        from orders import airline_changes, amend, cancel, exchange  # noqa: F401
+        # The layers below never import orders (architecture.md "Layers"): what they must
+        # know of bookings, orders register with them here.
+        from airline.network.readers import readers_register
+        from airline.worker import job_register
+        from offers.ancillaries import seats_reader_register
+        from orders import leg_bookings, metrics
+        from orders.airline_changes import holders_register
+        from orders.selectors import seats_held
+
+        metrics.connect()
+        # The network asks which bookings hold a leg or a seat before it changes them.
+        holders_register()
+        # Seat maps (offers) show the seats orders hold; the network's back office, who
+        # is booked on its legs and which bookings a schedule load touches.
+        seats_reader_register(seats_held)
+        readers_register(
+            bookings=leg_bookings.bookings_on_legs, travellers=leg_bookings.travellers_on_leg
+        )
+        for job in (hold_expiry_job, payment_reconcile_job, refund_send_job):
+            job_register(job)
+
+
+# The worker's jobs of orders (airline/worker.py), built when the worker starts.
+
+
+def hold_expiry_job():
+    from django.conf import settings
+
+    from airline.worker import Job
+    from orders.holds import holds_expire
+
+    # A lapsed hold's seats are back on sale within one sweep, whether or not anyone
+    # reads the order (reads show it expired and write nothing; a change expires it).
+    return Job(
+        "expire_holds",
+        settings.WORKER_HOLD_SWEEP_SECONDS,
+        lambda: {"holds_cancelled": holds_expire()},
+    )
+
+
+def payment_reconcile_job():
+    from django.conf import settings
+
+    from airline.worker import Job
+    from orders.reconcile import payments_reconcile
+
+    return Job("reconcile_payments", settings.WORKER_RECONCILE_SECONDS, payments_reconcile)
+
+
+def refund_send_job():
+    from django.conf import settings
+
+    from airline.worker import Job
+    from orders.refunds import refunds_retry
+
+    # Refunds a change owed and a dead worker did not send (orders.refunds).
+    return Job(
+        "send_refunds",
+        settings.WORKER_RECONCILE_SECONDS,
+        lambda: {"refunds_sent": refunds_retry()},
+    )

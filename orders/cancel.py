@@ -33,12 +33,12 @@ from airline.fares.terms import BundleTerms
 from airline.network.inventory import SeatChange, inventory_apply
 from offers.ancillaries import bundle_terms
 from orders import events
-from orders.changes import ACTIONS, Action, GiveBack, Plan, give_back_split
 from orders.fees import CANCELLATION, fee_charge
 from orders.inputs import CancelJourney
 from orders.models import Coupon, Journey, Order, OrderItem, OrderStatus, Segment, Service
+from orders.plan import GiveBack, Plan, give_back_split
 from orders.refunds import refundable
-from orders.reshop import INSTRUCTIONS, ReshopRequest
+from orders.reshop_request import ReshopRequest
 
 LIVE = "CONFIRMED"  # an order item's status while it flies
 FULL_REFUND_WITHIN = timedelta(hours=24)  # of booking (DESIGN.md §7)
@@ -345,6 +345,3 @@ def _quoted(order: Order, journeys: Sequence[Journey], now: datetime) -> dict[st
 
 
 # Registered when the app is ready (orders.apps): change order and reshop look them up.
-ACTIONS["CancelJourney"] = Action(check_cancel_journey)
-INSTRUCTIONS["CancelOrder"] = reshop_cancel_order
-INSTRUCTIONS["DeleteOrderItems"] = reshop_delete_items

@@ -10,16 +10,15 @@ run in request order, then the order's totals and the events. Money follows SPEC
 a change that raises the value of a paid order (or confirms a hold) needs a card payment
 for the difference; on a hold it commits unpaid and the balance due grows.
 
-A change type joins the table in `ACTIONS`; its check receives every entry of its type in
-the request (two bags sold in one request form one ladder), its do runs where the type
-first appears in the request.
+A change type is a row of the `ACTIONS` table (its check and do live in the module of
+its kind: amend, cancel, exchange, airline_changes, or here); its check receives every
+entry of its type in the request (two bags sold in one request form one ladder), its do
+runs where the type first appears in the request.
 """
 
-import enum
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -33,8 +32,7 @@ from airline.api.idempotency import idempotency_mark_applied
 from airline.fares.money import ZERO
 from airline.network.inventory import LegCheck, legs_lock
 from offers.ancillaries import Traveller
-from offers.store import OfferOwner
-from orders import events
+from orders import airline_changes, amend, cancel, events, exchange
 from orders.ancillaries import (
     IN_CHANGE,
     Sale,
@@ -48,7 +46,7 @@ from orders.ancillaries import (
 from orders.checks import check_amount_stated
 from orders.credits import credit_available, credit_issue, credit_payment, credit_redeem
 from orders.fees import fees_number
-from orders.holds import order_cancel_hold
+from orders.holds import order_cancel_hold, order_for_change
 from orders.inputs import (
     AcceptOffer,
     CancelUnpaidOrder,
@@ -60,102 +58,18 @@ from orders.inputs import (
 )
 from orders.intents import card_charged, intent_attach, intent_open
 from orders.models import (
-    AirlineCredit,
     Order,
     OrderFee,
     OrderStatus,
     PaymentIntent,
-    Refund,
     Service,
 )
 from orders.payments import Card, card_check, credit_card_check
+from orders.plan import Action, Do, Plan, give_back_split
 from orders.refunds import refundable, refunds_owe, refunds_send
 from orders.selectors import SLIM_PREFETCH, OrderScope, order_get
 from orders.tickets import payment_record, tickets_issue
 from sellers.authentication import Principal
-
-Do = Callable[["Plan", Order], None]
-
-
-class GiveBack(enum.IntEnum):
-    """Where value a paid order loses goes (the most generous of a request's changes
-    wins): kept by the airline, turned into airline credit, or refunded to the card."""
-
-    RETAIN = 0
-    CREDIT = 1
-    REFUND = 2
-
-
-@dataclass
-class Plan:
-    """A change request worked out before any write: the order as read (SLIM_PREFETCH),
-    the steps to run under its lock, and what they do to its money."""
-
-    principal: Principal
-    order: Order
-    now: datetime
-    steps: list[Do] = field(default_factory=list)
-    added: Decimal = ZERO  # what the order's value moves by (negative when lines go)
-    voided: Decimal = ZERO  # value given up before anyone paid for it
-    retained: Decimal = ZERO  # fees and penalties the airline keeps (Order.retained)
-    give_back: GiveBack = GiveBack.RETAIN  # where a paid order's lost value goes
-    # What a cancellation says goes back, and how (orders.cancel): given before the rest
-    # of a paid order's lost value, which follows `give_back`.
-    refund_owed: Decimal = ZERO
-    credit_owed: Decimal = ZERO
-    confirm: bool = False  # ConfirmHold: the order becomes CONFIRMED and ticketed
-    # Airline credit paying (part of) what is due, spent in the change's transaction.
-    credit_code: str = ""
-    credit_due: Decimal = ZERO
-    cancelled: bool = False  # the change leaves no journey: the order becomes CANCELLED
-    leg_ids: set[int] = field(default_factory=set)  # legs that must still fly (re-checked)
-    # What must still hold of those legs under their locks (e.g. a seat bought is still
-    # sellable on the aircraft flown now: ancillaries.check_seats_still_sellable).
-    leg_checks: list[LegCheck] = field(default_factory=list)
-    refunds: list[Refund] = field(default_factory=list)  # owed in the transaction
-    credit: AirlineCredit | None = None  # issued in the transaction
-
-    @property
-    def actor(self) -> str:
-        return events.actor_of(self.principal)
-
-    @property
-    def offer_owner(self) -> OfferOwner:
-        return OfferOwner.of(self.principal)
-
-    @property
-    def settles(self) -> bool:
-        """Whether money moves with this change: on a paid order, or a hold being
-        confirmed. A hold takes changes unpaid and its balance due moves (SPEC.md §3)."""
-        return self.confirm or self.order.status == OrderStatus.CONFIRMED
-
-    def balance(self) -> Decimal:
-        """What the order will be worth to the airline less what it holds: positive is
-        owed by the client, negative owed to them (paid = total + retained + credited
-        when settled: Order.retained)."""
-        order = self.order
-        return (
-            order.total + self.added + order.retained + self.retained + order.credited
-        ) - order.paid
-
-    def due(self) -> Decimal:
-        """What must be paid now, never less than nothing."""
-        return max(self.balance(), ZERO) if self.settles else ZERO
-
-    def owed_back(self) -> Decimal:
-        """What a paid order gives back (as `give_back` says) once the change is made."""
-        return max(-self.balance(), ZERO) if self.settles else ZERO
-
-
-@dataclass(frozen=True)
-class Action:
-    """One change type: `check(plan, changes)` (every change of its type in the request,
-    orders.inputs) refuses or returns the `do` to run."""
-
-    check: Callable[[Plan, Sequence[Any]], Do]
-    # Only on an order in one of these states (ConfirmHold narrows it to ONHOLD).
-    statuses: frozenset[str] = frozenset({OrderStatus.ONHOLD, OrderStatus.CONFIRMED})
-    alone: bool = False  # must be the request's only change, without a payment
 
 
 def order_change(
@@ -169,7 +83,7 @@ def order_change(
     the payment sent with them) to the seller's order; the order row as it stands after
     (render it with presenters.order_view_cached)."""
     scope = OrderScope.of(principal)
-    order = order_get(scope=scope, ref=ref, parts=SLIM_PREFETCH)
+    order = order_for_change(scope=scope, ref=ref, parts=SLIM_PREFETCH)
     if not changes:
         raise ApiError(Err.VALIDATION, "Send at least one change", path="changes")
     plan = Plan(principal=principal, order=order, now=clock.now())
@@ -335,33 +249,6 @@ def _settle_back(plan: Plan, order: Order, update: dict[str, Any]) -> None:
         update["retained"] = F("retained") + retained
 
 
-@dataclass(frozen=True)
-class Split:
-    """Where value a paid order gives back goes."""
-
-    refund: Decimal  # to its cards
-    credit: Decimal  # as airline credit
-    kept: Decimal  # by the airline
-
-
-def give_back_split(
-    back: Decimal, *, refund: Decimal, credit: Decimal, rest_to: GiveBack, cards: Decimal
-) -> Split:
-    """`back` split as a change said (`refund`, `credit`; the rest as `rest_to`), a
-    refund no larger than the cards can take (`cards`): the rest of it becomes credit.
-    Reshop's cancellation quote and the change that commits it both split this way."""
-    to_refund = min(back, refund)
-    to_credit = min(back - to_refund, credit)
-    rest = back - to_refund - to_credit
-    if rest_to == GiveBack.REFUND:
-        to_refund += rest
-    elif rest_to == GiveBack.CREDIT:
-        to_credit += rest
-    kept = rest if rest_to == GiveBack.RETAIN else ZERO
-    to_cards = min(to_refund, cards)
-    return Split(refund=to_cards, credit=to_credit + to_refund - to_cards, kept=kept)
-
-
 def _check_still_flying(leg_ids: set[int], checks: Sequence[LegCheck] = ()) -> None:
     """Under the legs' locks, in the change's transaction: nothing is sold on a flight the
     schedule has cancelled or dropped since the change was worked out (the worker's own
@@ -479,10 +366,19 @@ def _legs_of(order: Order, sale: Sale) -> set[int]:
     }
 
 
+# change type -> its Action: every change type of SPEC.md §4.10, with the module that
+# checks and does it. The request's changes run in request order.
 ACTIONS: dict[str, Action] = {
     "CancelUnpaidOrder": Action(check_cancel_unpaid, statuses=frozenset(OrderStatus), alone=True),
     "ConfirmHold": Action(check_confirm_hold, statuses=frozenset({OrderStatus.ONHOLD})),
     "AcceptOffer": Action(check_accept_offer),
+    "UpdatePassenger": Action(amend.check_update_passenger),
+    "UpdateContact": Action(amend.check_update_contact),
+    "CancelJourney": Action(cancel.check_cancel_journey),
+    "AcceptReshopOffer": Action(exchange.check_accept_reshop_offer),
+    # Answers to a schedule change by the airline (README "Airline-initiated changes").
+    airline_changes.ACCEPT: Action(airline_changes.check_accept_airline_change, alone=True),
+    airline_changes.CANCEL: Action(airline_changes.check_cancel_for_airline_change, alone=True),
 }
 
 

@@ -1,8 +1,9 @@
 """An order's history (STYLE.md, after Saleor's order/events.py): one kind per state
 change (OrderEvent.Kind) and one function per kind, called by every write in the same
 transaction as the change. Each says who acted (`actor`: seller and key prefix, a
-command, the reconciler), when, and the money it moved. `_record` also writes the
-webhook outbox rows of the event (webhooks.outbox), in that same transaction.
+command, the reconciler), when, and the money it moved. `_record` also sends
+`order_event_recorded`, on which the webhooks app writes the event's outbox rows
+(webhooks.outbox), in that same transaction.
 """
 
 from collections.abc import Sequence
@@ -11,13 +12,19 @@ from decimal import Decimal
 from typing import Any
 
 from django.db.models.signals import post_save
+from django.dispatch import Signal
 
 from orders.models import AirlineChange, AirlineCredit, Order, OrderEvent, Service
 from orders.rows import rows_insert
 from sellers.authentication import Principal
-from webhooks.outbox import order_event_recorded
 
 OrderEventKind = OrderEvent.Kind
+
+# Sent inside the change's transaction for every event recorded here, with `order`,
+# `kind` and `now`: the webhook outbox listens (webhooks.apps connects
+# webhooks.outbox), so that orders need not import the webhooks app built on them. A
+# listener that raises rolls the change back with it.
+order_event_recorded = Signal()
 
 
 def actor_of(principal: Principal) -> str:
@@ -227,7 +234,7 @@ def _record(order: Order, kind: str, *, actor: str, now: datetime, **detail: Any
     event = OrderEvent(order=order, at=now, actor=actor[:80], kind=kind, detail=detail)
     # One plain INSERT (orders/rows.py), not save(), which cost a booking more than the
     # rest of its rows together; and then the signal save() would send, so whoever
-    # listens (the booking counters of airline/api/metrics.py) still hears of it.
+    # listens (the booking counters of orders/metrics.py) still hears of it.
     rows_insert([event])
     post_save.send(
         sender=OrderEvent,
@@ -237,4 +244,4 @@ def _record(order: Order, kind: str, *, actor: str, now: datetime, **detail: Any
         raw=False,
         using=event._state.db,
     )
-    order_event_recorded(order, kind, now=now)
+    order_event_recorded.send(sender=OrderEvent, order=order, kind=kind, now=now)

@@ -47,7 +47,6 @@ from offers.store import OfferBatch, OfferOwner, OfferSource, batch_save, new_ba
 from offers.wire import ref_id
 from orders import events, ids
 from orders.airline_changes import change_exchanged, journey_airline_cancelled, pending_change_of
-from orders.changes import ACTIONS, Action, GiveBack, Plan
 from orders.create import journey_row, segments_write
 from orders.fees import CHANGE, fee_charge
 from orders.inputs import AcceptReshopOffer
@@ -62,8 +61,9 @@ from orders.models import (
     Segment,
     Service,
 )
+from orders.plan import GiveBack, Plan
 from orders.presenters import order_pax_header
-from orders.reshop import INSTRUCTIONS, ReshopRequest, named_passengers
+from orders.reshop_request import ReshopRequest, named_passengers
 from orders.selectors import SLIM_PREFETCH, OrderScope, order_get
 from orders.tickets import tickets_issue
 from sellers.authentication import Principal
@@ -1002,5 +1002,3 @@ def _move_services(moves, journey: Journey, item: OrderItem, segments: Sequence[
 
 
 # Registered when the app is ready (orders.apps): change order and reshop look them up.
-INSTRUCTIONS["ReshopItinerary"] = reshop_itinerary
-ACTIONS["AcceptReshopOffer"] = Action(check_accept_reshop_offer)

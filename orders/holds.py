@@ -1,5 +1,7 @@
 """Unpaid holds (SPEC.md §3; DESIGN.md §8): when a hold lapses, cancelling one, and
-expiring those past their limit (lazily on every read, and by the worker's sweep).
+expiring those past their limit: by the worker's sweep (holds_expire) and by a write
+that finds one (order_for_change). Reads never expire: they present a lapsed hold as
+expired (orders.selectors.order_as_it_stands).
 """
 
 from datetime import datetime, timedelta
@@ -18,6 +20,13 @@ from orders.models import (
     OrderStatus,
     Segment,
     Service,
+)
+from orders.selectors import (
+    SLIM_PREFETCH,
+    OrderScope,
+    hold_lapsed,
+    order_header,
+    order_with_parts,
 )
 
 
@@ -65,16 +74,23 @@ def order_cancel_hold(*, order: Order, actor: str, expired: bool = False) -> boo
 
 
 def order_expire_if_due(order: Order, *, now: datetime | None = None) -> Order:
-    """The order as it stands now: an unpaid hold past its limit is cancelled first
-    (lazy expiry on every read and change)."""
+    """Expire the order if it is an unpaid hold past its limit (its seats back, the
+    hold_expired event and its webhook), and return it as it stands after. For writes:
+    a change to a lapsed hold acts on the cancelled order (reads present it so without
+    writing: orders.selectors.order_as_it_stands)."""
     now = now or clock.now()
-    if (
-        order.status == OrderStatus.ONHOLD
-        and order.payment_time_limit is not None
-        and order.payment_time_limit <= now
-    ) and not order_cancel_hold(order=order, actor="system", expired=True):
+    if hold_lapsed(order, now=now) and not order_cancel_hold(
+        order=order, actor="system", expired=True
+    ):
         order.refresh_from_db(fields=["status", "total", "voided", "paid", "updated_at", "version"])
     return order
+
+
+def order_for_change(*, scope: OrderScope, ref: str, parts=SLIM_PREFETCH) -> Order:
+    """The order a write acts on: found as orders.selectors.order_get finds it, a lapsed
+    hold expired first (order_expire_if_due), with `parts` loaded."""
+    order = order_expire_if_due(order_header(scope=scope, ref=ref))
+    return order_with_parts(order, parts) if parts else order
 
 
 def holds_expire(*, now: datetime | None = None, batch_size: int = 500) -> int:

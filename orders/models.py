@@ -110,6 +110,11 @@ class Order(models.Model):
             models.CheckConstraint(condition=Q(paid__gte=0), name="order_paid_not_negative"),
         ]
 
+    # Not a column: True on an unpaid hold past its limit that a read presents as the
+    # expiry will leave it (orders.selectors.order_as_it_stands) while the row still says
+    # ONHOLD. Such an instance is for rendering only; nothing saves it.
+    lapsed = False
+
     def __str__(self) -> str:
         return f"{self.record_locator} {self.status}"
 

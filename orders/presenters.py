@@ -58,7 +58,10 @@ def order_view_key(order: Order) -> str:
     older than another's renders under its own version and never serves the other's
     older rendering for a newer schedule. VIEW_FORMAT names the view's shape: a release
     that changes it renders anew."""
-    return f"orderview:{VIEW_FORMAT}:{order.pk}:{order.version}:{network_index().version}"
+    key = f"orderview:{VIEW_FORMAT}:{order.pk}:{order.version}:{network_index().version}"
+    # A lapsed hold presented as expired (selectors.order_as_it_stands) is not the
+    # rendering of its stored version: a key of its own.
+    return f"{key}:lapsed" if order.lapsed else key
 
 
 def order_view_cached(order: Order, *, parts: OrderParts | None = None) -> orjson.Fragment:

@@ -7,33 +7,24 @@ change order's AcceptReshopOffer commits the quote.
 """
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from airline.api import clock
 from airline.api.errors import ApiError, Err
-from orders.models import Order, OrderStatus, Passenger
+from orders import amend, cancel, exchange
+from orders.models import OrderStatus
 from orders.presenters import order_pax_header
+from orders.reshop_request import ReshopRequest, named_passengers
 from orders.selectors import SLIM_PREFETCH, OrderScope, order_get
 from sellers.authentication import Principal
 
-
-@dataclass(frozen=True)
-class ReshopRequest:
-    """A reshop instruction for an order in the acting seller's scope."""
-
-    principal: Principal
-    order: Order  # with SLIM_PREFETCH
-    instruction: Mapping[str, Any]
-    passengers: Sequence[Passenger]  # the ones named in the request (all when none are)
-    now: datetime
-
-
-Handler = Callable[[ReshopRequest], dict[str, Any]]
-
-# instruction.type -> handler; each module that answers one registers itself here.
-INSTRUCTIONS: dict[str, Handler] = {}
+# instruction.type -> its handler (SPEC.md §4.12), in the module of its kind.
+INSTRUCTIONS: dict[str, Callable[[ReshopRequest], dict[str, Any]]] = {
+    "NameChange": amend.reshop_name_change,
+    "CancelOrder": cancel.reshop_cancel_order,
+    "DeleteOrderItems": cancel.reshop_delete_items,
+    "ReshopItinerary": exchange.reshop_itinerary,
+}
 
 
 def order_reshop(
@@ -66,21 +57,3 @@ def order_reshop(
         now=clock.now(),
     )
     return {**order_pax_header(order), "offers": [], **handler(request)}
-
-
-def named_passengers(order: Order, named: Sequence[Mapping[str, Any]] | None) -> list[Passenger]:
-    """The order's passengers a reshop or quote names (all when it names none): each
-    paxId must be one of the order's (PAX- id), once; ERR-1005 otherwise."""
-    passengers = list(order.passengers.all())
-    if not named:
-        return passengers
-    by_ref = {p.ref: p for p in passengers}
-    refs = [entry["paxId"] for entry in named]
-    if len(set(refs)) != len(refs):
-        raise ApiError(Err.VALIDATION, "A paxId is listed twice", path="passengers.paxId")
-    for ref in refs:
-        if ref not in by_ref:
-            raise ApiError(
-                Err.VALIDATION, f"Passenger {ref} is not on this order", path="passengers.paxId"
-            )
-    return [by_ref[ref] for ref in refs]

@@ -1,5 +1,9 @@
 """Order reads: one order for its seller, and OrderList's search (SPEC.md §4.8, §4.9).
 
+Reads never write. An unpaid hold past its limit that the worker has not expired yet is
+presented as the expiry will leave it (order_as_it_stands); expiring it (seats back,
+event, webhook) is orders.holds' work, done by the worker and by the writes.
+
 Owner first: every query starts from the seller or the agency it is scoped to, so
 another seller's order is simply not found (DESIGN.md §5).
 """
@@ -11,7 +15,7 @@ from typing import Any
 from uuid import UUID
 
 from django.conf import settings
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import (
     Exists,
     OuterRef,
@@ -24,7 +28,8 @@ from django.db.models.functions import Upper
 
 from airline.api import clock
 from airline.api.errors import ApiError, Err
-from orders.holds import order_expire_if_due
+from airline.fares.money import ZERO
+from airline.standby import seller_marker, stale_ok_db
 from orders.models import (
     AirlineChange,
     AirlineCredit,
@@ -98,23 +103,63 @@ class OrderScope:
         return within
 
 
-def order_header(*, scope: OrderScope, ref: str, owner_code: str | None = None) -> Order:
+def order_header(
+    *, scope: OrderScope, ref: str, owner_code: str | None = None, using: str = DEFAULT_DB_ALIAS
+) -> Order:
     """The order row alone, by order id or record locator, if it is in `scope`;
     ERR-4000 for anything else, another seller's or agency's order included (never
-    reveal that it exists)."""
+    reveal that it exists). Read from the database `using` names (the standby for a
+    retrieve: airline/standby.py)."""
     owner = (owner_code or settings.AIRLINE_DESIGNATOR).upper()
     if owner != settings.AIRLINE_DESIGNATOR or "\x00" in ref:
         # No order id has a NUL, and PostgreSQL cannot even compare text holding one.
         raise order_not_found(ref)
-    order = Order.objects.filter(ref_match(ref), scope.q()).first()
+    order = Order.objects.using(using).filter(ref_match(ref), scope.q()).first()
     if order is None:
         raise order_not_found(ref)
     return order
 
 
 def order_with_parts(order: Order, parts) -> Order:
-    """The order with `parts` (ORDER_VIEW_PREFETCH or SLIM_PREFETCH) loaded."""
+    """The order with `parts` (ORDER_VIEW_PREFETCH or SLIM_PREFETCH) loaded; a lapsed
+    hold's lines shown cancelled, as its expiry will leave them (order_as_it_stands)."""
     prefetch_related_objects([order], *parts)
+    if order.lapsed:
+        _lines_cancelled(order)
+    return order
+
+
+def _lines_cancelled(order: Order) -> None:
+    """A lapsed hold's loaded items and services shown as its expiry leaves them."""
+    loaded = getattr(order, "_prefetched_objects_cache", {})
+    for item in loaded.get("items", ()):
+        item.status = "CANCELLED"
+    for service in loaded.get("services", ()):
+        if service.status == Service.Status.ACTIVE:
+            service.status = Service.Status.CANCELLED
+
+
+def hold_lapsed(order: Order, *, now: datetime) -> bool:
+    """An unpaid hold past its payment time limit (DESIGN.md §8), expired or not yet."""
+    return (
+        order.status == OrderStatus.ONHOLD
+        and order.payment_time_limit is not None
+        and order.payment_time_limit <= now
+    )
+
+
+def order_as_it_stands(order: Order, *, now: datetime) -> Order:
+    """The order as a client must see it at `now`: a lapsed hold the worker has not
+    expired yet shown as orders.holds.order_cancel_hold will leave it (CANCELLED, worth
+    nothing, its value voided, its lines cancelled: order_with_parts), in memory only.
+    Nothing is written: its seats, event and webhook wait for the worker or the next
+    write (orders.holds.order_for_change)."""
+    if hold_lapsed(order, now=now):
+        order.voided += order.total
+        order.total = ZERO
+        order.status = OrderStatus.CANCELLED
+        order.lapsed = True
+        _lines_cancelled(order)
     return order
 
 
@@ -262,8 +307,9 @@ def orders_search(search: OrderSearch, *, now: datetime) -> tuple[list[OrderRow]
     subquery (the first in trip order that fits: journey_by_order_position); an order
     with no such journey drops out of the join, which is the search's flight filter.
     The same text runs on SQLite."""
-    sql, params = _order_page_sql(search, now=now)
-    with connection.cursor() as cursor:
+    using = stale_ok_db(seller_marker(search.seller_id))
+    sql, params = _order_page_sql(search, now=now, using=using)
+    with connections[using].cursor() as cursor:
         cursor.execute(sql, params)
         page = cursor.fetchall()
     rows = [
@@ -295,14 +341,17 @@ def orders_search(search: OrderSearch, *, now: datetime) -> tuple[list[OrderRow]
     return rows, len(page) > search.page_size
 
 
-def _order_page_sql(search: OrderSearch, *, now: datetime) -> tuple[str, list[Any]]:
+def _order_page_sql(
+    search: OrderSearch, *, now: datetime, using: str = DEFAULT_DB_ALIAS
+) -> tuple[str, list[Any]]:
     """OrderList's statement and its parameters: the page's orders, one more than the
     page to tell whether more follow, each with the journey its summary shows. Only fixed
     SQL and table names are put into the text (the S608 waivers below); every value
     is a parameter."""
     orders, journeys = Order._meta.db_table, Journey._meta.db_table
     passengers, segments = Passenger._meta.db_table, Segment._meta.db_table
-    fits, fits_params = _journey_fits(search, now=now, segments=segments)
+    connection = connections[using]
+    fits, fits_params = _journey_fits(search, now=now, segments=segments, connection=connection)
     # Owner first: the acting seller's orders, then the key's agency (OrderScope).
     where = ["o.seller_id = %s", "o.agency_code = %s", "o.id > %s", "o.status <> %s"]
     params: list[Any] = [
@@ -317,7 +366,10 @@ def _order_page_sql(search: OrderSearch, *, now: datetime) -> tuple[str, list[An
         # those up, rather than let PostgreSQL walk the agency's orders in id order
         # testing each one (9.6 ms at 100k).
         where.append(
-            _id_among(f"SELECT u.order_id FROM {journeys} u WHERE {fits} AND u.order_id > %s")  # noqa: S608
+            _id_among(
+                f"SELECT u.order_id FROM {journeys} u WHERE {fits} AND u.order_id > %s",  # noqa: S608
+                connection,
+            )
         )
         params += [*fits_params, search.last_index]
     if search.last_name:
@@ -327,7 +379,7 @@ def _order_page_sql(search: OrderSearch, *, now: datetime) -> tuple[str, list[An
         if search.first_name:
             named += " AND UPPER(p.given_name) = UPPER(%s)"
             named_params.append(search.first_name)
-        where.append(_id_among(named + " AND p.order_id > %s"))
+        where.append(_id_among(named + " AND p.order_id > %s", connection))
         params += [*named_params, search.last_index]
     elif search.first_name:
         where.append(
@@ -348,24 +400,26 @@ def _order_page_sql(search: OrderSearch, *, now: datetime) -> tuple[str, list[An
     # Placeholders in text order: the lapsed test, the journey join, then WHERE.
     return sql, [
         OrderStatus.ONHOLD,
-        _db_time(now),
+        _db_time(now, connection),
         *fits_params,
         *params,
         search.page_size + 1,
     ]
 
 
-def _journey_fits(search: OrderSearch, *, now: datetime, segments: str) -> tuple[str, list]:
+def _journey_fits(
+    search: OrderSearch, *, now: datetime, segments: str, connection
+) -> tuple[str, list]:
     """SQL on journey `u`: live, departing on the UTC date asked for (or from yesterday,
     UTC, on), and from, to and on the flight asked for."""
     clauses = ["NOT u.is_cancelled"]
     if search.departure_date is not None:
         clauses += ["u.departs_at >= %s", "u.departs_at <= %s"]
-        params: list[Any] = [_db_time(t) for t in utc_day(search.departure_date)]
+        params: list[Any] = [_db_time(t, connection) for t in utc_day(search.departure_date)]
     else:
         yesterday, _ = utc_day(now.astimezone(UTC).date() - timedelta(days=1))
         clauses.append("u.departs_at >= %s")
-        params = [_db_time(yesterday)]
+        params = [_db_time(yesterday, connection)]
     if search.origin:
         clauses.append("u.origin = %s")
         params.append(search.origin)
@@ -387,12 +441,12 @@ def utc_day(day: date) -> tuple[datetime, datetime]:
     return datetime.combine(day, time.min, tzinfo=UTC), datetime.combine(day, time.max, tzinfo=UTC)
 
 
-def _db_time(value: datetime) -> Any:
+def _db_time(value: datetime, connection) -> Any:
     """A datetime as this database stores it (SQLite: naive UTC text)."""
     return connection.ops.adapt_datetimefield_value(value)
 
 
-def _id_among(subquery: str) -> str:
+def _id_among(subquery: str, connection) -> str:
     """`o.id` is one of the ids `subquery` selects. On PostgreSQL as ARRAY(subquery),
     run once and then looked up id by id in the index, where `IN (subquery)` lets the
     planner walk all the agency's orders testing each."""
@@ -431,24 +485,50 @@ def orders_find(
 
 
 def order_get(
-    *, scope: OrderScope, ref: str, owner_code: str | None = None, parts=ORDER_VIEW_PREFETCH
+    *,
+    scope: OrderScope,
+    ref: str,
+    owner_code: str | None = None,
+    parts=ORDER_VIEW_PREFETCH,
+    stale_ok: bool = False,
 ) -> Order:
-    """The one way to load an order: by order id or record locator, in `scope` (the
-    acting seller, then the key's agency), as it stands now (a lapsed hold expired first,
-    orders.holds), with `parts` loaded: everything the order view shows by default,
+    """The one way to read an order: by order id or record locator, in `scope` (the
+    acting seller, then the key's agency), as it stands now (a lapsed hold presented as
+    expired, order_as_it_stands; writes load it with orders.holds.order_for_change,
+    which expires it), with `parts` loaded: everything the order view shows by default,
     SLIM_PREFETCH for changes, () for the row alone (seat maps and service lists read
     what they need as plain values: `orders.ancillaries.order_trip`). ERR-4000 when
-    there is no such order in scope."""
-    order = order_header(scope=scope, ref=ref, owner_code=owner_code)
-    order_expire_if_due(order)
+    there is no such order in scope.
+
+    `stale_ok`: a read that may be a moment old (order retrieve, an order's seat maps and
+    services), from the standby unless the seller has just written (airline/standby.py);
+    its parts then come from the same database."""
+    using = stale_ok_db(seller_marker(scope.seller_id)) if stale_ok else DEFAULT_DB_ALIAS
+    order = order_header(scope=scope, ref=ref, owner_code=owner_code, using=using)
+    order_as_it_stands(order, now=clock.now())
     return order_with_parts(order, parts) if parts else order
 
 
 def orders_list(search: OrderSearch) -> tuple[list[OrderRow], bool]:
-    """A page of OrderList, with any lapsed hold on it expired first (lazy expiry)."""
-    now = clock.now()
-    rows, more = orders_search(search, now=now)
+    """A page of OrderList; a lapsed hold on it shows CANCELLED, as its expiry will leave
+    it (order_as_it_stands), and nothing is written."""
+    rows, more = orders_search(search, now=clock.now())
     for row in rows:
         if row.lapsed:
-            row.status = order_expire_if_due(Order.objects.get(pk=row.pk), now=now).status
+            row.status = OrderStatus.CANCELLED
     return rows, more
+
+
+def seats_held(leg_ids: Sequence[int], *, using: str = DEFAULT_DB_ALIAS) -> dict[int, set[str]]:
+    """Seats held on these flight-date legs by any order of any seller: seat ("12C") by
+    flight leg id, read from `using`. The seat maps' reader (offers.ancillaries.seats_taken,
+    registered by OrdersConfig.ready)."""
+    taken: dict[int, set[str]] = {}
+    rows = (
+        Service.objects.using(using)
+        .filter(flight_leg_id__in=leg_ids, status=Service.Status.ACTIVE, seat_row__isnull=False)
+        .values_list("flight_leg_id", "seat_row", "seat_column")
+    )
+    for leg_id, row, column in rows:
+        taken.setdefault(leg_id, set()).add(f"{row}{column}")
+    return taken

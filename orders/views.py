@@ -10,8 +10,8 @@ from airline.api.idempotency import idempotent
 from airline.api.openapi import ERROR_RESPONSES, IDEMPOTENCY_HEADER
 from airline.api.responses import error_response, json_response, ok
 from offers.ancillaries import seat_maps, service_list
+from offers.endpoints import AncillariesView
 from offers.openapi import SEAT_MAPS_RESPONSE, SERVICES_RESPONSE
-from offers.views import AncillariesView
 from orders import presenters
 from orders.ancillaries import order_trip
 from orders.changes import order_change
@@ -124,6 +124,7 @@ class OrderView(ServiceView):
             ref=orderId,
             owner_code=query.get("ownerCode"),
             parts=(),
+            stale_ok=True,
         )
         return ok(presenters.order_view_cached(order))
 
@@ -131,7 +132,7 @@ class OrderView(ServiceView):
 class _OrderAncillaries(AncillariesView):
     def trip(self, now, *, orderId):
         body = self.body(OrderAncillaryIn, optional=True)
-        order = order_get(scope=OrderScope.of(self.principal), ref=orderId, parts=())
+        order = order_get(scope=OrderScope.of(self.principal), ref=orderId, parts=(), stale_ok=True)
         return order_trip(
             order=order, item_refs=body.get("orderItemIds"), passengers=body.get("passengers")
         )

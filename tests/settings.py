@@ -13,3 +13,12 @@ from airline.settings import *  # noqa: F403
 # One key space per pytest-xdist worker, so one worker's clean-up never wipes another's
 # (tests/cachekeys.py).
 CACHES["default"]["KEY_FUNCTION"] = "tests.cachekeys.make_key"  # noqa: F405
+
+# The standby's alias, as a test mirror of the primary (Django's TEST MIRROR): the same
+# test database over a connection of its own, which does not see what a test's open
+# transaction wrote, as a standby has not replayed a commit yet. Reads go to it only in
+# tests that turn READ_FROM_STANDBY on (tests/orders/test_standby_reads.py).
+DATABASES.setdefault(  # noqa: F405
+    "replica",
+    {**DATABASES["default"], "TEST": {"MIRROR": "default"}},  # noqa: F405
+)

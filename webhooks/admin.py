@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from airline.api import clock
-from airline.backoffice import log_action, one_time_page, utc_time
+from airline.backoffice import StandbyChangelist, log_action, one_time_page, utc_time
 from webhooks.addresses import RefusedUrl, check_url
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 from webhooks.outbox import PING, PUBLIC_TYPES
@@ -265,7 +265,7 @@ class EventTypeFilter(admin.SimpleListFilter):
 
 
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(admin.ModelAdmin):
+class WebhookDeliveryAdmin(StandbyChangelist, admin.ModelAdmin):
     list_display = [
         "id",
         "event",

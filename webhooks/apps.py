@@ -4,3 +4,30 @@ from django.apps import AppConfig
 class WebhooksConfig(AppConfig):
     name = "webhooks"
     verbose_name = "Webhooks"
+
+    def ready(self) -> None:
+        from airline.worker import job_register
+        from orders.events import order_event_recorded
+        from webhooks import metrics
+        from webhooks.outbox import order_event_listen
+
+        # Every order event writes its outbox rows in the change's transaction.
+        order_event_recorded.connect(order_event_listen, dispatch_uid="webhooks.outbox")
+        metrics.connect()
+        job_register(delivery_job)
+
+
+def delivery_job():
+    from django.conf import settings
+
+    from airline.worker import Job
+    from webhooks.delivery import webhooks_deliver_due
+
+    # The webhook outbox: due deliveries claimed, sent and recorded (webhooks.delivery),
+    # round after round for up to a few seconds while there are any.
+    return Job(
+        "deliver_webhooks",
+        settings.WORKER_WEBHOOK_SECONDS,
+        webhooks_deliver_due,
+        again_while_busy=True,
+    )

@@ -44,7 +44,6 @@ from django.db import transaction
 from django.db.models import Exists, F, OuterRef, Q
 
 from airline.api import clock
-from ndc.notifications import order_change_notif_rq
 from webhooks.addresses import RefusedUrl, Target, check_url
 from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from webhooks.outbox import event_data_render
@@ -283,10 +282,7 @@ def deliveries_claim(*, now: datetime, limit: int) -> list[Claimed]:
 def _claimed(d: WebhookDelivery) -> Claimed:
     event = d.event
     data = event.data or event_data_render(event.pk)
-    if d.endpoint.format == WebhookEndpoint.Format.NDC:
-        body, content_type = _ndc_body(event, data), "application/xml"
-    else:
-        body, content_type = _json_body(event, data), "application/json"
+    body, content_type = _BODIES.get(d.endpoint.format, _json_body)(event, data)
     return Claimed(
         pk=d.pk,
         attempt=d.attempts,
@@ -299,8 +295,20 @@ def _claimed(d: WebhookDelivery) -> Claimed:
     )
 
 
-def _json_body(event: WebhookEvent, data: str) -> bytes:
-    return orjson.dumps(
+# A body format other than JSON (WebhookEndpoint.Format): (event, its order view as JSON
+# text) -> (body, content type). Registered by the app that renders it, in its
+# AppConfig.ready (ndc: IATA_OrderChangeNotifRQ), so that webhooks never import it.
+BodyRenderer = Callable[[WebhookEvent, str], tuple[bytes, str]]
+_BODIES: dict[str, BodyRenderer] = {}
+
+
+def body_format_register(endpoint_format: str, render: BodyRenderer) -> None:
+    """Deliveries to endpoints of `endpoint_format` carry `render(event, data)`."""
+    _BODIES[endpoint_format] = render
+
+
+def _json_body(event: WebhookEvent, data: str) -> tuple[bytes, str]:
+    body = orjson.dumps(
         {
             "id": event.event_id,
             "type": event.type,
@@ -310,18 +318,7 @@ def _json_body(event: WebhookEvent, data: str) -> bytes:
             "data": orjson.Fragment(data),
         }
     )
-
-
-def _ndc_body(event: WebhookEvent, data: str) -> bytes:
-    # The same event and order view as the JSON body, as IATA_OrderChangeNotifRQ.
-    return order_change_notif_rq(
-        event_id=event.event_id,
-        event_type=event.type,
-        sequence=event.sequence,
-        created_at=event.created_at,
-        seller_code=event.seller.code,
-        data=orjson.loads(data),
-    )
+    return body, "application/json"
 
 
 def delivery_record(claim: Claimed, outcome: Outcome, *, now: datetime) -> str:

@@ -60,9 +60,14 @@ def new_event_id() -> str:
     return "evt_" + secrets.token_hex(12)
 
 
+def order_event_listen(sender, *, order: Order, kind: str, now: datetime, **kwargs) -> None:
+    """Receiver of orders.events.order_event_recorded (connected by WebhooksConfig.ready)."""
+    order_event_recorded(order, kind, now=now)
+
+
 def order_event_recorded(order: Order, kind: str, *, now: datetime) -> None:
-    """The outbox rows of one order event (orders.events._record calls this inside the
-    change's transaction). Nothing is written when no endpoint wants the event."""
+    """The outbox rows of one order event (orders.events._record sends its signal inside
+    the change's transaction). Nothing is written when no endpoint wants the event."""
     event_type = EVENT_TYPES[kind]
     endpoints = _endpoints_wanting(order.seller_id, event_type)
     if not endpoints:

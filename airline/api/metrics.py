@@ -4,11 +4,12 @@ Counted where it happens, in the process it happens in:
 - every request, by route pattern (never the raw path: ids and locators would make a
   series each), method and status, with its latency (airline.api.middleware);
 - bookings created, by channel and payment kind, and holds expired, when the
-  transaction that wrote them commits (from the order events, see `connect`);
+  transaction that wrote them commits (from the order events: orders/metrics.py);
 - the database and Redis failures the service answers ERR-9000, ERR-8002 or ERR-9002
   (airline.api.exceptions).
 Read from the database at each scrape, being state rather than events: the background
-worker's queues (holds and payment intents past due) and the webhook backlog.
+worker's queues (holds and payment intents past due) and the webhook backlog, each
+registered by the app that owns it (queue_register).
 
 gunicorn runs several worker processes, each with its own memory. With METRICS_ENABLED,
 prometheus_client's multiprocess mode keeps each process's values in a file of its own
@@ -23,13 +24,15 @@ import hmac
 import ipaddress
 import logging
 import os
-from datetime import timedelta
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import redis.exceptions
 from django.conf import settings
-from django.db import DatabaseError, DataError, transaction
-from django.db.models.signals import post_save
+from django.db import DatabaseError, DataError
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from prometheus_client import (
@@ -85,18 +88,26 @@ def request_observe(request: HttpRequest, status: int, seconds: float) -> None:
     REQUEST_SECONDS.labels(route, method).observe(seconds)
 
 
+# URL names whose one pattern answers several messages, each with the label of the one
+# it answered: registered by the app that owns the pattern, in its AppConfig.ready (ndc:
+# its endpoint name), so that the kernel never imports the apps built on it.
+_ROUTE_LABELS: dict[str, Callable[[Any], str]] = {}
+
+
+def route_label_register(url_name: str, label: Callable[[Any], str]) -> None:
+    """Requests that URL pattern `url_name` answered are counted under
+    `label(resolver_match)`, which must have a bounded set of values."""
+    _ROUTE_LABELS[url_name] = label
+
+
 def route_of(request: HttpRequest) -> str:
     """The URL pattern that answered: a bounded set of values. NDC has one pattern for
-    all its messages, so a known endpoint name is added to it."""
+    all its messages, so a known endpoint name is added to it (route_label_register)."""
     match = getattr(request, "resolver_match", None)
     if match is None:
         return UNMATCHED
-    if match.url_name == "ndc":
-        from ndc.endpoints import ENDPOINTS
-
-        endpoint = match.kwargs.get("endpoint")
-        return f"{match.route}:{endpoint if endpoint in ENDPOINTS else 'unknown'}"
-    return match.route
+    label = _ROUTE_LABELS.get(match.url_name)
+    return label(match) if label is not None else match.route
 
 
 def storage_error_observe(err: ApiError) -> None:
@@ -109,51 +120,32 @@ def storage_error_observe(err: ApiError) -> None:
         STORAGE_ERRORS.labels("redis", err.code).inc()
 
 
-# --- Bookings and holds, from the order events ----------------------------------------
-
-
-def connect() -> None:
-    """Count bookings and expired holds from the events every write records (orders/events.py),
-    so no service has to know about metrics. Called once, from the app's ready()."""
-    post_save.connect(_order_event_saved, sender="orders.OrderEvent", dispatch_uid="metrics")
-
-
-def _order_event_saved(sender, instance, created: bool, **kwargs) -> None:
-    from orders.models import OrderEvent, OrderStatus
-
-    if not created:
-        return
-    order = instance.order
-    if instance.kind == OrderEvent.Kind.HOLD_EXPIRED:
-        transaction.on_commit(HOLDS_EXPIRED.inc)
-    elif instance.kind in (OrderEvent.Kind.CREATED, OrderEvent.Kind.IMPORTED):
-        if instance.detail.get("status") == OrderStatus.ONHOLD:
-            _count_booking_on_commit(order.channel, "Hold")
-        elif instance.kind == OrderEvent.Kind.IMPORTED:
-            _count_booking_on_commit(order.channel, "External")  # paid where it was sold
-        else:
-            # Reserved until it is paid, and a refused card leaves no booking: the
-            # `paid` event the booking records on this same order object counts it.
-            order._booking_unpaid = True
-    elif instance.kind == OrderEvent.Kind.PAID and getattr(order, "_booking_unpaid", False):
-        order._booking_unpaid = False
-        _count_booking_on_commit(order.channel, _payment_kind(order))
-
-
-def _payment_kind(order) -> str:
-    """What paid a booking at its creation: AirlineCredit when a credit paid any of it
-    (with a card for the rest or not), else CreditCard (SPEC.md §4.7 payment.type)."""
-    from orders.models import Payment
-
-    methods = set(Payment.objects.filter(order=order).values_list("method", flat=True))
-    return "AirlineCredit" if Payment.Method.CREDIT in methods else "CreditCard"
-
-
-def _count_booking_on_commit(channel: str, payment: str) -> None:
-    transaction.on_commit(lambda: BOOKINGS_CREATED.labels(channel, payment).inc())
+# --- Bookings and holds ---------------------------------------------------------------
+# Counted by the orders app from the events every write records (orders/metrics.py), so
+# no service has to know about metrics; BOOKINGS_CREATED and HOLDS_EXPIRED above.
 
 
 # --- Queues, read at each scrape --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Queue:
+    """A backlog gauge: `rows(now)` is the queryset whose count it shows."""
+
+    name: str
+    text: str
+    rows: Callable[[datetime], Any]
+
+
+# Registered by the apps that own the queues, in their AppConfig.ready (orders: holds and
+# payment intents; webhooks: deliveries), so that the kernel never imports them.
+_QUEUES: list[Queue] = []
+
+
+def queue_register(name: str, text: str, rows: Callable[[datetime], Any]) -> None:
+    """Show the count of `rows(now)` as the gauge `name` at every scrape."""
+    if all(q.name != name for q in _QUEUES):
+        _QUEUES.append(Queue(name, text, rows))
 
 
 class QueueCollector:
@@ -162,43 +154,9 @@ class QueueCollector:
     cannot be reached; `airline_storage_errors_total` and the request metrics show that."""
 
     def collect(self):
-        from orders.models import Order, OrderStatus, PaymentIntent
-        from webhooks.models import WebhookDelivery
-
         now = clock.now()
-        grace = timedelta(seconds=settings.PAYMENT_INTENT_GRACE_SECONDS)
-        unfinished = WebhookDelivery.objects.filter(
-            status__in=[WebhookDelivery.Status.PENDING, WebhookDelivery.Status.IN_FLIGHT]
-        )
-        queues = [
-            (
-                "airline_holds_due_to_expire",
-                "Unpaid holds past their time limit, not yet expired",
-                Order.objects.filter(status=OrderStatus.ONHOLD, payment_time_limit__lte=now),
-            ),
-            (
-                "airline_payments_due_to_reconcile",
-                "Payment intents pending past the grace period, not yet reconciled",
-                PaymentIntent.objects.filter(
-                    state=PaymentIntent.State.PENDING, created_at__lte=now - grace
-                ),
-            ),
-            (
-                "airline_webhook_deliveries_pending",
-                "Webhook deliveries to active endpoints not yet delivered or given up "
-                "(pending or in flight)",
-                unfinished.filter(endpoint__active=True),
-            ),
-            # Apart: a disabled endpoint's deliveries wait for it to be enabled and never
-            # drain by themselves, so in the gauge above they would keep its alert firing.
-            (
-                "airline_webhook_deliveries_pending_disabled",
-                "Webhook deliveries waiting for a disabled endpoint to be enabled",
-                unfinished.filter(endpoint__active=False),
-            ),
-        ]
         try:
-            counts = [(name, text, rows.count()) for name, text, rows in queues]
+            counts = [(q.name, q.text, q.rows(now).count()) for q in _QUEUES]
         except DatabaseError:
             logger.warning("queue depths left out of the scrape: the database is unreachable")
             return

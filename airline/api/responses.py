@@ -6,9 +6,11 @@
   `data: null`, so it is an envelope too (DESIGN.md §11).
 - `/ndc/...`: every error, whoever raised it (the NDC view, this kernel's 404 and 405,
   authentication, throttling), is the message's RS document with `Error` elements
-  (DESIGN.md §9), rendered by ndc/errors.py from the same ApiError.
+  (DESIGN.md §9), rendered by ndc/errors.py from the same ApiError (registered with
+  error_renderer_register by the ndc app).
 """
 
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -84,21 +86,31 @@ def error_body(request: HttpRequest, err: ApiError) -> dict[str, Any]:
     return {"data": None, "error": error}
 
 
+# Renderers of errors for a path prefix whose errors are not JSON: each registered by
+# the app that owns the prefix, in its AppConfig.ready (ndc: NDC_PREFIX), so that the
+# kernel never imports the apps built on it. A renderer is called as
+# render(err, path=..., request_id=...) and returns the body's bytes.
+ErrorRenderer = Callable[..., bytes]
+_ERROR_RENDERERS: dict[str, tuple[ErrorRenderer, str]] = {}
+
+
+def error_renderer_register(prefix: str, render: ErrorRenderer, *, content_type: str) -> None:
+    """Errors of paths under `prefix` are rendered by `render`."""
+    _ERROR_RENDERERS[prefix] = (render, content_type)
+
+
 def error_response(request: HttpRequest, err: ApiError) -> HttpResponse:
     headers = dict(err.headers)
     if err.spec.status == 401:
         headers.setdefault("WWW-Authenticate", 'Bearer realm="api"')
-    if request.path.startswith(NDC_PREFIX):
-        # Imported here: the NDC app builds on this kernel (and on the shopping services,
-        # which import this module), so the kernel may not import it at load time.
-        from ndc.errors import error_document
-
-        return HttpResponse(
-            error_document(err, path=request.path, request_id=request_id_of(request)),
-            status=err.spec.status,
-            headers=headers,
-            content_type=XML_CONTENT_TYPE,
-        )
+    for prefix, (render, content_type) in _ERROR_RENDERERS.items():
+        if request.path.startswith(prefix):
+            return HttpResponse(
+                render(err, path=request.path, request_id=request_id_of(request)),
+                status=err.spec.status,
+                headers=headers,
+                content_type=content_type,
+            )
     return json_response(error_body(request, err), status=err.spec.status, headers=headers)
 
 

@@ -39,6 +39,7 @@ from airline.backoffice import (
     FlightWord,
     OtherWord,
     RouteWord,
+    StandbyChangelist,
     local_time,
     search_words,
     utc_time,
@@ -476,7 +477,7 @@ class ScheduleJobAdmin(ReadOnlyAdmin):
 
 
 @admin.register(ScheduledLeg)
-class ScheduledLegAdmin(ReadOnlyAdmin):
+class ScheduledLegAdmin(StandbyChangelist, ReadOnlyAdmin):
     list_display = [
         "carrier",
         "flight_number",
@@ -620,7 +621,7 @@ class FlightLegChangeList(ChangeList):
 
 
 @admin.register(FlightLeg)
-class FlightLegAdmin(ReadOnlyAdmin):
+class FlightLegAdmin(StandbyChangelist, ReadOnlyAdmin):
     """Flight-date legs with their load: capacity and seats sold (rank-0 inventory, which
     every sale counts against), and of the sold seats those on unpaid holds and those
     ticketed; the rest are bookings mid-payment or imported."""

@@ -9,11 +9,8 @@ from dataclasses import dataclass, field
 
 from airline.network import fleet
 from airline.network.models import CabinCode, FlightLeg, LegInventory
+from airline.network.readers import Traveller, travellers_on_leg
 from airline.network.services import cabin_specs
-
-# The flight-date pages read the bookings on each leg: a view of orders from the network
-# side (network/admin.py says the same).
-from orders.models import Coupon, Passenger, Segment, Service
 
 
 @dataclass(frozen=True)
@@ -36,19 +33,6 @@ class CabinLoad:
     @property
     def load_factor(self) -> str:
         return f"{self.sold * 100 / self.capacity:.0f}%" if self.capacity else "-"
-
-
-@dataclass(frozen=True)
-class Traveller:
-    order_pk: int
-    record_locator: str
-    status: str
-    name: str  # SURNAME/Given
-    ptc: str
-    cabin: str
-    rbd: str
-    seat: str  # "12A", or "" without a seat
-    ticket: str  # e-ticket number, or "" while unticketed
 
 
 @dataclass(frozen=True)
@@ -81,43 +65,7 @@ class FlightPage:
 
 def flight_page(*, leg: FlightLeg) -> FlightPage:
     """Everything the flight-date page shows beyond the leg's own fields."""
-    segments = list(
-        Segment.objects.filter(legs__flight_leg=leg, holds_inventory=True)
-        .select_related("order")
-        .order_by("order__record_locator")
-        .distinct()
-    )
-    orders = {segment.order_id: segment for segment in segments}
-    passengers = list(
-        Passenger.objects.filter(order_id__in=orders).order_by("surname", "given_name", "pk")
-    )
-    seats = {
-        service.passenger_id: f"{service.seat_row}{service.seat_column}"
-        for service in Service.objects.filter(
-            flight_leg=leg, status=Service.Status.ACTIVE, seat_row__isnull=False
-        )
-    }
-    tickets = dict(
-        Coupon.objects.filter(segment__in=segments).values_list(
-            "ticket__passenger_id", "ticket__number"
-        )
-    )
-    travellers = []
-    for passenger in passengers:
-        segment = orders[passenger.order_id]
-        travellers.append(
-            Traveller(
-                order_pk=segment.order_id,
-                record_locator=segment.order.record_locator,
-                status=segment.order.status,
-                name=f"{passenger.surname.upper()}/{passenger.given_name}",
-                ptc=passenger.ptc,
-                cabin=segment.cabin,
-                rbd=segment.rbd,
-                seat=seats.get(passenger.pk, ""),
-                ticket=tickets.get(passenger.pk, ""),
-            )
-        )
+    travellers = travellers_on_leg(leg)
     who = {t.seat: f"{t.name} ({t.record_locator})" for t in travellers if t.seat}
     seat_map = _seat_map(leg, who)
     return FlightPage(

@@ -19,12 +19,9 @@ from airline.network.models import (
     SeatConfiguration,
     Station,
 )
+from airline.network.readers import bookings_on_legs
 from airline.network.schedule_diff import PlannedLeg, configuration_key, schedule_diff
 from airline.network.ssim import SsimSchedule
-
-# The flight-date pages read bookings on each leg: a view of orders from the network
-# side, as in network/admin.py.
-from orders.models import Leg
 
 
 @dataclass(frozen=True)
@@ -187,19 +184,7 @@ def _zones(codes: set[str]) -> dict[str, ZoneInfo]:
 def _booked(affected: dict[int, tuple[str, str]]) -> list[tuple[int, int, str, str]]:
     """(leg pk, order pk, locator, status) of each booking still holding seats on an
     affected leg."""
-    if not affected:
-        return []
-    return list(
-        Leg.objects.filter(flight_leg_id__in=affected, segment__holds_inventory=True)
-        .values_list(
-            "flight_leg_id",
-            "segment__order_id",
-            "segment__order__record_locator",
-            "segment__order__status",
-        )
-        .order_by("segment__order__record_locator", "flight_leg_id")
-        .distinct()
-    )
+    return bookings_on_legs(list(affected)) if affected else []
 
 
 def _impacts(booked, affected: dict[int, tuple[str, str]]) -> list[BookingImpact]:

@@ -6,6 +6,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.apps import apps as django_apps
 
+from airline.network.models import LegInventory
+from orders.holds import holds_expire
 from orders.models import Journey, Order, OrderStatus, Passenger
 from tests.conftest import bearer, token_for
 from tests.orders.conftest import book, booking_body, error_of
@@ -279,3 +281,23 @@ def test_orders_written_before_the_summary_columns_get_them(api, lister, default
         (late - timedelta(hours=5)).date().isoformat(),
         "101",
     )
+
+
+def test_a_lapsed_hold_is_listed_cancelled_and_the_list_writes_nothing(
+    api, auth, priced, lister, clock
+):
+    order_id = book(api, auth, booking_body(priced)).json()["data"]["order"]["orderId"]
+    order = Order.objects.get(order_id=order_id)
+    sold = sorted(LegInventory.objects.values_list("leg_id", "rbd", "sold"))
+    clock.advance(hours=24)
+
+    [row] = listing(api, lister).json()["data"]["orders"]
+
+    assert row["statusCode"] == "CANCELLED"
+    order.refresh_from_db()
+    assert order.status == OrderStatus.ONHOLD
+    assert sorted(LegInventory.objects.values_list("leg_id", "rbd", "sold")) == sold
+    assert list(order.events.values_list("kind", flat=True)) == ["created"]
+    assert holds_expire(now=clock.at) == 1
+    [row] = listing(api, lister).json()["data"]["orders"]
+    assert row["statusCode"] == "CANCELLED"

@@ -1,14 +1,14 @@
 """GET /json/{v}/orders/{orderId} (SPEC.md §2.5, §4.9; DESIGN.md §5, §8)."""
 
-from datetime import timedelta
-
 import pytest
 
 from airline.network.models import LegInventory
+from orders.holds import holds_expire
 from orders.models import Order
 from tests.conftest import bearer, token_for
 from tests.orders.conftest import book, booking_body, error_of
 from tests.sellers.factories import ApiKeyFactory
+from webhooks.models import WebhookEndpoint, WebhookEvent
 
 pytestmark = pytest.mark.django_db
 
@@ -67,33 +67,84 @@ def test_a_read_only_key_may_retrieve(api, booked, read_only_key):
     assert retrieve(api, read_only, booked["order"]["recordLocator"]).status_code == 200
 
 
-def test_a_lapsed_hold_is_cancelled_when_read_and_its_seats_return(api, auth, booked, clock):
-    sold = sorted(LegInventory.objects.values_list("leg_id", "rbd", "sold"))
+def _sold():
+    return sorted(LegInventory.objects.values_list("leg_id", "rbd", "sold"))
+
+
+def _subscribed(order):
+    """An endpoint of the order's seller that wants every event: any event of the order
+    from here on leaves a WebhookEvent row (webhooks.outbox)."""
+    WebhookEndpoint.objects.create(
+        webhook_id="wh_lapse",
+        seller_id=order.seller_id,
+        url="https://agency.example/hooks",
+        secret="s" * 64,
+        created_at=order.created_at,
+    )
+
+
+def _written(order):
+    """What a read must leave alone: the order row, its events, its webhook events."""
+    row = Order.objects.values("status", "version", "total", "voided").get(pk=order.pk)
+    events = list(order.events.order_by("id").values_list("kind", "actor"))
+    return row, events, list(WebhookEvent.objects.filter(order=order).values_list("type"))
+
+
+def test_a_lapsed_hold_reads_cancelled_and_the_read_writes_nothing(api, auth, booked, clock):
     order = Order.objects.get(order_id=booked["order"]["orderId"])
-    seats_before = sum(s.seats for s in order.segments.all())
-    assert seats_before == 6
+    _subscribed(order)
+    sold, written = _sold(), _written(order)
 
     clock.advance(hours=23, minutes=59)
     assert retrieve(api, auth, order.order_id).json()["data"]["order"]["statusCode"] == "ONHOLD"
     clock.advance(minutes=1)
     data = retrieve(api, auth, order.order_id).json()["data"]
+    retrieve(api, auth, order.order_id)
 
     assert data["order"]["statusCode"] == "CANCELLED"
     assert "balanceDue" not in data["order"]
     assert "paymentTimeLimit" not in data["order"]
     assert {i["statusCode"] for i in data["order"]["items"]} == {"CANCELLED"}
-    after = sorted(LegInventory.objects.values_list("leg_id", "rbd", "sold"))
-    given_back = sum(b[2] - a[2] for a, b in zip(after, sold, strict=True))
-    assert given_back > 0
+    assert data["order"]["totalPrice"]["total"]["amount"] == 0
+    assert data["order"]["totals"]["voided"] == booked["order"]["totalPrice"]["total"]
+    # Nothing written: still ONHOLD in the database, its seats held, no event, no webhook.
+    assert _sold() == sold
+    assert _written(order) == written
+    assert written[0]["status"] == "ONHOLD"
+
+    # The worker's sweep expires it: the seats go back, the event and its webhook are
+    # written, and the order reads as it did.
+    assert holds_expire(now=clock.at) == 1
+    after = _sold()
+    assert sum(b[2] - a[2] for a, b in zip(after, sold, strict=True)) > 0
     assert all(a[2] <= b[2] for a, b in zip(after, sold, strict=True))
-    assert list(order.events.values_list("kind", "actor")) == [
-        ("created", "ACME1 (key " + order.events.first().actor.split("key ")[1]),
-        ("hold_expired", "system"),
-    ]
+    row, events, webhook_events = _written(order)
+    assert row["status"] == "CANCELLED"
+    assert events[-1] == ("hold_expired", "expire_holds")
+    assert webhook_events[-1] == ("order.hold_expired",)
+    assert retrieve(api, auth, order.order_id).json()["data"] == data
     # Read again: nothing more to give back.
     retrieve(api, auth, order.order_id)
-    assert sorted(LegInventory.objects.values_list("leg_id", "rbd", "sold")) == after
-    assert clock.at - timedelta(hours=24) < clock.at
+    assert _sold() == after
+
+
+def test_a_write_to_a_lapsed_hold_expires_it_first(api, auth, booked, clock):
+    order = Order.objects.get(order_id=booked["order"]["orderId"])
+    _subscribed(order)
+    sold = _sold()
+    clock.advance(hours=24)
+
+    cancel = {"changes": [{"type": "CancelUnpaidOrder"}]}
+    response = api.patch(f"/json/v1/orders/{order.order_id}", cancel, format="json", **auth)
+
+    # It acts on the order the client reads: cancelled, no longer an unpaid hold.
+    error_of(response, 400, "ERR-4002", "changes")
+    row, events, webhook_events = _written(order)
+    assert row["status"] == "CANCELLED"
+    assert events[-1] == ("hold_expired", "system")
+    assert webhook_events[-1] == ("order.hold_expired",)
+    assert sum(b[2] - a[2] for a, b in zip(_sold(), sold, strict=True)) > 0
+    assert holds_expire(now=clock.at) == 0
 
 
 def test_a_database_outage_is_err_9000(api, auth, booked, monkeypatch):

@@ -9,12 +9,12 @@ from datetime import UTC, datetime
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Prefetch
 
+from airline.api import clock
 from airline.fares.money import ZERO, Price
 from airline.network.services import station_zone
-from orders.holds import order_expire_if_due
 from orders.models import AirlineChange, Order, OrderEvent, OrderStatus
 from orders.presenters import OPERATIONAL_CONFIRMED, operational_statuses
-from orders.selectors import ORDER_VIEW_PREFETCH, order_parts, ref_match
+from orders.selectors import ORDER_VIEW_PREFETCH, order_as_it_stands, order_parts, ref_match
 
 UTC_FORMAT = "%Y-%m-%d %H:%M UTC"
 LOCAL_FORMAT = "%a %Y-%m-%d %H:%M"
@@ -45,13 +45,9 @@ class Command(BaseCommand):
         order = order_for_support(options["ref"])
         if order is None:
             raise CommandError(f"No booking {options['ref']!r}")
-        # The same lazy expiry as every API read: a lapsed hold is shown cancelled, its
-        # seats already back in inventory (DESIGN.md §8).
-        if (
-            order.status == OrderStatus.ONHOLD
-            and order_expire_if_due(order).status != OrderStatus.ONHOLD
-        ):
-            order = order_for_support(order.order_id)
+        # As every API read shows it, and like them writing nothing: a lapsed hold shows
+        # cancelled; the worker (or `expire_holds`) gives its seats back (DESIGN.md §8).
+        order_as_it_stands(order, now=clock.now())
         for line in booking_lines(order):
             self.stdout.write(line)
 
@@ -62,7 +58,8 @@ def booking_lines(order: Order) -> list[str]:
     passengers = list(order.passengers.all())
     lines = [
         f"Booking {order.record_locator}  (order {order.order_id}, owner {order.owner_code})",
-        f"Status     {order.status}",
+        f"Status     {order.status}"
+        + ("  (hold lapsed; its seats go back when the worker expires it)" if order.lapsed else ""),
         f"Seller     {order.seller.code} {order.seller.name} (partner {order.seller.partner.code})",
         f"Agency     {order.agency_code or '-'}",
         f"Channel    {order.get_channel_display()}",
