@@ -72,6 +72,9 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    # Its index expressions (OpClass: the booking search's trigram indexes); on SQLite it
+    # registers nothing that is used.
+    "django.contrib.postgres",
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",

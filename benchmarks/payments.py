@@ -8,8 +8,8 @@ round trips by card (2 ADT + 1 CHD), phases alternating between the two servers,
 REPEATS of each, one server idle while the other is timed. Reported: create order by
 card, server time (median, p95, from each server's own access-log line), Stripe beside
 the test gateway; target p95 <= 1.3x the test gateway's. A Stripe card booking makes
-four calls to the provider (PaymentMethod, PaymentIntent, confirm, capture) where the
-test gateway writes two ledger rows.
+three calls to the provider (PaymentIntent with the card in it, confirm, capture) where
+the test gateway writes one ledger row.
 """
 
 import json

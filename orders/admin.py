@@ -20,10 +20,12 @@ from django.utils.html import format_html, format_html_join
 from airline.api import clock
 from airline.backoffice import (
     DayWord,
+    EstimatedCountPaginator,
     FlightWord,
     OtherWord,
     ReadOnlyInline,
     RouteWord,
+    RowCheckbox,
     StandbyChangelist,
     local_time,
     log_action,
@@ -495,9 +497,48 @@ def flight_on_date(number: int | None, day: date | None, carrier: str | None = N
 TICKET = re.compile(r"^\d{3}-?\d{10}$")
 
 
-def word_matches(term: str) -> Q:
+FEW = 1000  # bookings a search word may name and still be listed by their ids
+
+
+def word_matches(term: str, flight: QuerySet[Leg] | None = None, using: str = "default") -> Q:
     """What any other search word may be: a locator, an order id, an agency, a status,
-    part of a passenger's name, an email (when it has an @), a ticket or EMD number."""
+    part of a passenger's name, an email (when it has an @), a ticket or EMD number; or,
+    given `flight` (the legs of a flight the word may also name), a booking on it. The
+    ids are read from database `using`, the list's.
+
+    Most words name a few bookings: their ids are read first, each kind of match through
+    its own index (the names' through their trigram indexes), and the list is of those
+    ids. Tested row by row, as an OR, every search scanned all the bookings (issue 27).
+    A word that names more (a status, a big agency, "ada") is the OR: the newest page of
+    bookings is found early in that scan, and an index would not spare it."""
+    upper = term.upper()
+    found: list[QuerySet] = [
+        Order.objects.filter(Q(record_locator=upper) | Q(order_id=term)).values_list("pk"),
+        Order.objects.filter(agency_code=upper).values_list("pk"),
+        Passenger.objects.filter(
+            Q(surname__icontains=term) | Q(given_name__icontains=term)
+        ).values_list("order_id"),
+    ]
+    if upper in OrderStatus.values:
+        found.append(Order.objects.filter(status=upper).values_list("pk"))
+    if "@" in term:
+        found.append(Contact.objects.filter(email__icontains=term).values_list("order_id"))
+    if TICKET.match(term):
+        number = term.replace("-", "")
+        found.append(Ticket.objects.filter(number=number).values_list("order_id"))
+        found.append(Service.objects.filter(emd_number=number).values_list("order_id"))
+    if flight is not None:
+        found.append(flight.values_list("segment__order_id"))
+    found = [rows.order_by() for rows in found]
+    # UNION ALL streams, so the LIMIT stops it early when the word names many.
+    first = list(found[0].union(*found[1:], all=True).using(using)[: FEW + 1])
+    if len(first) <= FEW:
+        return Q(pk__in={pk for (pk,) in first})
+    return word_tested(term, flight)
+
+
+def word_tested(term: str, flight: QuerySet[Leg] | None) -> Q:
+    """word_matches as a test of each booking (the same kinds of match)."""
     upper = term.upper()
     found = Q(record_locator=upper) | Q(order_id=term) | Q(agency_code=upper)
     if upper in OrderStatus.values:
@@ -513,10 +554,18 @@ def word_matches(term: str) -> Q:
         number = term.replace("-", "")
         found |= Exists(Ticket.objects.filter(order=OuterRef("pk"), number=number))
         found |= Exists(Service.objects.filter(order=OuterRef("pk"), emd_number=number))
+    if flight is not None:
+        found |= Exists(flight.filter(segment__order=OuterRef("pk")))
     return found
 
 
-def search_matches(search_term: str) -> Q:
+def flight_legs(number: int, carrier: str | None) -> QuerySet[Leg]:
+    """The booked legs of flight `number` (its marketing number, of `carrier` when given)."""
+    legs = Leg.objects.filter(segment__flight_number=number)
+    return legs if carrier is None else legs.filter(segment__carrier=carrier)
+
+
+def search_matches(search_term: str, using: str = "default") -> Q:
     """Every word must match (as Django's own search), read by the back office's one
     grammar (airline.backoffice.search_words): a flight with its date ("MX101
     2026-06-01") must be the same segment's; a city pair ("PVD-CHS") a segment's."""
@@ -525,7 +574,7 @@ def search_matches(search_term: str) -> Q:
         match word:
             case FlightWord(number=number, carrier=carrier, day=None, text=text):
                 # "AB1234" may be a record locator as much as a flight.
-                found &= flight_on_date(number, None, carrier) | word_matches(text)
+                found &= word_matches(text, flight=flight_legs(number, carrier), using=using)
             case FlightWord(number=number, carrier=carrier, day=day):
                 found &= flight_on_date(number, day, carrier)
             case DayWord(day=day):
@@ -537,12 +586,12 @@ def search_matches(search_term: str) -> Q:
                     )
                 )
             case OtherWord(text=text):
-                found &= word_matches(text)
+                found &= word_matches(text, using=using)
     return found
 
 
 @admin.register(Order)
-class OrderAdmin(StandbyChangelist, admin.ModelAdmin):
+class OrderAdmin(RowCheckbox, StandbyChangelist, admin.ModelAdmin):
     list_display = [
         "record_locator",
         "flagged_status",
@@ -576,6 +625,7 @@ class OrderAdmin(StandbyChangelist, admin.ModelAdmin):
     # Not a date hierarchy: its links read every booking's month at each page view.
     # Only the page's rows are counted: the full count would be a second scan.
     show_full_result_count = False
+    paginator = EstimatedCountPaginator  # the whole table's count, from its statistics
     fields = [
         "record_locator",
         "order_id",
@@ -650,7 +700,10 @@ class OrderAdmin(StandbyChangelist, admin.ModelAdmin):
                 ),
                 Prefetch(
                     "airline_changes",
-                    queryset=AirlineChange.objects.filter(status=AirlineChange.Status.PENDING),
+                    # Which journeys it covers, not what they were and became.
+                    queryset=AirlineChange.objects.filter(status=AirlineChange.Status.PENDING).only(
+                        "order_id", "status", "journey_refs"
+                    ),
                     to_attr="pending_changes",
                 ),
             )
@@ -659,8 +712,9 @@ class OrderAdmin(StandbyChangelist, admin.ModelAdmin):
     def get_search_results(self, request, queryset, search_term):
         if not search_term.strip():
             return queryset, False
-        # Exists() per kind of match: an order matched twice is still listed once.
-        return queryset.filter(search_matches(search_term)), False
+        # An order matched twice is still listed once. The ids a word names are read
+        # from the database the list is (the standby, when standby reads are on).
+        return queryset.filter(search_matches(search_term, using=queryset.db)), False
 
     @admin.display(description="Status", ordering="status")
     def flagged_status(self, order: Order) -> str:

@@ -87,8 +87,11 @@ class Cancellation:
     def split(self, order: Order):
         """Refund and credit as change order will give them: a refund only as far as the
         order's cards can take it (changes.give_back_split)."""
+        # What the provider already gave back outside this service is not given again
+        # (changes._settle_back).
+        back = max(self.value - self.penalty - order.refunded_outside, ZERO)
         return give_back_split(
-            self.value - self.penalty if self.paid else ZERO,
+            back if self.paid else ZERO,
             refund=sum((j.refund for j in self.journeys), ZERO),
             credit=sum((j.credit for j in self.journeys), ZERO),
             rest_to=GiveBack.RETAIN,

@@ -230,8 +230,13 @@ def _settle_back(plan: Plan, order: Order, update: dict[str, Any]) -> None:
     to the order's cards (what they cannot take, e.g. value paid with airline credit,
     becomes credit); what is left is kept. Fees and penalties the plan keeps go to
     `retained` (DESIGN.md §7, §11)."""
+    back = plan.owed_back()
+    # Given back already at the provider, outside this service: not given again.
+    absorbed = min(back, order.refunded_outside)
+    if absorbed:
+        update["refunded_outside"] = F("refunded_outside") - absorbed
     split = give_back_split(
-        plan.owed_back(),
+        back - absorbed,
         refund=plan.refund_owed,
         credit=plan.credit_owed,
         rest_to=plan.give_back,

@@ -91,6 +91,23 @@ def payment_refunded(order: Order, *, actor: str, now: datetime, amount: Decimal
     _record(order, OrderEventKind.PAYMENT_REFUNDED, actor=actor, now=now, amount=str(amount))
 
 
+def payment_refunded_outside(
+    order: Order, *, now: datetime, payment: str, amount: Decimal, provider_refund: str
+) -> None:
+    """The payment provider gave money back outside this service (a refund made in its
+    dashboard), learnt from its event (orders.refunds.refunds_outside_record)."""
+    _record(
+        order,
+        OrderEventKind.PAYMENT_REFUNDED,
+        actor="payment provider",
+        now=now,
+        amount=str(amount),
+        payment=payment,
+        provider_refund=provider_refund,
+        outside=True,
+    )
+
+
 def payment_disputed(
     order: Order, *, now: datetime, payment: str, amount: Decimal, reason: str
 ) -> None:

@@ -6,6 +6,7 @@ CTC-), stored rather than derived so they stay stable across reads and changes. 
 kept as Decimal amounts plus the Price wire (base, taxes, fees) it was sold at.
 """
 
+from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Upper
@@ -74,9 +75,15 @@ class Order(models.Model):
     # What a paid order's value went to when lines left it without money going back
     # (orders.changes "settling"): `retained` is kept by the airline (penalties, change
     # and name-change fees, a cheaper replacement seat), `credited` became airline credit.
-    # After every change of a paid order: paid = total + retained + credited.
+    # After every change of a paid order: paid = total + retained + credited -
+    # refunded_outside.
     retained = models.DecimalField(max_digits=12, decimal_places=2, default=0, db_default=0)
     credited = models.DecimalField(max_digits=12, decimal_places=2, default=0, db_default=0)
+    # Given back by the payment provider outside this service (a refund in its dashboard:
+    # orders.provider_events), not yet set against value the order gives back: the next
+    # change that gives value back gives this much less (orders.changes), so nothing goes
+    # back twice; and no change asks the client to pay it back.
+    refunded_outside = models.DecimalField(max_digits=12, decimal_places=2, default=0, db_default=0)
     payment_time_limit = models.DateTimeField(null=True, blank=True)
     # The priced offer this order was booked from: unique, so one priced offer becomes
     # at most one order even when two requests race (DESIGN.md §8).
@@ -99,6 +106,8 @@ class Order(models.Model):
             # OrderList: one seller's orders of one agency in cursor order (SPEC.md §4.8,
             # orders.selectors.OrderScope).
             models.Index(fields=["seller", "agency_code", "id"], name="order_by_seller_agency"),
+            # The back office's booking search: an agency code, whichever seller's.
+            models.Index(fields=["agency_code"], name="order_by_agency"),
             # expire_holds: the holds whose limit has passed.
             models.Index(
                 fields=["payment_time_limit"],
@@ -121,7 +130,9 @@ class Order(models.Model):
     @property
     def balance_due(self):
         """What the client still owes: fees kept are owed as much as the lines are."""
-        return max(self.total + self.retained + self.credited - self.paid, 0)
+        return max(
+            self.total + self.retained + self.credited - self.paid - self.refunded_outside, 0
+        )
 
 
 class OrderEvent(models.Model):
@@ -240,6 +251,11 @@ class Passenger(models.Model):
         indexes = [
             # OrderList and `bookings --last-name`: passengers by surname, any case.
             models.Index(Upper("surname"), "order", name="pax_by_surname"),
+            # The back office's booking search finds part of a name (icontains, which
+            # PostgreSQL reads as UPPER(name) LIKE '%PART%'): trigram indexes, on
+            # PostgreSQL only (migration 0018; SQLite scans, as it always has).
+            GinIndex(OpClass(Upper("surname"), name="gin_trgm_ops"), name="pax_surname_trgm"),
+            GinIndex(OpClass(Upper("given_name"), name="gin_trgm_ops"), name="pax_given_trgm"),
         ]
 
     def __str__(self) -> str:
@@ -558,6 +574,9 @@ class Refund(models.Model):
     why = models.CharField(max_length=200)
     created_at = models.DateTimeField()
     sent_at = models.DateTimeField(null=True, blank=True)
+    # Only on a refund the provider made outside this service (its dashboard), recorded
+    # from its `charge.refunded` event (orders.provider_events): the provider's id of it.
+    gateway_reference = models.CharField(max_length=64, blank=True, default="", db_default="")
 
     class Meta:
         ordering = ["-id"]
@@ -566,6 +585,12 @@ class Refund(models.Model):
         ]
         constraints = [
             models.CheckConstraint(condition=Q(amount__gt=0), name="refund_amount_positive"),
+            # A provider's refund is recorded once, however often its event comes.
+            models.UniqueConstraint(
+                fields=["gateway_reference"],
+                condition=~Q(gateway_reference=""),
+                name="refund_one_per_provider_refund",
+            ),
         ]
 
     def __str__(self) -> str:

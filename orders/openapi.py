@@ -87,9 +87,17 @@ class OrderTotals(s.Serializer):
     retained = MonetaryAmount(
         help_text="What else the airline kept of lines a paid order lost (a cheaper "
         "replacement seat); the fees and penalties it charged are in totalPrice.fees. "
-        "Settled: charged - refunded = totalPrice.total + retained + credited"
+        "Settled: charged - refunded = totalPrice.total + retained + credited - "
+        "refundedOutside"
     )
     credited = MonetaryAmount(help_text="What became airline credit (see credits[])")
+    refundedOutside = MonetaryAmount(
+        required=False,
+        help_text="Only when there is some: what the payment provider gave back outside "
+        "this service (a refund made in its dashboard), not yet set against value a later "
+        "change gave back (that change gives this much less). The order is otherwise as "
+        "it was: its status, tickets and payments[] (refundedAmount includes it) stand",
+    )
 
 
 class OrderHeader(s.Serializer):

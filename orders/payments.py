@@ -120,8 +120,8 @@ class TestGateway:
     4000000000000002 and times out on 4000000000000119 (DESIGN.md §8). No money moves;
     every charge and refund is written to its ledger (orders.models.GatewayEntry) as it
     is made, so tests can hold the orders against what the gateway took.
-    `TEST_GATEWAY_LATENCY_MS` makes each charge take that long, as a real one does (the
-    crash test uses it to kill workers while a charge is under way)."""
+    `TEST_GATEWAY_LATENCY_MS` makes each charge and refund take that long, as a real one
+    does (the crash test uses it to kill workers while a charge or refund is under way)."""
 
     APPROVED = frozenset(
         {"4111111111111111", "5555555555554444", "378282246310005", "6011111111111117"}
@@ -163,6 +163,7 @@ class TestGateway:
         [charged_under] = GatewayEntry.objects.filter(
             kind=GatewayEntry.Kind.CHARGE, charge_reference=charge.reference
         ).values_list("reference", flat=True)
+        _travel()  # a worker can die before the refund is made or after, unaware of it
         try:
             with transaction.atomic():
                 GatewayEntry.objects.create(
@@ -176,6 +177,7 @@ class TestGateway:
                 )
         except IntegrityError:
             pass  # this refund reference was given back before (a retried call)
+        _travel()
 
     def settlement(self, *, reference: str) -> Settlement | None:
         from orders.models import GatewayEntry
@@ -228,9 +230,9 @@ class StripeGateway:
     "Production"). A charge is a PaymentIntent with manual capture, carrying our
     reference as metadata and as the idempotency key of every call made for it:
 
-    1. the card becomes a PaymentMethod (the airline is its own PCI DSS level-1
-       merchant; the number and CVC go to Stripe and nowhere else);
-    2. the PaymentIntent is created unconfirmed, and its id written on our intent
+    1. the PaymentIntent is created unconfirmed with the card in it (the airline is its
+       own PCI DSS level-1 merchant; the number and CVC go to Stripe and nowhere else);
+    2. its id is written on our intent
        (`PaymentIntent.gateway_reference`, committed) before it is confirmed: money can
        only move for an intent whose id we hold, so `settlement` retrieves it by that id
        (Stripe's search is eventually consistent, too late for a reconciler);
@@ -250,23 +252,21 @@ class StripeGateway:
         from orders.models import PaymentIntent  # our intent records the provider's id
 
         with _provider_call(reference, "authorise"):
-            method = self.stripe.v1.payment_methods.create(
-                params={
-                    "type": "card",
-                    "card": {
-                        "number": card.number,
-                        "exp_month": int(card.expiry[:2]),
-                        "exp_year": 2000 + int(card.expiry[2:]),
-                        "cvc": card.security_code,
-                    },
-                },
-                options={"idempotency_key": f"{reference}-method"},
-            )
+            # The card goes in the create call itself (payment_method_data): one round
+            # trip fewer than making its PaymentMethod first.
             intent = self.stripe.v1.payment_intents.create(
                 params={
                     "amount": _minor(amount),
                     "currency": currency.lower(),
-                    "payment_method": method.id,
+                    "payment_method_data": {
+                        "type": "card",
+                        "card": {
+                            "number": card.number,
+                            "exp_month": int(card.expiry[:2]),
+                            "exp_year": 2000 + int(card.expiry[2:]),
+                            "cvc": card.security_code,
+                        },
+                    },
                     "payment_method_types": ["card"],
                     "capture_method": "manual",
                     "metadata": {"reference": reference},
@@ -299,25 +299,30 @@ class StripeGateway:
             )
 
     def refund(self, *, charge: Charge, amount: Decimal, reference: str = "") -> None:
-        with _provider_call(charge.reference, "refund"):
-            intent = self.stripe.v1.payment_intents.retrieve(charge.reference)
-            if intent.status == "requires_capture":
-                # Authorised, never taken: void it (the whole authorisation goes).
-                self.stripe.v1.payment_intents.cancel(
-                    intent.id, options={"idempotency_key": f"{intent.id}-void"}
-                )
-                return
-            if intent.status in HOLDS_NOTHING:
-                return  # nothing was taken
+        intent_id = charge.reference
+        with _provider_call(intent_id, "refund"):
+            # A charge known to be captured (a payment row's: captured before its
+            # transaction commits) is refunded at once; one that may not be (a charge
+            # whose booking failed around its capture) is looked at first.
+            if not charge.captured:
+                intent = self.stripe.v1.payment_intents.retrieve(intent_id)
+                if intent.status == "requires_capture":
+                    # Authorised, never taken: void it (the whole authorisation goes).
+                    self.stripe.v1.payment_intents.cancel(
+                        intent_id, options={"idempotency_key": f"{intent_id}-void"}
+                    )
+                    return
+                if intent.status in HOLDS_NOTHING:
+                    return  # nothing was taken
             self.stripe.v1.refunds.create(
                 params={
-                    "payment_intent": intent.id,
+                    "payment_intent": intent_id,
                     "amount": _minor(amount),
                     "metadata": {"reference": reference},
                 },
                 # Each of our refunds once (Refund.ref); a full refund without one once
                 # per amount, which the reconciler only ever asks for what is left.
-                options={"idempotency_key": reference or f"{intent.id}-refund-{_minor(amount)}"},
+                options={"idempotency_key": reference or f"{intent_id}-refund-{_minor(amount)}"},
             )
 
     def settlement(self, *, reference: str) -> Settlement | None:
@@ -344,6 +349,33 @@ class StripeGateway:
             ),
             refunded=_major(paid.amount_refunded or 0),
         )
+
+    def refunds_of(self, *, charge_reference: str) -> list["ProviderRefund"]:
+        """Every refund Stripe made of an intent's charge that gives money back (pending or
+        succeeded), ours and any made outside this service (its dashboard)."""
+        with _provider_call(charge_reference, "refunds"):
+            found = self.stripe.v1.refunds.list(
+                params={"payment_intent": charge_reference, "limit": 100}
+            )
+            return [
+                ProviderRefund(
+                    id=r.id,
+                    amount=_major(r.amount),
+                    reference=(r.metadata.to_dict() if r.metadata else {}).get("reference", ""),
+                )
+                for r in found.auto_paging_iter()
+                if r.status not in ("failed", "canceled")
+            ]
+
+
+@dataclass(frozen=True)
+class ProviderRefund:
+    """A refund as the provider holds it: its id, amount, and our reference when we made
+    it (metadata `reference`: a Refund.ref)."""
+
+    id: str
+    amount: Decimal
+    reference: str
 
 
 @lru_cache(maxsize=4)

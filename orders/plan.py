@@ -74,12 +74,16 @@ class Plan:
 
     def balance(self) -> Decimal:
         """What the order will be worth to the airline less what it holds: positive is
-        owed by the client, negative owed to them (paid = total + retained + credited
-        when settled: Order.retained)."""
+        owed by the client, negative owed to them (paid = total + retained + credited -
+        refunded_outside when settled: Order.retained). What the provider gave back
+        outside this service counts as held: no change asks for it back, and a change
+        that gives value back gives that much less (changes._settle_back)."""
         order = self.order
         return (
-            order.total + self.added + order.retained + self.retained + order.credited
-        ) - order.paid
+            (order.total + self.added + order.retained + self.retained + order.credited)
+            - order.paid
+            - order.refunded_outside
+        )
 
     def due(self) -> Decimal:
         """What must be paid now, never less than nothing."""

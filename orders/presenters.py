@@ -266,17 +266,22 @@ def _totals(order: Order, payments: Sequence[Payment], fees: Sequence[OrderFee])
     before anyone paid for them (a cancelled or lapsed hold, a seat replaced on a hold),
     `retained` what else the airline kept of lines a paid order lost (a cheaper
     replacement seat: the fees and penalties it charged are in totalPrice, so not here),
-    `credited` what became airline credit. A settled order's charged - refunded =
-    totalPrice + retained + credited."""
+    `credited` what became airline credit, and only when there is some,
+    `refundedOutside` what the payment provider gave back outside this service (its
+    dashboard) that no later change has set against value given back. A settled order's
+    charged - refunded = totalPrice + retained + credited - refundedOutside."""
     taken = [p for p in payments if p.status != Payment.Status.FAILED]
     in_price = sum((f.amount for f in fees), ZERO)
-    return {
+    totals = {
         "charged": money_wire(sum((p.amount for p in taken), ZERO), order.currency),
         "refunded": money_wire(sum((p.refunded for p in taken), ZERO), order.currency),
         "voided": money_wire(order.voided, order.currency),
         "retained": money_wire(order.retained - in_price, order.currency),
         "credited": money_wire(order.credited, order.currency),
     }
+    if order.refunded_outside:
+        totals["refundedOutside"] = money_wire(order.refunded_outside, order.currency)
+    return totals
 
 
 def summary(row: OrderRow) -> dict[str, Any]:

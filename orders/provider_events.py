@@ -4,9 +4,13 @@ events about our PaymentIntents, received at `POST /payments/stripe/webhook`.
 Each event is verified with the SDK against STRIPE_WEBHOOK_SECRET, recorded once by its
 id (Stripe delivers at least once, and retries), and written to the card payment it is
 about: a dispute (`charge.dispute.*`) marks the payment and, when opened, the order's
-history; `payment_intent.*` and `charge.refunded` are recorded beside the payment, the
-provider's word next to ours. Money is never moved here: our books move with our own
-calls, and the reconciler settles by `settlement`, not by events that may come late.
+history; `charge.refunded` brings in each refund made outside this service (in Stripe's
+dashboard): the provider's refunds of the charge are listed from its API and any that
+is not ours (by its metadata `reference`, our Refund.ref) is recorded against the
+payment and in the order's history (orders.refunds.refunds_outside_record);
+`payment_intent.*` are recorded beside the payment, the provider's word next to ours.
+Money is never moved here: our books move with our own calls, and the reconciler
+settles by `settlement`, not by events that may come late.
 """
 
 import json
@@ -22,7 +26,9 @@ from django.db import IntegrityError, transaction
 from airline.api import clock
 from airline.api.errors import ApiError, Err
 from orders import events
-from orders.models import Payment, PaymentIntent, ProviderEvent
+from orders.models import Order, Payment, PaymentIntent, ProviderEvent
+from orders.payments import PaymentDeclined, PaymentTimedOut, ProviderRefund, payment_gateway
+from orders.refunds import refunds_outside_record
 
 logger = logging.getLogger("airline.payments")
 
@@ -39,21 +45,52 @@ def provider_event_receive(*, payload: bytes, signature: str) -> ProviderEvent |
             "The event's Stripe-Signature does not verify with this endpoint's secret",
             path="Stripe-Signature",
         ) from None
-    return _record(event, now=clock.now())
+    kind = str(event.get("type", ""))
+    subject = (event.get("data") or {}).get("object") or {}
+    found = None
+    if kind == "charge.refunded":
+        found = _provider_refunds(_payment_intent_of(kind, subject))
+    return _record(event, now=clock.now(), refunds=found)
+
+
+def _provider_refunds(reference: str) -> list[ProviderRefund] | None:
+    """The provider's refunds of the intent `reference` when it is one of our card
+    payments' (asked before any row is locked); ERR-6005 (503) when the provider does not
+    answer, so that Stripe delivers the event again and nothing is recorded meanwhile."""
+    if (
+        not reference
+        or not Payment.objects.filter(
+            gateway_reference=reference, method=Payment.Method.CARD
+        ).exists()
+    ):
+        return None
+    gateway = payment_gateway()
+    if not hasattr(gateway, "refunds_of"):
+        return None  # a gateway that lists no refunds (the test gateway) sends no events
+    try:
+        return gateway.refunds_of(charge_reference=reference)
+    except (PaymentDeclined, PaymentTimedOut):
+        raise ApiError(
+            Err.PAYMENT_TIMEOUT, "The payment provider did not answer; deliver the event again"
+        ) from None
 
 
 @transaction.atomic
-def _record(event: dict[str, Any], *, now: datetime) -> ProviderEvent | None:
+def _record(
+    event: dict[str, Any], *, now: datetime, refunds: list[ProviderRefund] | None = None
+) -> ProviderEvent | None:
     kind = str(event.get("type", ""))
     subject = (event.get("data") or {}).get("object") or {}
     reference = _payment_intent_of(kind, subject)
-    # The payment row locked: a dispute and our own refund of it queue.
+    payments = Payment.objects.filter(gateway_reference=reference, method=Payment.Method.CARD)
+    # The order row, then the payment row, locked (as a change locks them): a dispute, a
+    # refund made outside and our own changes of the order queue.
+    order_pk = payments.values_list("order_id", flat=True).first() if reference else None
+    if order_pk is not None:
+        Order.objects.select_for_update().filter(pk=order_pk).values_list("pk").first()
     payment = (
-        Payment.objects.select_for_update()
-        .filter(gateway_reference=reference, method=Payment.Method.CARD)
-        .select_related("order")
-        .first()
-        if reference
+        payments.select_for_update().select_related("order").first()
+        if order_pk is not None
         else None
     )
     intent_ref = (subject.get("metadata") or {}).get("reference", "") or (
@@ -86,6 +123,8 @@ def _record(event: dict[str, Any], *, now: datetime) -> ProviderEvent | None:
                 amount=Decimal(subject.get("amount", 0)) / 100,
                 reason=str(subject.get("reason", "")),
             )
+    if payment is not None and refunds:
+        refunds_outside_record(payment, refunds, now=now)
     logger.info(
         "payment provider event",
         extra={"fields": {"event": recorded.event_id, "type": kind, "intent": intent_ref}},

@@ -11,6 +11,12 @@ durable record first.
 
 A change that fails rolls its rows back with it, so nothing is given back for a change
 that did not happen; a change that committed is never left owing.
+
+A refund the provider made outside this service (in its dashboard) is learnt from its
+`charge.refunded` event (orders.provider_events) and recorded by `refunds_outside_record`
+as a SENT row carrying the provider's id: ours are told from it by their reference (the
+provider's metadata `reference`), which is committed before our money moves, so no
+refund of ours is ever counted twice.
 """
 
 import logging
@@ -24,8 +30,9 @@ from django.db.models import F
 
 from airline.api import clock
 from airline.fares.money import ZERO
+from orders import events
 from orders.models import Order, Payment, Refund
-from orders.payments import Charge, payment_gateway
+from orders.payments import Charge, ProviderRefund, payment_gateway
 
 logger = logging.getLogger("airline.payments")
 
@@ -114,3 +121,75 @@ def refunds_retry(*, now: datetime | None = None, grace: timedelta | None = None
     )
     refunds_send(due)
     return len(due)
+
+
+def refunds_outside_record(
+    payment: Payment, found: Sequence[ProviderRefund], *, now: datetime
+) -> list[Refund]:
+    """Inside the event's transaction, the order row and then the payment row locked:
+    record each of the provider's refunds of `payment` (`found`) that is neither ours
+    (its reference one of the payment's Refund.ref) nor recorded before (its id). Each
+    raises the payment's `refunded`, lowers what the order holds (`paid`) and adds to
+    its `refunded_outside`; the order's status and tickets stand (docs/production.md).
+    What the payment no longer has room for (a refund of ours owed and not yet sent,
+    and the same money refunded in the dashboard meanwhile) is logged, not recorded."""
+    known = set(Refund.objects.filter(payment=payment).values_list("ref", "gateway_reference"))
+    ours = {ref for ref, _ in known} | {provider_id for _, provider_id in known}
+    recorded: list[Refund] = []
+    room = payment.amount - payment.refunded
+    for refund in found:
+        if refund.id in ours or (refund.reference and refund.reference in ours):
+            continue
+        amount = min(refund.amount, room)
+        if amount < refund.amount:
+            logger.warning(
+                "a refund made at the provider exceeds what the payment has left",
+                extra={
+                    "fields": {
+                        "payment": payment.ref,
+                        "provider_refund": refund.id,
+                        "amount": str(refund.amount),
+                        "room": str(room),
+                    }
+                },
+            )
+        if amount <= 0:
+            continue
+        room -= amount
+        recorded.append(
+            Refund.objects.create(
+                ref=f"RFD-{secrets.token_hex(12).upper()}",
+                payment=payment,
+                amount=amount,
+                state=Refund.State.SENT,
+                why=f"refunded at the payment provider, outside this service ({refund.id})"[:200],
+                created_at=now,
+                sent_at=now,
+                gateway_reference=refund.id[:64],
+            )
+        )
+    total = sum((r.amount for r in recorded), ZERO)
+    if not total:
+        return recorded
+    Payment.objects.filter(pk=payment.pk).update(
+        refunded=F("refunded") + total,
+        status=Payment.Status.REFUNDED
+        if payment.refunded + total == payment.amount
+        else payment.status,
+    )
+    # A new version: a change worked out before this refund is refused and retried.
+    Order.objects.filter(pk=payment.order_id).update(
+        paid=F("paid") - total,
+        refunded_outside=F("refunded_outside") + total,
+        version=F("version") + 1,
+        updated_at=now,
+    )
+    for refund in recorded:
+        events.payment_refunded_outside(
+            payment.order,
+            now=now,
+            payment=payment.ref,
+            amount=refund.amount,
+            provider_refund=refund.gateway_reference,
+        )
+    return recorded

@@ -237,7 +237,9 @@ def admin_pages(user) -> list[tuple[str, str]]:
     pages += [
         ("legs search MX102 date", "/admin/network/flightleg/?q=MX102+2026-12-08"),
         ("legs search PVD-CHS", "/admin/network/flightleg/?q=PVD-CHS"),
-        ("legs sorted by load", "/admin/network/flightleg/?o=13"),
+        # The list has no actions, so no checkbox column: 12 is "Load factor", 13 "Status".
+        ("legs sorted by status", "/admin/network/flightleg/?o=13"),
+        ("legs sorted by load factor", "/admin/network/flightleg/?o=12"),
         ("bookings search surname", "/admin/orders/order/?q=Size4242"),
         ("bookings schedule changed", "/admin/orders/order/?schedule_changed=yes"),
         ("deliveries pending", "/admin/webhooks/webhookdelivery/?status__exact=PENDING"),

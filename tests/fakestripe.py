@@ -12,13 +12,19 @@ added here, each named (README "Payments"):
   here Stripe's documented test cards decline with Stripe's codes (generic decline,
   insufficient funds, expired card, incorrect CVC, processing error);
 - American Express: localstripe takes only 16-digit numbers and 3-digit CVCs;
+- `payment_method_data` on PaymentIntent create (the card given with the intent, as
+  StripeGateway does): localstripe takes only a `payment_method` id; here the card
+  becomes a PaymentMethod first, as Stripe does;
 - the store: localstripe pickles its whole store to /tmp/localstripe.pickle on every
   write (slower with every object, and shared by every instance on the machine); kept in
   memory here;
 - a slow provider: `POST /_config/stand_in/delay {path, seconds}` answers the requests whose path
   matches the regular expression late, after doing their work (`seconds=0` clears it);
 - disputes: localstripe has none; tests post a `charge.dispute.created` event signed with
-  the webhook secret, as Stripe would send it.
+  the webhook secret, as Stripe would send it;
+- `charge.refunded`: localstripe sends none when a refund is made; tests make the refund
+  through the fake's API (as the dashboard would) and post the event signed, its object
+  the charge as the fake holds it.
 
 Run: `python -m tests.fakestripe --port N` (prints "ready" once it listens).
 """
@@ -78,6 +84,19 @@ def _patch_localstripe() -> None:
             self.card["fingerprint"] = resources.fingerprint(real["number"])
 
     resources.PaymentMethod.__init__ = payment_method_init
+
+    intent_init = resources.PaymentIntent.__init__
+
+    def payment_intent_init(self, payment_method_data=None, **kwargs):
+        if payment_method_data is not None:
+            if kwargs.get("payment_method"):
+                raise UserError(400, "Pass payment_method or payment_method_data, not both")
+            if not isinstance(payment_method_data, dict):
+                raise UserError(400, "Bad request")
+            kwargs["payment_method"] = resources.PaymentMethod._api_create(**payment_method_data).id
+        intent_init(self, **kwargs)
+
+    resources.PaymentIntent.__init__ = payment_intent_init
 
     charging_declined = resources.PaymentMethod._charging_is_declined
     resources.PaymentMethod._charging_is_declined = lambda self: (
@@ -222,6 +241,19 @@ class FakeStripe:
         if events:
             data["events[]"] = events
         requests.post(self.url + "/_config/webhooks/ours", data=data, timeout=5).raise_for_status()
+
+    def post(self, path: str, **data) -> dict:
+        """A POST to the fake's API, as someone in Stripe's dashboard would make it."""
+        import requests
+
+        answer = requests.post(
+            self.url + path,
+            data=data,
+            headers={"Authorization": f"Bearer {self.api_key}"},
+            timeout=10,
+        )
+        answer.raise_for_status()
+        return answer.json()
 
     def get(self, path: str, **params) -> dict:
         """A GET of the fake's API, as the tests' own eye on the provider's books."""

@@ -130,3 +130,17 @@ def provider_refund(refund: Refund) -> Decimal:
     found = server.get("/v1/refunds", payment_intent=refund.payment.gateway_reference, limit=100)
     [given] = [r for r in found["data"] if r["metadata"].get("reference") == refund.ref]
     return Decimal(given["amount"]) / 100
+
+
+def provider_refunded(payment: Payment) -> Decimal:
+    """Everything the provider gave back of a payment's charge, under any reference."""
+    server = _provider()
+    if server is None:
+        return (
+            GatewayEntry.objects.filter(
+                kind=GatewayEntry.Kind.REFUND, charge_reference=payment.gateway_reference
+            ).aggregate(total=Sum("amount"))["total"]
+            or ZERO
+        )
+    found = server.get(f"/v1/payment_intents/{payment.gateway_reference}")
+    return Decimal(found["latest_charge"]["amount_refunded"] or 0) / 100

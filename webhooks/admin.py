@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from airline.api import clock
-from airline.backoffice import StandbyChangelist, log_action, one_time_page, utc_time
+from airline.backoffice import RowCheckbox, StandbyChangelist, log_action, one_time_page, utc_time
 from webhooks.addresses import RefusedUrl, check_url
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 from webhooks.outbox import PING, PUBLIC_TYPES
@@ -265,7 +265,7 @@ class EventTypeFilter(admin.SimpleListFilter):
 
 
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(StandbyChangelist, admin.ModelAdmin):
+class WebhookDeliveryAdmin(RowCheckbox, StandbyChangelist, admin.ModelAdmin):
     list_display = [
         "id",
         "event",
@@ -285,6 +285,10 @@ class WebhookDeliveryAdmin(StandbyChangelist, admin.ModelAdmin):
     raw_id_fields = ["event", "endpoint", "order"]
     actions = ["resend", "retry_now"]
     show_full_result_count = False
+
+    def get_queryset(self, request):
+        # Each event's id and type, never the order view it carries (kilobytes a row).
+        return super().get_queryset(request).defer("event__data")
 
     def get_search_results(self, request, queryset, search_term):
         term = search_term.strip()

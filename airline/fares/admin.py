@@ -6,6 +6,7 @@ airline/fares/ancillaries.py), so an edit reaches every worker within a minute."
 
 from django.contrib import admin
 
+from airline.backoffice import RowCheckbox
 from airline.fares.models import Ancillary, Bundle, Fare
 
 
@@ -50,7 +51,7 @@ class BundleAdmin(admin.ModelAdmin):
 
 
 @admin.register(Fare)
-class FareAdmin(admin.ModelAdmin):
+class FareAdmin(RowCheckbox, admin.ModelAdmin):
     list_display = ["origin", "destination", "rbd", "base_amount", "fare_basis"]
     list_display_links = ["origin", "destination"]
     list_editable = ["base_amount"]

@@ -36,6 +36,7 @@ from django.utils.html import format_html
 from airline.api import clock
 from airline.backoffice import (
     DayWord,
+    EstimatedCountPaginator,
     FlightWord,
     OtherWord,
     RouteWord,
@@ -476,6 +477,20 @@ class ScheduleJobAdmin(ReadOnlyAdmin):
         return utc_time(job.finished_at) if job.finished_at else "-"
 
 
+class CarrierFilter(admin.SimpleListFilter):
+    """The carriers of the loaded schedules (a few rows), not a scan of every leg."""
+
+    title = "carrier"
+    parameter_name = "carrier"
+
+    def lookups(self, request, model_admin):
+        carriers = ScheduleLoad.objects.order_by("carrier").values_list("carrier", flat=True)
+        return [(c, c) for c in dict.fromkeys(carriers)]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(carrier=self.value()) if self.value() else queryset
+
+
 @admin.register(ScheduledLeg)
 class ScheduledLegAdmin(StandbyChangelist, ReadOnlyAdmin):
     list_display = [
@@ -491,7 +506,7 @@ class ScheduledLegAdmin(StandbyChangelist, ReadOnlyAdmin):
         "arrives",
         "aircraft_type",
     ]
-    list_filter = ["carrier", "aircraft_type"]
+    list_filter = [CarrierFilter, "aircraft_type"]
     list_select_related = ["origin", "destination", "aircraft_type"]
     search_fields = ["flight_number", "origin__code", "destination__code"]
 
@@ -587,37 +602,23 @@ def legs_search(search: str) -> Q:
     return found
 
 
-class CarrierFilter(admin.SimpleListFilter):
-    """The carriers of the loaded schedules (a few rows), not a scan of every leg."""
-
-    title = "carrier"
-    parameter_name = "carrier"
-
-    def lookups(self, request, model_admin):
-        carriers = ScheduleLoad.objects.order_by("carrier").values_list("carrier", flat=True)
-        return [(c, c) for c in dict.fromkeys(carriers)]
-
-    def queryset(self, request, queryset):
-        return queryset.filter(carrier=self.value()) if self.value() else queryset
-
-
 class FlightLegChangeList(ChangeList):
-    """Pages the bare legs (an index walk and a LIMIT), then reads the load of the
-    hundred shown: never the load of all 58,000 legs to show a hundred (issue 27)."""
+    """Pages the bare legs (an index walk and a LIMIT when sorted by departure), then
+    reads the hundred shown with their stations, aircraft and load: never a join or the
+    load of all 58,000 legs to show a hundred, whichever column the list is sorted by
+    (issue 27)."""
+
+    def get_queryset(self, request, exclude_parameters=None):
+        return super().get_queryset(request, exclude_parameters).select_related(None)
+
+    def apply_select_related(self, qs):
+        return qs  # the page's rows are read whole in get_results
 
     def get_results(self, request):
         super().get_results(request)
-        page = list(self.result_list)
-        loads = {
-            row["pk"]: row
-            for row in legs_with_load(FlightLeg.objects.filter(pk__in=[leg.pk for leg in page]))
-            .order_by()
-            .values("pk", *LOAD)
-        }
-        for leg in page:
-            for column, value in loads[leg.pk].items():
-                setattr(leg, column, value)
-        self.result_list = page
+        ids = [leg.pk for leg in self.result_list]
+        shown = legs_with_load(self.model_admin.get_queryset(request)).in_bulk(ids)
+        self.result_list = [shown[pk] for pk in ids]
 
 
 @admin.register(FlightLeg)
@@ -644,6 +645,7 @@ class FlightLegAdmin(StandbyChangelist, ReadOnlyAdmin):
     ]
     list_filter = ["is_cancelled", CarrierFilter, "origin"]
     show_full_result_count = False  # one count of the legs shown, not two
+    paginator = EstimatedCountPaginator  # the whole table's count, from its statistics
     # Answered by get_search_results; listed so that the admin shows its search box.
     search_fields = ["flight_number"]
     search_help_text = (

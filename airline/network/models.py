@@ -274,6 +274,10 @@ class FlightLeg(models.Model):
             # The back office's legs list pages in this order (issue 27): an index walk
             # and a LIMIT, never a sort of every flight-date leg.
             models.Index(fields=["departs_at", "id"], name="leg_by_departure"),
+            # The few legs the schedule cancelled under their bookings: the bookings
+            # list flags (and filters) bookings on them, reading this instead of a scan of
+            # every leg at each page view (issue 27).
+            models.Index(fields=["id"], condition=Q(is_cancelled=True), name="leg_cancelled"),
         ]
 
     def __str__(self) -> str:

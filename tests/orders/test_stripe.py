@@ -13,12 +13,21 @@ from decimal import Decimal
 
 import pytest
 
-from orders.models import Order, OrderEvent, Payment, PaymentIntent, ProviderEvent
+from orders.models import (
+    AirlineCredit,
+    Order,
+    OrderEvent,
+    Payment,
+    PaymentIntent,
+    ProviderEvent,
+    Refund,
+)
 from orders.payments import Card, StripeGateway
 from orders.reconcile import payments_reconcile
 from tests.e2e.servers import free_port
 from tests.gateways import books_balance, stripe_settings
 from tests.orders.conftest import CARD, book, booking_body, error_of
+from tests.orders.test_cancel import cancel, journey_refs, round_trip
 
 WEBHOOK = "/payments/stripe/webhook"
 
@@ -266,3 +275,128 @@ def test_the_fake_servers_own_events_reach_the_payment(
     [recorded] = ProviderEvent.objects.filter(payment=payment)
     assert recorded.type == "payment_intent.succeeded"
     assert recorded.intent_ref == payment.intent.ref
+
+
+# --- a refund made outside this service (Stripe's dashboard) ------------------------------
+
+
+def refunded_event(stripe_gateway, payment: Payment, event_id: str) -> dict:
+    """Stripe's `charge.refunded` about the payment's charge, its object as the provider
+    holds the charge now."""
+    intent = stripe_gateway.get(f"/v1/payment_intents/{payment.gateway_reference}")
+    charge = stripe_gateway.get(f"/v1/charges/{intent['latest_charge']['id']}")
+    return {
+        "id": event_id,
+        "object": "event",
+        "type": "charge.refunded",
+        "data": {"object": charge},
+    }
+
+
+def test_a_refund_made_in_the_dashboard_is_recorded_once_and_never_given_twice(
+    api, auth, network, stripe_gateway, admin_client
+):
+    view = round_trip(
+        api, auth, network + timedelta(days=20), network + timedelta(days=27), bundle="Nice"
+    )
+    order_id = view["order"]["orderId"]
+    payment = Payment.objects.get(order__order_id=order_id)
+    total = payment.amount
+    # Staff refund 25.00 in Stripe's dashboard: no metadata, no reference of ours.
+    outside = stripe_gateway.post(
+        "/v1/refunds", payment_intent=payment.gateway_reference, amount=2500
+    )
+    event = refunded_event(stripe_gateway, payment, "evt_refund_1")
+
+    first = signed(api, event, stripe_gateway.webhook_secret)
+    again = signed(api, event, stripe_gateway.webhook_secret)
+    # The same refund told again by another event (Stripe sends one per refund).
+    other = signed(
+        api, refunded_event(stripe_gateway, payment, "evt_refund_2"), stripe_gateway.webhook_secret
+    )
+
+    assert first.status_code == again.status_code == other.status_code == 200
+    assert [r.json()["duplicate"] for r in (first, again, other)] == [False, True, False]
+    [recorded] = Refund.objects.filter(payment=payment)
+    assert (recorded.amount, recorded.state, recorded.gateway_reference) == (
+        Decimal("25.00"),
+        Refund.State.SENT,
+        outside["id"],
+    )
+    payment.refresh_from_db()
+    assert (payment.refunded, payment.status) == (Decimal("25.00"), Payment.Status.SUCCESSFUL)
+    order = Order.objects.get(order_id=order_id)
+    assert order.status == "CONFIRMED"  # the tickets stand: staff refunded money, not flights
+    assert (order.paid, order.refunded_outside) == (total - 25, Decimal("25.00"))
+    [history] = OrderEvent.objects.filter(order=order, kind=OrderEvent.Kind.PAYMENT_REFUNDED)
+    assert history.actor == "payment provider"
+    assert history.detail == {
+        "amount": "25.00",
+        "payment": payment.ref,
+        "provider_refund": outside["id"],
+        "outside": True,
+    }
+    shown = api.get(f"/json/v1/orders/{order_id}", **auth).json()["data"]
+    assert shown["payments"][0]["refundedAmount"] == {"amount": 25.0, "currency": "USD"}
+    totals = shown["order"]["totals"]
+    assert totals["refundedOutside"] == {"amount": 25.0, "currency": "USD"}
+    # charged - refunded = totalPrice + retained + credited - refundedOutside
+    assert totals["charged"]["amount"] - totals["refunded"]["amount"] == (
+        shown["order"]["totalPrice"]["total"]["amount"] - totals["refundedOutside"]["amount"]
+    )
+    page = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert f"refunded at the payment provider, outside this service ({outside['id']})" in page
+
+    # A change worth nothing asks for no payment: the dashboard's refund is not owed back.
+    contact = {
+        "type": "UpdateContact",
+        "contact": {
+            "emailAddress": "new@example.com",
+            "phoneNumber": "+44 20 7946 0958",
+            "name": {"givenName": "Ada", "surname": "Byron"},
+        },
+    }
+    updated = api.patch(
+        f"/json/v1/orders/{order_id}", {"changes": [contact]}, format="json", **auth
+    )
+    assert updated.status_code == 200, updated.content
+
+    # The client cancels within 24 hours (all of it back, DESIGN.md §7): the card gets
+    # what the dashboard did not give, no credit is made of the rest, and the provider's
+    # event about our own refund records nothing more.
+    done = cancel(api, auth, order_id, *journey_refs(view))
+    assert done.status_code == 200, done.content
+    ours = Refund.objects.get(payment=payment, gateway_reference="")
+    assert ours.amount == total - 25
+    assert not AirlineCredit.objects.filter(source_order=order).exists()
+    told = signed(
+        api, refunded_event(stripe_gateway, payment, "evt_refund_3"), stripe_gateway.webhook_secret
+    )
+    assert told.status_code == 200
+    assert Refund.objects.filter(payment=payment).count() == 2
+    payment.refresh_from_db()
+    order.refresh_from_db()
+    assert (payment.refunded, payment.status) == (total, Payment.Status.REFUNDED)
+    assert (order.status, order.paid, order.refunded_outside) == ("CANCELLED", 0, 0)
+    charge = stripe_gateway.get(f"/v1/payment_intents/{payment.gateway_reference}")
+    assert Decimal(charge["latest_charge"]["amount_refunded"]) / 100 == total
+
+
+def test_a_refunded_event_waits_for_the_provider_to_answer(
+    api, auth, priced, stripe_gateway, settings
+):
+    payment = paid_booking(api, auth, priced)
+    stripe_gateway.post("/v1/refunds", payment_intent=payment.gateway_reference, amount=100)
+    event = refunded_event(stripe_gateway, payment, "evt_refund_down")
+
+    settings.STRIPE_API_BASE = f"http://127.0.0.1:{free_port()}"  # nothing listens
+    refused = signed(api, event, stripe_gateway.webhook_secret)
+    settings.STRIPE_API_BASE = stripe_gateway.url
+
+    assert refused.status_code == 503
+    assert refused.json()["error"]["code"] == "ERR-6005"
+    assert not ProviderEvent.objects.exists()
+    assert not Refund.objects.exists()
+    # Stripe delivers it again once we answer: then it is recorded.
+    assert signed(api, event, stripe_gateway.webhook_secret).status_code == 200
+    assert Refund.objects.get().amount == Decimal("1.00")
