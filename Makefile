@@ -119,7 +119,8 @@ fuzz: $(VENV)/.dev
 ## card bookings on the Stripe gateway against the fake Stripe server beside the test gateway
 ## (benchmarks/payments.py); every back-office page's p95 at airline size (benchmarks/admin.py);
 ## create order on hold through HAProxy + PgBouncer against direct, and the seconds and
-## bookings a primary's failure costs (benchmarks/cluster.py). Each writes its figures to
+## bookings a primary's failure costs (benchmarks/cluster.py); each framework shortcut on and off
+## (benchmarks/shortcuts.py). Each writes its figures to
 ## docs/benchmarks/figures/<module>.md, which the manual's Benchmarks page includes.
 bench: $(VENV)/.dev
 	@command -v pgbench >/dev/null || { echo "make bench needs pgbench (PostgreSQL client tools)"; exit 1; }
@@ -133,6 +134,7 @@ bench: $(VENV)/.dev
 	$(PY) -m benchmarks.schedule
 	$(PY) -m benchmarks.admin
 	$(PY) -m benchmarks.cluster
+	$(PY) -m benchmarks.shortcuts
 
 ## docs: the manual in docs/ (MkDocs, Material theme) built to var/site/; --strict, as in CI
 docs: $(VENV)/.dev

@@ -165,7 +165,10 @@ if DATABASE_URL:
     DB_TRANSACTION_POOLING = env_bool("DB_TRANSACTION_POOLING", False)
     if DB_TRANSACTION_POOLING:
         DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
-    DB_PREPARED_STATEMENTS = not DB_TRANSACTION_POOLING
+    # A booking's hot statements prepared once per connection (airline/sql.py, psycopg's
+    # prepare_threshold): never behind a transaction pooler; DB_PREPARED_STATEMENTS=0 turns
+    # them off anywhere (docs/production.md "Framework shortcuts").
+    DB_PREPARED_STATEMENTS = env_bool("DB_PREPARED_STATEMENTS", True) and not DB_TRANSACTION_POOLING
     # The streaming standby, for reads that may be a moment old (airline/standby.py,
     # docs/production.md "Reads on the standby"), used only while READ_FROM_STANDBY is
     # on. Its own libpq host list may name the primary too, with
@@ -187,12 +190,12 @@ if DATABASE_URL:
         }
         if _hosts:
             DATABASES["replica"].update(HOST=",".join(_hosts), PORT=",".join(_ports))
-    # A card booking's confirmation commits without waiting for its WAL to be flushed
-    # (orders.create.commit_without_flush): the reconciler redoes it from the intent after
-    # a crash. With a synchronous standby to fail over to (README "Cluster") it must wait
-    # like any commit, or a booking the client was told succeeded could be missing from
-    # the promoted server until the reconciler's next round: DB_COMMIT_WITHOUT_FLUSH=0.
-    DB_COMMIT_WITHOUT_FLUSH = env_bool("DB_COMMIT_WITHOUT_FLUSH", True)
+    # Off by default: every commit waits for its WAL to reach the disk, money-moving ones
+    # included. DB_COMMIT_WITHOUT_FLUSH=1 lets a card booking's confirmation return
+    # before its flush (airline.sql.commit_without_flush), which a crash can then lose
+    # (docs/production.md "Commits without a flush" says exactly what); never with a
+    # synchronous standby to fail over to.
+    DB_COMMIT_WITHOUT_FLUSH = env_bool("DB_COMMIT_WITHOUT_FLUSH", False)
 else:
     DB_PREPARED_STATEMENTS = False  # SQLite keeps no statements between calls
     DB_COMMIT_WITHOUT_FLUSH = False
@@ -211,6 +214,12 @@ else:
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# A booking's rows written by one prepared INSERT per model built outside the ORM's
+# compiler (orders/rows.py); DB_DIRECT_INSERT=0 writes them with bulk_create instead.
+DB_DIRECT_INSERT = env_bool("DB_DIRECT_INSERT", True)
+# Plainly valid request bodies read without DRF's serializers (airline.api.serializers
+# .plain_valid); API_PLAIN_VALIDATION=0 validates every body with DRF.
+API_PLAIN_VALIDATION = env_bool("API_PLAIN_VALIDATION", True)
 # Writes always to the primary; stale-ok reads to the standby when READ_FROM_STANDBY is
 # on and DATABASE_REPLICA_URL names it; a client's reads to the primary for
 # READ_YOUR_WRITES_SECONDS after it wrote (airline/standby.py).

@@ -358,7 +358,7 @@ def main() -> None:
 def profile_search() -> None:
     """cProfile of offers_search for the busy round trip, in this process, warm."""
     from airline.network.itineraries import network_index
-    from offers.services import offers_search, search_check
+    from offers.services import check_search, offers_search
     from sellers.authentication import Principal
     from sellers.models import ApiKey
 
@@ -375,7 +375,7 @@ def profile_search() -> None:
         "passengers": PARTY,
     }
     network_index()
-    query = search_check(data=data, now=datetime.now(tz=UTC))
+    query = check_search(data=data, now=datetime.now(tz=UTC))
     for _ in range(20):
         offers_search(principal=principal, query=query)
     profiler = cProfile.Profile()

@@ -3,13 +3,9 @@ of the service the JSON order endpoints call (orders/views.py), and the answer r
 as IATA_OrderViewRS from the same JSON order view (DESIGN.md §9). Nothing here decides
 anything about orders."""
 
-from typing import Any
-
-import orjson
 from lxml import etree
 
 from airline.api.errors import ApiError
-from airline.api.responses import dumps
 from ndc import order_mapping
 from ndc.order_presenters import order_view_rs
 from orders import presenters
@@ -29,8 +25,8 @@ def order_create(
     created = create_order(
         principal=principal, channel=Channel.NDC, **order_mapping.create_input(document)
     )
-    view = presenters.order_view_cached(created.order, parts=created)
-    return order_view_rs(_plain(view), request_id=request_id)
+    view = presenters.order_view_data(created.order, parts=created)
+    return order_view_rs(view, request_id=request_id)
 
 
 def order_retrieve(
@@ -51,7 +47,7 @@ def order_retrieve(
             raise
         # The order was named by OrderID or by BookingID: the error names that element.
         raise ApiError(err.spec, f"{where}: {err.description}", path=where) from None
-    return order_view_rs(_plain(presenters.order_view_cached(order)), request_id=request_id)
+    return order_view_rs(presenters.order_view_data(order), request_id=request_id)
 
 
 def order_change(
@@ -71,7 +67,7 @@ def order_change(
     order = change_order(
         principal=principal, ref=asked.order_ref, changes=changes, payment=asked.payment
     )
-    return order_view_rs(_plain(presenters.order_view_cached(order)), request_id=request_id)
+    return order_view_rs(presenters.order_view_data(order), request_id=request_id)
 
 
 def _on_hold(principal: Principal, ref: str) -> bool:
@@ -84,7 +80,7 @@ def _journeys_of_items(principal: Principal, ref: str, *, live_only=False) -> di
     flying), from the JSON view of the order: an NDC client names order items
     (OrderItemRefID) where JSON's CancelJourney names the journey."""
     order = order_get(scope=OrderScope.of(principal), ref=ref, parts=())
-    view = _plain(presenters.order_view_cached(order))
+    view = presenters.order_view_data(order)
     journey_of_segment = {
         s["segmentId"]: j["journeyId"] for j in view["journeys"] for s in j["segments"]
     }
@@ -95,11 +91,6 @@ def _journeys_of_items(principal: Principal, ref: str, *, live_only=False) -> di
     }
 
 
-def _plain(view: orjson.Fragment) -> dict[str, Any]:
-    """The cached order view (ready JSON) read back as the JSON client reads it."""
-    return orjson.loads(dumps(view))
-
-
 def order_change_applied(
     *, principal: Principal, document: etree._Element, request_id: str | None
 ) -> bytes:
@@ -107,4 +98,4 @@ def order_change_applied(
     retry under the same Idempotency-Key, airline/api/idempotency.py): the order now."""
     ref = order_mapping.change_request(document).order_ref
     order = order_get(scope=OrderScope.of(principal), ref=ref, parts=())
-    return order_view_rs(_plain(presenters.order_view_cached(order)), request_id=request_id)
+    return order_view_rs(presenters.order_view_data(order), request_id=request_id)

@@ -259,11 +259,6 @@ def _allowances(bundle: BundleTerms) -> list[tuple[str, int, str | None]]:
     ]
 
 
-def _offer(element: etree._Element, offer: Json, items: list[Json], lists: _DataLists) -> None:
-    """NewOfferType `element` (for a document built in lxml): see _offer_text."""
-    xml.append_text(element, _offer_text(offer, items, lists))
-
-
 def _offer_text(offer: Json, items: list[Json], lists: _DataLists) -> str:
     """NewOfferType's content: an AirShopping offer (one item) or the OfferPrice priced
     offer. Each item's `flight` is plain (read with _read)."""

@@ -15,7 +15,7 @@ from airline.network.itineraries import network_index
 from ndc import mapping, presenters
 from offers import presenters as json_presenters
 from offers.serializers import PriceIn, SearchIn
-from offers.services import Selection, offers_price, offers_search, search_check
+from offers.services import Selection, check_search, offers_price, offers_search
 from offers.store import OfferOwner, offer_record
 from sellers.authentication import Principal
 
@@ -26,7 +26,7 @@ def air_shopping(
     """IATA_AirShoppingRQ -> IATA_AirShoppingRS (as POST /json/{v}/offers)."""
     body = SearchIn(data=mapping.air_shopping_input(document))
     body.is_valid(raise_exception=True)
-    query = search_check(data=body.validated_data, now=clock.now())
+    query = check_search(data=body.validated_data, now=clock.now())
     batch = offers_search(principal=principal, query=query)
     return presenters.air_shopping_rs(
         json_presenters.flat_view(batch),

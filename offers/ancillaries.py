@@ -406,7 +406,7 @@ def offer_trip(
 ) -> Trip:
     """The Trip of a shopping or priced offer (SPEC.md §4.6): its items named in
     `item_ids` (ERR-3002 for one it lacks), for the request's passengers or the offer's."""
-    from offers.passengers import passengers_check
+    from offers.passengers import check_pax
 
     batch, offer = offer_record(offer_id=offer_id, owner=owner, now=now)
     if isinstance(offer, PricedOffer):
@@ -423,7 +423,7 @@ def offer_trip(
                 path="offerItemIds",
             )
     pax = (
-        [(p.pax_id, p.ptc, p.infant_ref) for p in passengers_check(passengers)]
+        [(p.pax_id, p.ptc, p.infant_ref) for p in check_pax(passengers)]
         if passengers
         else [(p["paxId"], p["ptc"], p.get("infantRefId", "")) for p in batch.passengers]
     )

@@ -32,9 +32,7 @@ class Pax:
         return wire
 
 
-def passengers_check(
-    passengers: Iterable[Mapping[str, str]], *, id_field: str = "paxId"
-) -> list[Pax]:
+def check_pax(passengers: Iterable[Mapping[str, str]], *, id_field: str = "paxId") -> list[Pax]:
     """Validated passengers in declaration order, with paxIds filled in. `id_field` is
     the request's name for the id (create order calls it passengerId)."""
     ordinals: Counter[str] = Counter()
@@ -48,13 +46,13 @@ def passengers_check(
                 passenger.get("infantRefId") or "",
             )
         )
-    return _carriers_check(party_check(result, id_field=id_field, counts=ordinals))
+    return _check_carriers(check_party(result, id_field=id_field, counts=ordinals))
 
 
-def _carriers_check(party: list[Pax]) -> list[Pax]:
+def _check_carriers(party: list[Pax]) -> list[Pax]:
     """`infantRefId` (DESIGN.md §11 "Infants", before booking). An infant nobody names
     is given to an adult who carries none (offers.ancillaries.offer_trip)."""
-    infant_carriers_check(
+    check_infant_carriers(
         [(pax.pax_id, pax.ptc, pax.infant_ref) for pax in party],
         path="passengers.infantRefId",
         every_infant=False,
@@ -62,7 +60,7 @@ def _carriers_check(party: list[Pax]) -> list[Pax]:
     return party
 
 
-def infant_carriers_check(
+def check_infant_carriers(
     party: Sequence[tuple[str, str, str]], *, path: str, every_infant: bool
 ) -> dict[str, str]:
     """Who carries each infant, from each passenger's (id, type, the infant it names or
@@ -99,7 +97,7 @@ def infant_carriers_check(
     return carried
 
 
-def party_check(
+def check_party(
     party: list[Pax], *, id_field: str = "paxId", counts: Counter[str] | None = None
 ) -> list[Pax]:
     """The party rules on passengers whose ids are known: ids unique, an adult, at most

@@ -34,7 +34,7 @@ from airline.fares.pricing import (
 from airline.fares.terms import BundleTerms, FareTerms
 from airline.network.inventory import leg_availability, segment_availability
 from airline.network.itineraries import Journey, NetworkIndex, network_index
-from offers.passengers import Pax, mix_of, passengers_check
+from offers.passengers import Pax, check_pax, mix_of
 from offers.store import (
     OfferBatch,
     OfferOwner,
@@ -107,7 +107,7 @@ class _Context:
     prices: dict[tuple, Any] = field(default_factory=dict)
 
 
-def search_check(*, data: dict[str, Any], now: datetime) -> SearchQuery:
+def check_search(*, data: dict[str, Any], now: datetime) -> SearchQuery:
     """The rules of SPEC.md §4.4 that span fields, and the market check (ERR-1006)."""
     if data.get("currency", "USD") != "USD":
         raise ApiError(Err.VALIDATION, "Only USD is accepted", path="currency")
@@ -134,7 +134,7 @@ def search_check(*, data: dict[str, Any], now: datetime) -> SearchQuery:
                 path="originDestinations.departureDate",
             )
         directions.append(direction)
-    passengers = tuple(passengers_check(data["passengers"]))
+    passengers = tuple(check_pax(data["passengers"]))
     index = _index()
     for direction in directions:
         for name, code in (("origin", direction.origin), ("destination", direction.destination)):
@@ -188,7 +188,7 @@ def offers_price(
 ) -> tuple[OfferBatch, list[Journey]]:
     """Price selected offers together into one quote (SPEC.md §4.5)."""
     now = clock.now()
-    pax = tuple(passengers_check(passengers))
+    pax = tuple(check_pax(passengers))
     _check_unique(selections)
     chosen: list[ShoppingOffer] = []
     shopped_party = None
@@ -477,7 +477,7 @@ def _check_unique(selections: Sequence[Selection]) -> None:
 
 def _check_same_party(pax: Sequence[Pax], shopped: Sequence[dict[str, str]] | None) -> None:
     """A priced offer is for the party that was shopped (issue 13 point 10): the same
-    passengers by id and type, as passengers_check names them. Another party is another
+    passengers by id and type, as check_pax names them. Another party is another
     search; re-pricing it silently would price what the client never saw."""
     asked = Counter((p.pax_id, p.ptc) for p in pax)
     if shopped is not None and asked != Counter((p["paxId"], p["ptc"]) for p in shopped):

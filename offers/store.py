@@ -181,17 +181,21 @@ class ShoppingOffer:
 
     @classmethod
     def of(cls, offer_id: str, stored: dict[str, Any]) -> "ShoppingOffer":
-        return cls(
-            offer_id=offer_id,
-            offer_item_id=stored["offerItemId"],
-            leg_index=stored["legIndex"],
-            bundle=stored["bundle"],
-            cabin=stored["cabin"],
-            segments=stored["segments"],
-            rbds=stored["rbds"],
-            journey_id=stored["journeyId"],
-            total_price=stored["totalPrice"],
-        )
+        return cls(offer_id=offer_id, **_item_fields(stored))
+
+
+def _item_fields(stored: dict[str, Any]) -> dict[str, Any]:
+    """What a shopping offer and a priced item both read of their stored item."""
+    return {
+        "offer_item_id": stored["offerItemId"],
+        "leg_index": stored["legIndex"],
+        "bundle": stored["bundle"],
+        "cabin": stored["cabin"],
+        "segments": stored["segments"],
+        "rbds": stored["rbds"],
+        "journey_id": stored["journeyId"],
+        "total_price": stored["totalPrice"],
+    }
 
 
 @dataclass(frozen=True)
@@ -215,14 +219,7 @@ class PricedItem:
     @classmethod
     def of(cls, stored: dict[str, Any]) -> "PricedItem":
         return cls(
-            offer_item_id=stored["offerItemId"],
-            leg_index=stored["legIndex"],
-            bundle=stored["bundle"],
-            cabin=stored["cabin"],
-            segments=stored["segments"],
-            rbds=stored["rbds"],
-            journey_id=stored["journeyId"],
-            total_price=stored["totalPrice"],
+            **_item_fields(stored),
             fare=stored["fare"],
             passenger_prices=stored["passengerPrices"],
             flight=stored["flight"],

@@ -20,13 +20,13 @@ from offers.openapi import (
     SERVICES_RESPONSE,
 )
 from offers.serializers import AncillaryIn, PriceIn, SearchIn
-from offers.services import Selection, offers_price, offers_search, search_check
+from offers.services import Selection, check_search, offers_price, offers_search
 from offers.store import OfferOwner
 
 
 class _Search(ServiceView):
     def _search(self, request):
-        query = search_check(data=self.body(SearchIn), now=clock.now())
+        query = check_search(data=self.body(SearchIn), now=clock.now())
         return query, offers_search(principal=self.principal, query=query)
 
 

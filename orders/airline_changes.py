@@ -43,7 +43,7 @@ from django.db.models import F, Prefetch, Q
 from airline.api.errors import ApiError, Err
 from airline.fares.money import ZERO
 from airline.network.configurations import SEAT_HOLDERS, Layout, configuration_seats
-from airline.network.itineraries import MINIMUM_CONNECTING_TIME
+from airline.network.itineraries import MINIMUM_CONNECTING_TIME, OverLegs
 from airline.network.models import FlightLeg
 from airline.network.services import LEG_HOLDERS, station_zone
 from offers.wire import iso_duration, local_time
@@ -139,19 +139,11 @@ def airline_changes_detect(*, order_ids: Iterable[int], now: datetime) -> list[A
 
 
 @dataclass(frozen=True)
-class _FlightNow:
+class _FlightNow(OverLegs):
     """A booked segment as it flies now."""
 
     segment: Segment
     legs: tuple[FlightLeg, ...]
-
-    @property
-    def departs_at(self) -> datetime:
-        return self.legs[0].departs_at
-
-    @property
-    def arrives_at(self) -> datetime:
-        return self.legs[-1].arrives_at
 
     @property
     def cancelled(self) -> bool:

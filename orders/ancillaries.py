@@ -3,7 +3,7 @@ DESIGN.md §7, §11): the Trip an order's seat maps and service lists are built 
 selling the items of such an ancillary offer — with the first booking (create order's
 `ancillaries`) or later (AcceptOffer) — as services of the order.
 
-A sale is worked out before any write (`sale_lines_check`, then `sale_check` against
+A sale is worked out before any write (`check_sale_lines`, then `check_sale` against
 what the passengers already hold, bundle inclusions included) and written inside the
 booking's or the change's one transaction (`services_write`).
 """
@@ -210,7 +210,7 @@ IN_CHANGE = RefuseAs(Err.CHANGE_NOT_APPLIED, "changes")
 IN_CREATE = RefuseAs(Err.ORDER_NOT_CREATED, "ancillaries")
 
 
-def sale_lines_check(
+def check_sale_lines(
     *,
     picks: Sequence[AncillaryPick],
     context: Mapping[str, str],
@@ -289,7 +289,7 @@ def inclusion_lines(
     ]
 
 
-def sale_check(
+def check_sale(
     *,
     lines: Sequence[SaleLine],
     held: Sequence[HeldService],
@@ -351,13 +351,13 @@ def sale_check(
     return Sale(lines=tuple(lines), replaced=tuple(replaced))
 
 
-def seats_recheck(
+def check_seats_still_sellable(
     *, lines: Sequence[SaleLine], locked: Mapping[int, LockedLeg], refuse: RefuseAs
 ) -> None:
     """Under the legs' locks (an inventory LegCheck): every seat of the sale is still on
     the aircraft each leg flies now, not blocked, and of its item's zone and cabin, read
     from the configurations under their share locks (airline.network.configurations).
-    `sale_check` looked at the worker's cached layouts, which may be a minute old; a
+    `check_sale` looked at the worker's cached layouts, which may be a minute old; a
     block saved before this lock is seen here, and a block saved after it waits for the
     sale to commit and then finds its seat (README "Back office"). A leg missing from
     `locked` is refused by the flow's own check (no longer operates)."""

@@ -36,11 +36,11 @@ from orders import airline_changes, amend, cancel, events, exchange
 from orders.ancillaries import (
     IN_CHANGE,
     Sale,
+    check_sale,
+    check_sale_lines,
+    check_seats_still_sellable,
     emds_number,
     held_services,
-    sale_check,
-    sale_lines_check,
-    seats_recheck,
     services_write,
 )
 from orders.checks import check_amount_stated
@@ -306,7 +306,7 @@ def do_nothing(plan: Plan, order: Order) -> None:
 
 def check_accept_offer(plan: Plan, entries: Sequence[AcceptOffer]) -> Do:
     order = plan.order
-    lines = sale_lines_check(
+    lines = check_sale_lines(
         picks=[entry.pick for entry in entries],
         context={"orderId": order.order_id},
         owner=plan.offer_owner,
@@ -321,7 +321,7 @@ def check_accept_offer(plan: Plan, entries: Sequence[AcceptOffer]) -> Do:
         journey_refs={j.pk: j.ref for j in journeys},
         segment_refs={s.pk: s.ref for j in journeys for s in j.segments.all()},
     )
-    sale = sale_check(
+    sale = check_sale(
         lines=lines,
         held=held,
         travellers={p.ref: Traveller(p.ref, p.ptc, p.infant_id is not None) for p in passengers},
@@ -334,7 +334,7 @@ def check_accept_offer(plan: Plan, entries: Sequence[AcceptOffer]) -> Do:
         plan.voided += sum((r.total for r in sale.replaced), ZERO)
     plan.leg_ids |= _legs_of(order, sale) | {line.leg_id for line in sale.lines if line.seat}
     plan.leg_checks.append(
-        lambda locked: seats_recheck(lines=sale.lines, locked=locked, refuse=IN_CHANGE)
+        lambda locked: check_seats_still_sellable(lines=sale.lines, locked=locked, refuse=IN_CHANGE)
     )
 
     def do_accept_offer(plan: Plan, locked: Order) -> None:

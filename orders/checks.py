@@ -18,7 +18,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 
 from airline.api.errors import ApiError, Err, ErrorCollector
-from offers.passengers import Pax, infant_carriers_check, party_check
+from offers.passengers import Pax, check_infant_carriers, check_party
 from orders.inputs import ContactData, PassengerData, PaymentData
 from orders.selectors import OrderSearch
 from sellers.authentication import Principal
@@ -66,7 +66,7 @@ def check_passengers(
     type on the first travel date, each infant carried by exactly one adult. Every
     passenger's field errors are reported together (one error, `errors` holding each);
     the party's shape is checked first, as the rest reads by it."""
-    party_check([Pax(p.passenger_id, p.ptc) for p in passengers], id_field="passengerId")
+    check_party([Pax(p.passenger_id, p.ptc) for p in passengers], id_field="passengerId")
     errors = ErrorCollector()
     checked = [_check_passenger(p, first_travel_date, errors) for p in passengers]
     errors.raise_any()
@@ -234,7 +234,7 @@ def _check_name(value: str, path: str, *, who: str = "") -> None:
 
 def _check_infants(passengers: Sequence[PassengerIn]) -> None:
     """Each infant rides on the lap of exactly one adult, who names it (DESIGN.md §11)."""
-    infant_carriers_check(
+    check_infant_carriers(
         [(p.pax_id, p.ptc, p.infant_pax_id or "") for p in passengers],
         path="passengers.infantPassengerId",
         every_infant=True,

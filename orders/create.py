@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from decimal import Decimal
-from functools import cached_property
+from functools import cache, cached_property
 from typing import Any
 
 from django.conf import settings
@@ -28,6 +28,7 @@ from airline.network.inventory import LegCheck, LockedLeg, SeatChange, SoldOut, 
 from airline.network.itineraries import DatedLeg, network_index
 from airline.network.itineraries import Journey as NetworkJourney
 from airline.network.services import station_zone
+from airline.sql import commit_without_flush
 from offers.ancillaries import Traveller, bundle_terms
 from offers.store import OfferBatch, OfferOwner, PricedItem, PricedOffer, offer_record
 from offers.wire import journey_id, local_time, ref_id
@@ -37,11 +38,11 @@ from orders.ancillaries import (
     HeldService,
     Sale,
     SaleLine,
+    check_sale,
+    check_sale_lines,
+    check_seats_still_sellable,
     emds_number,
     inclusion_lines,
-    sale_check,
-    sale_lines_check,
-    seats_recheck,
     services_write,
 )
 from orders.checks import (
@@ -142,7 +143,7 @@ def order_create(
         with errors.check():
             contact_in = check_contact(contact, lead=lead)
     with errors.check():
-        paying = _payment_check(payment, now=now, first_departure=first.departs_at)
+        paying = _check_payment(payment, now=now, first_departure=first.departs_at)
     errors.raise_any()
     sale = _first_sale(
         booked,
@@ -189,7 +190,7 @@ class Paying:
     credit_code: str = ""
 
 
-def _payment_check(payment: PaymentData, *, now: datetime, first_departure: datetime) -> Paying:
+def _check_payment(payment: PaymentData, *, now: datetime, first_departure: datetime) -> Paying:
     """The request's payment as a Paying, or ERR-4001 (a hold too close to departure),
     ERR-6000 (a type we do not take), ERR-6001/1005 (a bad card)."""
     match payment:
@@ -234,10 +235,11 @@ def order_confirm_paid(
     attached to it), e-tickets, EMDs for its paid services, and the event. Called by
     create order right after the charge, and by the reconciler for an order whose worker
     died after charging. `parts` are the order's, as written or as read back."""
-    # Not waiting for this commit to reach the disk is safe, and saves a flush per card
-    # booking: should the database lose it in a crash, the intent (committed, flushed,
-    # with the reservation) is still PENDING and the gateway still holds the charge, so
-    # the reconciler confirms the order again.
+    # Only with DB_COMMIT_WITHOUT_FLUSH=1 (off by default): this commit may then return
+    # before it is on disk. A crash can lose it, never the money: the intent (committed
+    # and flushed with the reservation) is still PENDING and the gateway still holds the
+    # charge, so the reconciler confirms the order again (docs/production.md "Commits
+    # without a flush").
     commit_without_flush()
     order = parts.order
     # `paid` may already hold the airline credit the reservation spent: the card pays
@@ -258,30 +260,26 @@ def order_confirm_paid(
     order.version += 1
     payment = payment_record(order, charge=charge, intent=intent, now=now)
     intent_attach(intent, charge=charge, payment=payment)
+    parts = replace(parts, payments=[*parts.payments, payment])
+    return _ticketed(parts, paid=charge.amount, actor=actor, now=now)
+
+
+def _ticketed(parts: OrderParts, *, paid: Decimal, actor: str, now: datetime) -> OrderParts:
+    """Inside the transaction that confirms a paid order: its e-tickets issued, its paid
+    services' EMDs numbered, and the event of the payment (`paid`) recorded."""
     tickets, coupons = tickets_issue(
-        order,
+        parts.order,
         now=now,
         passengers=parts.passengers,
         segments=[s for j in parts.journeys for s in parts.segments[j.pk]],
     )
     emds_number(parts.services)
-    events.order_paid(order, actor=actor, now=now, amount=charge.amount)
+    events.order_paid(parts.order, actor=actor, now=now, amount=paid)
     return replace(
         parts,
-        payments=[*parts.payments, payment],
         tickets=tickets,
         coupons={t.pk: [c for c in coupons if c.ticket_id == t.pk] for t in tickets},
     )
-
-
-def commit_without_flush() -> None:
-    """Let the current transaction's commit return before its WAL reaches the disk
-    (PostgreSQL's synchronous_commit, for this transaction alone). Only for writes that
-    something durable can redo after a database crash. Not with a synchronous standby
-    (settings.DB_COMMIT_WITHOUT_FLUSH off): the commit would not wait for it either."""
-    if settings.DB_COMMIT_WITHOUT_FLUSH and connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL synchronous_commit TO OFF")
 
 
 def order_abandon(order: Order) -> bool:
@@ -395,28 +393,74 @@ def _write_order(
     payment intent the charge will be made under (reserve first: seats and credit are
     taken before any card is charged). Returns what it wrote; LocatorTaken when the
     record locator drawn is another order's (the transaction is then rolled back)."""
-    order = Order(
+    order = _new_order(
+        principal=principal,
+        channel=channel,
+        now=now,
+        offer_id=offer_id,
+        lead=lead_of(passengers),
+        remarks=remarks,
+        total=total,
+        time_limit=paying.time_limit,
+    )
+    # The unique source_offer_id makes a racing second booking of the same offer wait
+    # here for the first to commit, then fail, before it takes any seat.
+    order_insert(order, duplicate=lambda: _already_booked(offer_id))
+    seats = sum(1 for p in passengers if p.ptc != "INF")  # a lap infant takes no seat
+    _seats_take(booked, seats=seats, sale=sale)
+    parts = _order_rows_write(
+        order,
+        booked=booked,
+        passengers=passengers,
+        contact=contact,
+        sale=sale,
+        seats=seats,
+        now=now,
+    )
+    actor = events.actor_of(principal)
+    events.order_created(order, actor=actor, now=now)
+    if paying.time_limit:
+        return parts
+    return _payment_start(
+        parts, principal=principal, paying=paying, offer_id=offer_id, actor=actor, now=now
+    )
+
+
+def _new_order(
+    *,
+    principal: Principal,
+    channel: str,
+    now: datetime,
+    offer_id: str,
+    lead: PassengerIn,
+    remarks: str,
+    total: Decimal,
+    time_limit: datetime | None,
+) -> Order:
+    """The order row, not yet written: ONHOLD until `time_limit`, else PENDING payment."""
+    return Order(
         order_id=ids.new_order_id(),
         record_locator=ids.new_record_locator(),
         owner_code=settings.AIRLINE_DESIGNATOR,
         seller=principal.seller,
         agency_code=principal.key.agency_code or "",
         channel=channel,
-        status=OrderStatus.ONHOLD if paying.time_limit else OrderStatus.PENDING,
+        status=OrderStatus.ONHOLD if time_limit else OrderStatus.PENDING,
         created_at=now,
         updated_at=now,
         total=total,
         paid=Decimal(0),
-        payment_time_limit=paying.time_limit,
+        payment_time_limit=time_limit,
         source_offer_id=offer_id,
         remarks=remarks,
-        lead_given_name=lead_of(passengers).given_name,
-        lead_surname=lead_of(passengers).surname,
+        lead_given_name=lead.given_name,
+        lead_surname=lead.surname,
     )
-    # The unique source_offer_id makes a racing second booking of the same offer wait
-    # here for the first to commit, then fail, before it takes any seat.
-    order_insert(order, duplicate=lambda: _already_booked(offer_id))
-    seats = sum(1 for p in passengers if p.ptc != "INF")  # a lap infant takes no seat
+
+
+def _seats_take(booked: Sequence[BookedJourney], *, seats: int, sale: Sale) -> None:
+    """`seats` seats in each booked segment's class, the legs still as priced
+    (as_priced), or ERR-3002 when a class has too few left."""
     try:
         inventory_apply(
             [
@@ -432,16 +476,25 @@ def _write_order(
             "A flight of the offer no longer has seats in its booking class; search again",
             path="offerId",
         ) from None
+
+
+def _order_rows_write(
+    order: Order,
+    *,
+    booked: Sequence[BookedJourney],
+    passengers: Sequence[PassengerIn],
+    contact: ContactIn,
+    sale: Sale,
+    seats: int,
+    now: datetime,
+) -> OrderParts:
+    """The new order's passengers, contact, journeys, items, segments, legs and services,
+    returned as the parts a read of the order would give (no payment yet)."""
     passenger_rows = passengers_write(order, passengers)
     contact_row = contact_write(order, contact)
     journeys = rows_insert(
         [
-            journey_row(
-                order,
-                ref=_journey_ref(b),
-                position=position,
-                journey=b.journey,
-            )
+            journey_row(order, ref=_journey_ref(b), position=position, journey=b.journey)
             for position, b in enumerate(booked, start=1)
         ]
     )
@@ -484,7 +537,7 @@ def _write_order(
     # What the order view shows of a leg is the scheduled flight leg, which the network
     # index the journeys came from holds: no need to read it back.
     flown = {leg.id: leg for b in booked for s in b.journey.segments for leg in s.legs}
-    parts = OrderParts(
+    return OrderParts(
         order=order,
         passengers=passenger_rows,
         contacts=[contact_row],
@@ -500,21 +553,32 @@ def _write_order(
         tickets=[],
         coupons={},
     )
-    actor = events.actor_of(principal)
-    events.order_created(order, actor=actor, now=now)
-    if paying.time_limit:
-        return parts
-    due = total
+
+
+def _payment_start(
+    parts: OrderParts,
+    *,
+    principal: Principal,
+    paying: Paying,
+    offer_id: str,
+    actor: str,
+    now: datetime,
+) -> OrderParts:
+    """Inside the booking's transaction, an order not on hold: what its airline credit
+    covers spent (CONFIRMED and ticketed when that is all of it); the rest, by card,
+    left PENDING with the payment intent the card will be charged under."""
+    order = parts.order
+    due = order.total
     if paying.credit_code:
         parts = _pay_by_credit(
             parts, code=paying.credit_code, scope=OrderScope.of(principal), actor=actor, now=now
         )
-        due = total - order.paid
+        due = order.total - order.paid
         if due > 0 and paying.card is None:
             # Rolls back the whole booking, the credit's UPDATE with it.
             raise ApiError(
                 Err.PAYMENT_REJECTED,
-                f"The airline credit covers {order.paid} of the {total} USD due; send "
+                f"The airline credit covers {order.paid} of the {order.total} USD due; send "
                 "`card` with it to pay the rest",
                 path="payment.card",
             )
@@ -555,19 +619,7 @@ def _confirm_by_credit(parts: OrderParts, *, actor: str, now: datetime) -> Order
     order = parts.order
     Order.objects.filter(pk=order.pk).update(status=OrderStatus.CONFIRMED)
     order.status = OrderStatus.CONFIRMED
-    tickets, coupons = tickets_issue(
-        order,
-        now=now,
-        passengers=parts.passengers,
-        segments=[s for j in parts.journeys for s in parts.segments[j.pk]],
-    )
-    emds_number(parts.services)
-    events.order_paid(order, actor=actor, now=now, amount=order.paid)
-    return replace(
-        parts,
-        tickets=tickets,
-        coupons={t.pk: [c for c in coupons if c.ticket_id == t.pk] for t in tickets},
-    )
+    return _ticketed(parts, paid=order.paid, actor=actor, now=now)
 
 
 def _first_sale(
@@ -592,7 +644,7 @@ def _first_sale(
             bundle=bundle_terms(b.item.bundle), journey_ref=ref, travellers=travellers.values()
         )
     ]
-    bought = sale_lines_check(
+    bought = check_sale_lines(
         picks=picks,
         context={"offerId": offer_id},
         owner=owner,
@@ -609,7 +661,7 @@ def _first_sale(
             raise IN_CREATE(
                 f"{line.product.code} is for a flight not booked here; book its offer item"
             )
-    sale = sale_check(
+    sale = check_sale(
         lines=bought,
         held=[HeldService.of_line(line) for line in inclusions],
         travellers=travellers,
@@ -627,7 +679,7 @@ def _journey_ref(booked: BookedJourney) -> str:
 def as_priced(booked: Sequence[BookedJourney], *, seats: Sequence[SaleLine] = ()) -> LegCheck:
     """What a booking's legs must still be under their locks: operating, at the times and
     on the aircraft its priced offer showed (the flight wire priced items keep), and the
-    seats it buys (`seats`: the sale's lines) still sellable on them (seats_recheck).
+    seats it buys (`seats`: the sale's lines) still sellable on them (check_seats_still_sellable).
     The worker's schedule and seat layouts may be a second old; the locked rows are not."""
     priced: dict[int, Mapping[str, Any]] = {
         leg_id: leg
@@ -647,7 +699,7 @@ def as_priced(booked: Sequence[BookedJourney], *, seats: Sequence[SaleLine] = ()
                 leg.aircraft_type,
             ) != (shown["departureDateTime"], shown["arrivalDateTime"], shown["aircraftTypeCode"]):
                 raise _not_as_priced(shown, "has changed since it was priced")
-        seats_recheck(lines=seats, locked=locked, refuse=IN_CREATE)
+        check_seats_still_sellable(lines=seats, locked=locked, refuse=IN_CREATE)
 
     return check
 
@@ -683,12 +735,37 @@ def order_insert(order: Order, *, duplicate: Callable[[], Exception]) -> None:
     booked). No savepoint: a clash ends the caller's transaction, which order_create runs
     again with a fresh draw. That clash is rare (there are 32^6, about 10^9, locators),
     and a savepoint around every insert cost every booking two round trips."""
+    # Looked up before the INSERT (once per process): after a failed statement,
+    # PostgreSQL's transaction takes no other.
+    locator_unique = _unique_constraints(Order._meta.db_table, "record_locator")
     try:
         rows_insert([order])
     except IntegrityError as exc:
-        if "record_locator" in str(exc):
+        if _locator_taken(exc, order, locator_unique):
             raise LocatorTaken from exc
         raise duplicate() from exc
+
+
+def _locator_taken(exc: IntegrityError, order: Order, locator_unique: frozenset[str]) -> bool:
+    """Whether the INSERT of `order` broke the uniqueness of its record locator (not of
+    its order id or source offer), by the name of the constraint: PostgreSQL's error
+    carries it (psycopg's `diag.constraint_name`). SQLite's names none, but its
+    transaction goes on after a failed statement, so it is asked."""
+    diag = getattr(exc.__cause__, "diag", None)
+    if diag is not None:
+        return diag.constraint_name in locator_unique
+    return Order.objects.filter(record_locator=order.record_locator).exists()
+
+
+@cache
+def _unique_constraints(table: str, column: str) -> frozenset[str]:
+    """The names of the database's unique constraints on `table`'s `column` alone, as it
+    reports them (the name is the database's own choice for a field's unique=True)."""
+    with connection.cursor() as cursor:
+        constraints = connection.introspection.get_constraints(cursor, table)
+    return frozenset(
+        name for name, c in constraints.items() if c["unique"] and c["columns"] == [column]
+    )
 
 
 def journey_row(order: Order, *, ref: str, position: int, journey: NetworkJourney) -> Journey:

@@ -62,7 +62,7 @@ from orders.models import (
     Service,
 )
 from orders.plan import GiveBack, Plan
-from orders.presenters import pax_wire
+from orders.presenters import order_pax_header
 from orders.reshop_request import ReshopRequest, named_passengers
 from orders.selectors import SLIM_PREFETCH, OrderScope, order_get
 from orders.tickets import tickets_issue
@@ -529,6 +529,51 @@ def order_quote(
     priced again on live inventory, stored under a new offer id for AcceptReshopOffer."""
     now = clock.now()
     order = order_get(scope=OrderScope.of(principal), ref=ref, parts=SLIM_PREFETCH)
+    chosen = _reshop_items_chosen(
+        order, principal=principal, offer_id=offer_id, item_ids=item_ids, now=now
+    )
+    named_passengers(order, passengers)
+    if order.status not in (OrderStatus.ONHOLD, OrderStatus.CONFIRMED):
+        raise ApiError(
+            Err.CHANGE_NOT_APPLIED, f"The order is {order.status}; it cannot change", path="offerId"
+        )
+    _check_items_offered(chosen, item_ids=item_ids, offer_id=offer_id)
+    items_of = {i.ref: i for i in order.items.all()}
+    pax = _party(order)
+    quote = new_batch(
+        owner=OfferOwner.of(principal),
+        source=OfferSource.QUOTE,
+        now=now,
+        passengers=[p.wire() for p in pax],
+    )
+    quote_id = quote.offer_id(1)
+    repriced = _items_reprice(
+        order, [chosen[i] for i in item_ids], items_of=items_of, pax=pax, quote_id=quote_id, now=now
+    )
+    quote.offers[quote_id] = ExchangeOffer(order.order_id, order.status, repriced).stored()
+    batch_save(quote)
+    quotes = [differential(r, items_of[r.replaces]) for r in repriced]
+    return {
+        **order_pax_header(order),
+        "priceDifferential": total_differential(quote_id, quotes),
+        "itemChangeQuotes": quotes,
+        "offer": {
+            "offerId": quote_id,
+            "ownerCode": settings.AIRLINE_DESIGNATOR,
+            "expiresAt": clock.format_utc(quote.expires_at),
+            "totalPrice": price_sum(_price_with_fee(r) for r in repriced).to_wire(),
+            "items": [_item_wire(r) for r in repriced],
+        },
+        "journeys": list({r.journey_ref: r.flight for r in repriced}.values()),
+        "serviceChanges": service_changes_wire(repriced, ServiceRefs.of(order)),
+    }
+
+
+def _reshop_items_chosen(
+    order: Order, *, principal: Principal, offer_id: str, item_ids: Sequence[str], now: datetime
+) -> dict[str, Replacement]:
+    """The items of the reshop offer `offer_id` made for `order`, by id: refused for an
+    item listed twice, for an offer of shopping, or one made for another order."""
     if len(set(item_ids)) != len(item_ids):
         raise ApiError(Err.VALIDATION, "An offerItemId is listed twice", path="offerItemIds")
     batch, stored = offer_load(offer_id=offer_id, owner=OfferOwner.of(principal), now=now)
@@ -541,32 +586,36 @@ def order_quote(
     offer = ExchangeOffer.load(stored)
     if offer.order_id != order.order_id:
         raise ApiError(Err.OFFER_NOT_FOUND, f"Offer {offer_id} not found", path="offerId")
-    named_passengers(order, passengers)
-    if order.status not in (OrderStatus.ONHOLD, OrderStatus.CONFIRMED):
-        raise ApiError(
-            Err.CHANGE_NOT_APPLIED, f"The order is {order.status}; it cannot change", path="offerId"
-        )
-    by_id = {r.offer_item_id: r for r in offer.items}
+    return {r.offer_item_id: r for r in offer.items}
+
+
+def _check_items_offered(
+    chosen: Mapping[str, Replacement], *, item_ids: Sequence[str], offer_id: str
+) -> None:
     for item_id in item_ids:
-        if item_id not in by_id:
+        if item_id not in chosen:
             raise ApiError(
                 Err.CHANGE_NOT_APPLIED,
                 f"Offer {offer_id} has no item {item_id}",
                 path="offerItemIds",
             )
-    items_of = {i.ref: i for i in order.items.all()}
-    pax = _party(order)
-    quote = new_batch(
-        owner=OfferOwner.of(principal),
-        source=OfferSource.QUOTE,
-        now=now,
-        passengers=[p.wire() for p in pax],
-    )
-    quote_id = quote.offer_id(1)
+
+
+def _items_reprice(
+    order: Order,
+    offered: Sequence[Replacement],
+    *,
+    items_of: Mapping[str, OrderItem],
+    pax: Sequence[Pax],
+    quote_id: str,
+    now: datetime,
+) -> list[Replacement]:
+    """Each replacement `offered` priced again on live inventory, as item n of the quote
+    `quote_id`; refused (CHANGE_NOT_APPLIED) when the item it replaces is gone from the
+    order or can no longer change, or when its flight can no longer be sold."""
     repriced = []
     covering = pending_change_of(order)
-    for n, item_id in enumerate(item_ids, start=1):
-        old = by_id[item_id]
+    for n, old in enumerate(offered, start=1):
         item = items_of.get(old.replaces)
         if item is None or item.status != LIVE:
             raise ApiError(
@@ -580,35 +629,14 @@ def order_quote(
         if found is None or found[0].departs_at <= now:
             raise ApiError(
                 Err.CHANGE_NOT_APPLIED,
-                f"The flight of {item_id} can no longer be sold; reshop again",
+                f"The flight of {old.offer_item_id} can no longer be sold; reshop again",
                 path="offerItemIds",
             )
         journey, option = found
         fresh = _replacement(journey, option.stored, option.price, item, Decimal(old.change_fee))
         fresh = _with_moves(_free_for(change, item, fresh), item, journey_services(item))
         repriced.append(_with_item_id(fresh, f"{quote_id}.{n}"))
-    quote.offers[quote_id] = ExchangeOffer(order.order_id, order.status, repriced).stored()
-    batch_save(quote)
-    quotes = [differential(r, items_of[r.replaces]) for r in repriced]
-    all_pax = list(order.passengers.all())
-    by_pk = {p.pk: p.ref for p in all_pax}
-    client_ids = {p.pk: p.offer_pax_id for p in all_pax}
-    return {
-        "orderId": order.order_id,
-        "recordLocator": order.record_locator,
-        "pax": [pax_wire(p, by_pk, client_ids) for p in all_pax],
-        "priceDifferential": total_differential(quote_id, quotes),
-        "itemChangeQuotes": quotes,
-        "offer": {
-            "offerId": quote_id,
-            "ownerCode": settings.AIRLINE_DESIGNATOR,
-            "expiresAt": clock.format_utc(quote.expires_at),
-            "totalPrice": price_sum(_price_with_fee(r) for r in repriced).to_wire(),
-            "items": [_item_wire(r) for r in repriced],
-        },
-        "journeys": list({r.journey_ref: r.flight for r in repriced}.values()),
-        "serviceChanges": service_changes_wire(repriced, ServiceRefs.of(order)),
-    }
+    return repriced
 
 
 # --- change order: AcceptReshopOffer ---------------------------------------------------
@@ -793,17 +821,66 @@ def _matching_leg(service: Service, old: Segment, segment):
 
 def _exchange(plan: Plan, order: Order, swaps) -> None:
     """Under the order's lock: every swap of the quote, then tickets reissued."""
-    index = network_index()
     seats = sum(1 for p in order.passengers.all() if p.ptc != "INF")
+    journeys = _swaps_flown(swaps)
+    _seats_exchange(journeys, seats=seats)
+    used_refs = set(Journey.objects.filter(order=order).values_list("ref", flat=True))
+    # Ids stay unique within the order when a flight comes back (exchanged and back).
+    taken = set(Segment.objects.filter(order=order).values_list("ref", flat=True)) | set(
+        Leg.objects.filter(segment__order=order).values_list("ref", flat=True)
+    )
+    replaced, added = [], []
+    for item, r, moves, flown in journeys:
+        new_item = _journey_replace(
+            order, item, r, moves, flown, seats=seats, used_refs=used_refs, taken=taken
+        )
+        fee_charge(order, CHANGE, Decimal(r.change_fee), now=plan.now)
+        replaced.append(item.ref)
+        added.append(new_item.ref)
+    for ref in {r.airline_change for _item, r, _moves, _flown in journeys if r.airline_change}:
+        change_exchanged(
+            order,
+            ref=ref,
+            journey_refs=[i.journey.ref for i, r, _m, _f in journeys if r.airline_change == ref],
+            actor=plan.actor,
+            now=plan.now,
+        )
+    if order.status == OrderStatus.CONFIRMED:
+        # Reissue: every open coupon is exchanged for a new ticket over the live journeys.
+        Coupon.objects.filter(ticket__order=order, status=Coupon.Status.OPEN).update(
+            status=Coupon.Status.EXCHANGED
+        )
+        tickets_issue(order, now=plan.now)
+    events.itinerary_exchanged(
+        order,
+        actor=plan.actor,
+        now=plan.now,
+        replaced=replaced,
+        added=added,
+        amount=plan.added + plan.retained,
+    )
+
+
+def _swaps_flown(swaps) -> list[tuple]:
+    """Each swap (item, replacement, seat moves) with the network journey its replacement
+    flies now; refused when one of its flights no longer operates."""
+    index = network_index()
     journeys = [(item, r, moves, index.journey_of(r.segments)) for item, r, moves in swaps]
+    if any(flown is None for *_swap, flown in journeys):
+        raise ApiError(
+            Err.CHANGE_NOT_APPLIED,
+            "A flight of the quote no longer operates; reshop again",
+            path="changes.offerId",
+        )
+    return journeys
+
+
+def _seats_exchange(journeys: Sequence[tuple], *, seats: int) -> None:
+    """`seats` seats taken on each new flight and given back on the one it replaces, in
+    one inventory change, the seats the quote moves still sellable on the new legs;
+    refused when a new flight's class has too few left."""
     changes = []
     for item, r, _moves, flown in journeys:
-        if flown is None:
-            raise ApiError(
-                Err.CHANGE_NOT_APPLIED,
-                "A flight of the quote no longer operates; reshop again",
-                path="changes.offerId",
-            )
         changes += [
             SeatChange(tuple(leg.id for leg in s.legs), rbd, seats)
             for s, rbd in zip(flown.segments, r.rbds, strict=True)
@@ -832,68 +909,50 @@ def _exchange(plan: Plan, order: Order, swaps) -> None:
             "A flight of the quote no longer has seats in its class; reshop again",
             path="changes.offerId",
         ) from None
-    used_refs = set(Journey.objects.filter(order=order).values_list("ref", flat=True))
-    # Ids stay unique within the order when a flight comes back (exchanged and back).
-    taken = set(Segment.objects.filter(order=order).values_list("ref", flat=True)) | set(
-        Leg.objects.filter(segment__order=order).values_list("ref", flat=True)
+
+
+def _journey_replace(
+    order: Order,
+    item: OrderItem,
+    r: Replacement,
+    moves,
+    flown: NetworkJourney,
+    *,
+    seats: int,
+    used_refs: set[str],
+    taken: set[str],
+) -> OrderItem:
+    """The journey of `item` replaced by the one `r` flies: the new journey, its item,
+    segments and legs written and the seats and services `moves` carried over; the old
+    journey kept, cancelled and exchanged. Returns the new item."""
+    old_journey = item.journey
+    ref = r.journey_ref if r.journey_ref not in used_refs else ids.new_ref("JOU")
+    journey = journey_row(order, ref=ref, position=old_journey.position, journey=flown)
+    journey.save(force_insert=True)
+    # The replaced journey keeps its rows (its item CANCELLED) and moves behind the
+    # live ones, so the view lists journeys in travel order.
+    Journey.objects.filter(pk=old_journey.pk).update(
+        is_cancelled=True, exchanged=True, position=F("position") + 100
     )
-    replaced, added = [], []
-    for item, r, moves, flown in journeys:
-        old_journey = item.journey
-        ref = r.journey_ref if r.journey_ref not in used_refs else ids.new_ref("JOU")
-        journey = journey_row(order, ref=ref, position=old_journey.position, journey=flown)
-        journey.save(force_insert=True)
-        # The replaced journey keeps its rows (its item CANCELLED) and moves behind the
-        # live ones, so the view lists journeys in travel order.
-        Journey.objects.filter(pk=old_journey.pk).update(
-            is_cancelled=True, exchanged=True, position=F("position") + 100
-        )
-        Segment.objects.filter(journey=old_journey).update(holds_inventory=False)
-        OrderItem.objects.filter(pk=item.pk).update(status="CANCELLED")
-        new_item = OrderItem.objects.create(
-            order=order,
-            journey=journey,
-            ref=ids.new_ref("OOI"),
-            bundle=r.bundle,
-            total=Price.from_wire(r.price).total,
-            price=r.price,
-            fare=r.fare,
-            passenger_prices=r.passenger_prices,
-        )
-        segment_rows, _legs = segments_write(
-            order,
-            [
-                (journey, s, r.cabin, rbd, seats)
-                for s, rbd in zip(flown.segments, r.rbds, strict=True)
-            ],
-            taken=taken,
-        )
-        _move_services(moves, journey, new_item, segment_rows)
-        fee_charge(order, CHANGE, Decimal(r.change_fee), now=plan.now)
-        replaced.append(item.ref)
-        added.append(new_item.ref)
-    for ref in {r.airline_change for _item, r, _moves, _flown in journeys if r.airline_change}:
-        change_exchanged(
-            order,
-            ref=ref,
-            journey_refs=[i.journey.ref for i, r, _m, _f in journeys if r.airline_change == ref],
-            actor=plan.actor,
-            now=plan.now,
-        )
-    if order.status == OrderStatus.CONFIRMED:
-        # Reissue: every open coupon is exchanged for a new ticket over the live journeys.
-        Coupon.objects.filter(ticket__order=order, status=Coupon.Status.OPEN).update(
-            status=Coupon.Status.EXCHANGED
-        )
-        tickets_issue(order, now=plan.now)
-    events.itinerary_exchanged(
+    Segment.objects.filter(journey=old_journey).update(holds_inventory=False)
+    OrderItem.objects.filter(pk=item.pk).update(status="CANCELLED")
+    new_item = OrderItem.objects.create(
+        order=order,
+        journey=journey,
+        ref=ids.new_ref("OOI"),
+        bundle=r.bundle,
+        total=Price.from_wire(r.price).total,
+        price=r.price,
+        fare=r.fare,
+        passenger_prices=r.passenger_prices,
+    )
+    segment_rows, _legs = segments_write(
         order,
-        actor=plan.actor,
-        now=plan.now,
-        replaced=replaced,
-        added=added,
-        amount=plan.added + plan.retained,
+        [(journey, s, r.cabin, rbd, seats) for s, rbd in zip(flown.segments, r.rbds, strict=True)],
+        taken=taken,
     )
+    _move_services(moves, journey, new_item, segment_rows)
+    return new_item
 
 
 def _seats_still_follow(seats: Sequence[tuple[Service, int]]) -> LegCheck:

@@ -38,7 +38,3 @@ def new_ref(prefix: str) -> str:
 def ticket_number(serial: int) -> str:
     """13 digits: the airline's accounting code and a ten-digit serial (DESIGN.md §8)."""
     return f"{settings.AIRLINE_ACCOUNTING_CODE}{serial:010d}"
-
-
-def looks_like_locator(ref: str) -> bool:
-    return len(ref) == LOCATOR_LENGTH

@@ -53,7 +53,7 @@ class Plan:
     cancelled: bool = False  # the change leaves no journey: the order becomes CANCELLED
     leg_ids: set[int] = field(default_factory=set)  # legs that must still fly (re-checked)
     # What must still hold of those legs under their locks (e.g. a seat bought is still
-    # sellable on the aircraft flown now: ancillaries.seats_recheck).
+    # sellable on the aircraft flown now: ancillaries.check_seats_still_sellable).
     leg_checks: list[LegCheck] = field(default_factory=list)
     refunds: list[Refund] = field(default_factory=list)  # owed in the transaction
     credit: AirlineCredit | None = None  # issued in the transaction

@@ -71,18 +71,38 @@ def order_view_cached(order: Order, *, parts: OrderParts | None = None) -> orjso
     one whose flights changed, is never served from an older rendering. A caller holding
     the parts of a version no one has rendered yet (a new order) passes them: rendered
     from them, with no cache read and no query."""
-    key = order_view_key(order)
-    raw = None
-    if parts is None:
-        try:
-            raw = cache.get(key)
-        except STORE_ERRORS:
-            raw = None
+    raw = None if parts is not None else _view_kept(order)
     if raw is None:
-        raw = dumps(order_view(parts or order_parts(order)))
-        with contextlib.suppress(STORE_ERRORS):  # the cache is down: render every time
-            cache.set(key, raw, VIEW_CACHE_SECONDS)
+        raw = _view_keep(order, order_view(parts or order_parts(order)))
     return orjson.Fragment(raw)
+
+
+def order_view_data(order: Order, *, parts: OrderParts | None = None) -> dict[str, Any]:
+    """The order view as data, for a renderer of another format (NDC's OrderViewRS), from
+    the same cache as order_view_cached: a kept rendering read once; else rendered (from
+    `parts`, when given), kept for the next retrieve, and handed over as it is, without
+    reading back the JSON just written (money then as a Decimal, which the JSON holds
+    as a number)."""
+    raw = None if parts is not None else _view_kept(order)
+    if raw is not None:
+        return orjson.loads(raw)
+    view = order_view(parts or order_parts(order))
+    _view_keep(order, view)
+    return view
+
+
+def _view_kept(order: Order) -> bytes | None:
+    try:
+        return cache.get(order_view_key(order))
+    except STORE_ERRORS:
+        return None
+
+
+def _view_keep(order: Order, view: dict[str, Any]) -> bytes:
+    raw = dumps(view)
+    with contextlib.suppress(STORE_ERRORS):  # the cache is down: render every time
+        cache.set(order_view_key(order), raw, VIEW_CACHE_SECONDS)
+    return raw
 
 
 def order_view(parts: OrderParts) -> dict[str, Any]:
@@ -298,6 +318,18 @@ def order_list_page(search: OrderSearch, rows: Sequence[OrderRow], more: bool) -
             "lastIndex": rows[-1].pk if rows else search.last_index,
             "hasMore": more,
         },
+    }
+
+
+def order_pax_header(order: Order) -> dict[str, Any]:
+    """What every reshop answer starts with: the order's ids and its passengers."""
+    passengers = list(order.passengers.all())
+    by_pk = {p.pk: p.ref for p in passengers}
+    client_ids = {p.pk: p.offer_pax_id for p in passengers}
+    return {
+        "orderId": order.order_id,
+        "recordLocator": order.record_locator,
+        "pax": [pax_wire(p, by_pk, client_ids) for p in passengers],
     }
 
 

@@ -13,7 +13,7 @@ from airline.api import clock
 from airline.api.errors import ApiError, Err
 from orders import amend, cancel, exchange
 from orders.models import OrderStatus
-from orders.presenters import pax_wire
+from orders.presenters import order_pax_header
 from orders.reshop_request import ReshopRequest, named_passengers
 from orders.selectors import SLIM_PREFETCH, OrderScope, order_get
 from sellers.authentication import Principal
@@ -56,13 +56,4 @@ def order_reshop(
         passengers=named_passengers(order, passengers),
         now=clock.now(),
     )
-    all_pax = list(order.passengers.all())
-    by_pk = {p.pk: p.ref for p in all_pax}
-    client_ids = {p.pk: p.offer_pax_id for p in all_pax}
-    return {
-        "orderId": order.order_id,
-        "recordLocator": order.record_locator,
-        "pax": [pax_wire(p, by_pk, client_ids) for p in all_pax],
-        "offers": [],
-        **handler(request),
-    }
+    return {**order_pax_header(order), "offers": [], **handler(request)}

@@ -9,10 +9,10 @@ from airline.api import clock
 from airline.backoffice import log_action, one_time_page, utc_column
 from sellers.models import ApiKey, Partner, Seller
 from sellers.services import (
-    api_key_check,
     api_key_create,
     api_key_revoke,
     api_key_update,
+    check_api_key,
     seller_make_default,
 )
 
@@ -49,12 +49,12 @@ class ApiKeyForm(forms.ModelForm):
         ]
 
     def clean(self):
-        """The service's rules (sellers.services.api_key_check) as form errors."""
+        """The service's rules (sellers.services.check_api_key) as form errors."""
         cleaned = super().clean()
         candidate = copy.copy(self.instance)
         for name, value in cleaned.items():
             setattr(candidate, name, value)
-        api_key_check(candidate)
+        check_api_key(candidate)
         return cleaned
 
 

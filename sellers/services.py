@@ -100,12 +100,12 @@ def api_key_create(
             else requests_per_minute
         ),
     )
-    api_key_check(key)
+    check_api_key(key)
     key.save()
     return IssuedApiKey(key=key, raw=raw)
 
 
-def api_key_check(key: ApiKey) -> None:
+def check_api_key(key: ApiKey) -> None:
     """Normalize and validate a key's editable properties; raises ValidationError."""
     key.agency_code = (key.agency_code or "").strip().upper()
     errors: dict[str, str] = {}
@@ -138,7 +138,7 @@ def api_key_update(*, key: ApiKey, fields: Iterable[str]) -> None:
         "requests_per_minute",
     }
     changed = [f for f in fields if f in editable]
-    api_key_check(key)
+    check_api_key(key)
     if changed:
         key.save(update_fields=changed)
 

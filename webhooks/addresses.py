@@ -49,7 +49,7 @@ def resolve(host: str, port: int) -> list[str]:
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
-def url_check(url: str) -> Target:
+def check_url(url: str) -> Target:
     """The URL's target, or RefusedUrl: https (http only to loopback when allowed), no
     credentials, no control character, a real port, a host whose every address is
     public."""

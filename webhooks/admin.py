@@ -12,7 +12,7 @@ from django.utils.html import format_html, format_html_join
 
 from airline.api import clock
 from airline.backoffice import RowCheckbox, StandbyChangelist, log_action, one_time_page, utc_time
-from webhooks.addresses import RefusedUrl, url_check
+from webhooks.addresses import RefusedUrl, check_url
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 from webhooks.outbox import PING, PUBLIC_TYPES
 from webhooks.services import (
@@ -49,7 +49,7 @@ class WebhookEndpointForm(forms.ModelForm):
     def clean_url(self) -> str:
         url = self.cleaned_data["url"]
         try:
-            url_check(url)
+            check_url(url)
         except RefusedUrl as exc:
             raise forms.ValidationError(f"The webhook URL {exc}") from None
         return url

@@ -44,7 +44,7 @@ from django.db import transaction
 from django.db.models import Exists, F, OuterRef, Q
 
 from airline.api import clock
-from webhooks.addresses import RefusedUrl, Target, url_check
+from webhooks.addresses import RefusedUrl, Target, check_url
 from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from webhooks.outbox import event_data_render
 
@@ -83,7 +83,7 @@ def http_send(url: str, body: bytes, headers: dict[str, str]) -> Outcome:
     lead anywhere). The host is resolved and checked again now (DNS rebinding); the
     connection is one kept open to that same address if there is one."""
     try:
-        target = url_check(url)
+        target = check_url(url)
     except RefusedUrl as exc:
         return Outcome(None, f"refused: {exc}")
     try:

@@ -13,7 +13,7 @@ from django.db.models import QuerySet
 
 from airline.api.errors import ApiError, Err
 from sellers.models import Seller
-from webhooks.addresses import RefusedUrl, url_check
+from webhooks.addresses import RefusedUrl, check_url
 from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from webhooks.outbox import PUBLIC_TYPES, ping_record
 from webhooks.selectors import endpoint_get
@@ -32,7 +32,7 @@ class Registered:
 def check_webhook_url(url: str) -> None:
     """ERR-1005 at `url` for a URL we will not send to (webhooks.addresses)."""
     try:
-        url_check(url)
+        check_url(url)
     except RefusedUrl as exc:
         raise ApiError(Err.VALIDATION, f"The webhook URL {exc}", path="url") from None
 

@@ -46,13 +46,7 @@ class Tax:
         _check_cents(self.amount)
 
     def to_wire(self, currency: str = "USD") -> dict[str, Any]:
-        wire: dict[str, Any] = {}
-        if self.code:
-            wire["code"] = self.code
-        if self.description:
-            wire["description"] = self.description
-        wire["amount"] = money_wire(self.amount, currency)
-        return wire
+        return _charge_wire({}, self.code, self.description, self.amount, currency)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,13 +62,20 @@ class Fee:
         _check_cents(self.amount)
 
     def to_wire(self, currency: str = "USD") -> dict[str, Any]:
-        wire: dict[str, Any] = {"type": self.type}
-        if self.code:
-            wire["code"] = self.code
-        if self.description:
-            wire["description"] = self.description
-        wire["amount"] = money_wire(self.amount, currency)
-        return wire
+        return _charge_wire({"type": self.type}, self.code, self.description, self.amount, currency)
+
+
+def _charge_wire(
+    wire: dict[str, Any], code: str, description: str, amount: Decimal, currency: str
+) -> dict[str, Any]:
+    """A tax's or fee's wire: `wire`, then its code and description when it has them, then
+    its amount (SPEC.md §1's key order)."""
+    if code:
+        wire["code"] = code
+    if description:
+        wire["description"] = description
+    wire["amount"] = money_wire(amount, currency)
+    return wire
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,13 +32,6 @@ class SoldOut(Exception):
 
 
 @dataclass(frozen=True)
-class ClassAvailability:
-    rbd: str
-    rank: int
-    seats: int  # sellable now in this class: the tightest nested limit at or above it
-
-
-@dataclass(frozen=True)
 class SeatChange:
     """Seats of one booking class on one segment's legs: taken (> 0) or given back (< 0)."""
 
@@ -58,7 +51,7 @@ class LockedLeg:
     arrives_at: datetime  # UTC
     aircraft_type: str  # IATA code
     # The seat configuration flown now: a seat sold on the leg is re-checked against it
-    # (orders.ancillaries.seats_recheck), so an aircraft swapped since the seat map was
+    # (orders.ancillaries.check_seats_still_sellable), so an aircraft swapped since the seat map was
     # shown is seen.
     configuration_id: int
 
@@ -98,12 +91,6 @@ def inventory_sell(*, leg_ids: Sequence[int], rbd: str, seats: int) -> None:
     (inside a caller's transaction too, which may go on)."""
     with transaction.atomic():
         inventory_apply([SeatChange(tuple(leg_ids), rbd, seats)])
-
-
-def inventory_release(*, leg_ids: Sequence[int], rbd: str, seats: int) -> None:
-    """Give back seats taken by `inventory_sell` (a cancellation, an expired hold)."""
-    with transaction.atomic():
-        inventory_apply([SeatChange(tuple(leg_ids), rbd, -seats)])
 
 
 def inventory_apply(changes: Sequence[SeatChange], *, check: LegCheck | None = None) -> None:

@@ -109,8 +109,23 @@ class _CopyOnWrite:
         return {key: lists for key, lists in self._lists.items() if lists[0]}
 
 
+class OverLegs:
+    """The times of something that flies `legs`, in order: a segment as scheduled, or as
+    it flies now (orders/airline_changes.py)."""
+
+    legs: tuple
+
+    @property
+    def departs_at(self) -> datetime:
+        return self.legs[0].departs_at
+
+    @property
+    def arrives_at(self) -> datetime:
+        return self.legs[-1].arrives_at
+
+
 @dataclass(frozen=True)
-class Segment:
+class Segment(OverLegs):
     """One flight number from its board point to its off point: one or more legs."""
 
     legs: tuple[DatedLeg, ...]
@@ -122,14 +137,6 @@ class Segment:
     @property
     def destination(self) -> str:
         return self.legs[-1].destination
-
-    @property
-    def departs_at(self) -> datetime:
-        return self.legs[0].departs_at
-
-    @property
-    def arrives_at(self) -> datetime:
-        return self.legs[-1].arrives_at
 
     @property
     def carrier(self) -> str:

@@ -12,7 +12,6 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
-from pathlib import Path
 from types import MappingProxyType
 
 RECORD_LENGTH = 200
@@ -588,13 +587,6 @@ def parse_ssim(text: str, *, known_station: Callable[[str], bool] | None = None)
     for number, line in enumerate(lines, start=1):
         reader.read(number, line.removesuffix("\r"))
     return reader.schedule()
-
-
-def parse_ssim_file(
-    path: str | Path, *, known_station: Callable[[str], bool] | None = None
-) -> SsimSchedule:
-    """parse_ssim on a file; SSIM is plain ASCII."""
-    return parse_ssim(Path(path).read_text(encoding="ascii"), known_station=known_station)
 
 
 def operating_dates(

@@ -7,8 +7,7 @@ from django.db import connection, transaction
 
 from airline.env import database_url_hosts
 from airline.network.models import Station
-from airline.sql import analyze
-from orders.create import commit_without_flush
+from airline.sql import analyze, commit_without_flush
 from tests.dbstats import analysed_since, database_clock
 
 pytestmark = [

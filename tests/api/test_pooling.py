@@ -20,8 +20,13 @@ SHOW_DATABASE_SETTINGS = (
 
 
 def database_settings(tmp_path, **env: str) -> str:
+    return printed_at_startup(tmp_path, SHOW_DATABASE_SETTINGS, **env)
+
+
+def printed_at_startup(tmp_path, code: str, **env: str) -> str:
+    """What `code` prints in a fresh process of the test settings with `env` added."""
     result = subprocess.run(
-        [sys.executable, "-c", SHOW_DATABASE_SETTINGS],
+        [sys.executable, "-c", code],
         cwd=REPO,
         env=base_env(
             AIRLINE_ENV="test",

@@ -126,13 +126,13 @@ def test_an_order_change_committed_without_its_answer_is_answered_not_repeated(
 ):
     from orders import presenters
 
-    rendered = presenters.order_view_cached
+    rendered = presenters.order_view_data  # what OrderViewRS renders from
 
     def lost(order, **kwargs):
-        monkeypatch.setattr(presenters, "order_view_cached", rendered)
+        monkeypatch.setattr(presenters, "order_view_data", rendered)
         raise RuntimeError("the worker failed after the commit")
 
-    monkeypatch.setattr(presenters, "order_view_cached", lost)
+    monkeypatch.setattr(presenters, "order_view_data", lost)
     order_id = order_id_of(hold)
     cancel = cancel_request(order_id)
     assert post(api, "OrderChange", cancel, auth, **key("cancel-1")).status_code == 500

@@ -118,7 +118,9 @@ class TestTheReferenceRendering:
         root = xml.message_root("IATA_OfferPriceRS")
         response = xml.msg_sub(root, "Response")
         lists.write(response)
-        presenters._offer(xml.sub(response, "PricedOffer"), offer, items, lists)
+        xml.append_text(
+            xml.sub(response, "PricedOffer"), presenters._offer_text(offer, items, lists)
+        )
         price = xml.sub(root, "Price")
         presenters._price(price, offer["totalPrice"])
 

@@ -14,7 +14,6 @@ from airline.network.ssim import (
     leg_departure_utc,
     operating_dates,
     parse_ssim,
-    parse_ssim_file,
 )
 
 AIRPORTS = airportsdata.load("IATA")
@@ -218,5 +217,5 @@ def test_its_command_writes_the_file(tmp_path, capsys):
     out = tmp_path / "demo.ssim"
     main(["--start", "2025-01-01", "--days", "10", str(out)])
     assert out.read_text(encoding="ascii") == demo_ssim(START, 10)
-    assert parse_ssim_file(out).carriers[0].valid_to == date(2025, 1, 10)
+    assert parse_ssim(out.read_text(encoding="ascii")).carriers[0].valid_to == date(2025, 1, 10)
     assert "leg records" in capsys.readouterr().out

@@ -3,7 +3,13 @@
 import pytest
 from django.db import IntegrityError, transaction
 
-from airline.network.inventory import SoldOut, availability, inventory_release, inventory_sell
+from airline.network.inventory import (
+    SeatChange,
+    SoldOut,
+    availability,
+    inventory_apply,
+    inventory_sell,
+)
 from airline.network.models import LegInventory
 from tests.network.factories import FlightLegFactory
 
@@ -118,6 +124,12 @@ def test_availability_of_a_segment_is_the_tightest_leg():
     inventory_sell(leg_ids=[second.pk], rbd="Y", seats=50)
 
     assert availability(leg_ids=[first.pk, second.pk], cabin="Y")["L"] == 10
+
+
+def inventory_release(*, leg_ids: list[int], rbd: str, seats: int) -> None:
+    """Seats given back, as a cancellation or an expired hold gives them."""
+    with transaction.atomic():
+        inventory_apply([SeatChange(tuple(leg_ids), rbd, -seats)])
 
 
 def test_releasing_gives_seats_back_to_every_class_above():

@@ -25,7 +25,6 @@ from airline.network.ssim import (
     leg_departure_utc,
     operating_dates,
     parse_ssim,
-    parse_ssim_file,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -119,7 +118,9 @@ def errors_of(text: str, **options) -> list[SsimError]:
 
 @pytest.fixture(scope="module")
 def sample():
-    return parse_ssim_file(SAMPLES / "avionworx-sample.ssim", known_station=known_station)
+    return parse_ssim(
+        (SAMPLES / "avionworx-sample.ssim").read_text(encoding="ascii"), known_station=known_station
+    )
 
 
 # The avionworx sample: a real SSIM file written by another team.

@@ -1,0 +1,149 @@
+"""orders/rows.py writes a booking's rows outside the ORM's compiler (issue 29 item 2):
+these fail on a Django upgrade that changes the private API it relies on, and hold the
+rows it writes to what bulk_create (DB_DIRECT_INSERT=0) writes. The versions it was
+checked against: tests/api/test_framework_shortcuts.py."""
+
+import inspect
+from datetime import UTC, datetime
+from decimal import Decimal
+
+import pytest
+from django.core.cache import cache
+from django.db import connection
+from django.db.backends.base.operations import BaseDatabaseOperations
+from django.db.models import Field, Model
+from django.db.models.fields import AutoFieldMixin
+
+from orders.models import Contact, Journey, Leg, Order, OrderItem, Passenger, Segment
+from orders.presenters import order_view_key
+from orders.rows import _kept_type, rows_insert
+from tests.orders.conftest import CARD, HOLD, book, booking_body
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_private_django_api_it_uses_is_there():
+    assert "operation_name" in inspect.signature(Model._prepare_related_fields_for_save).parameters
+    assert callable(AutoFieldMixin.get_db_prep_value)
+    assert callable(BaseDatabaseOperations.validate_autopk_value)
+    returned = Order._meta.db_returning_fields
+    assert returned[0] is Order._meta.pk
+    assert Order._meta.get_field("version") in returned  # a column with a db_default
+    assert Order._meta.auto_field is Order._meta.pk
+
+
+@pytest.mark.parametrize(
+    ("model", "name", "kept"),
+    [
+        (Contact, "email", str),
+        (Passenger, "surname", str),
+        (Segment, "rbd", str),
+        (Contact, "order", int),
+        (Leg, "segment", int),
+        (OrderItem, "journey", int),
+        (Journey, "departs_at", None),
+        (OrderItem, "total", None),
+    ],
+)
+def test_the_values_it_writes_as_they_are_are_what_the_orm_would_write(model, name, kept):
+    """A text field's str and an auto key's int go to the database as they are: what the
+    field's own get_db_prep_save returns for them, which the shortcut skips."""
+    field = model._meta.get_field(name)
+
+    assert _kept_type(field) is kept
+    if kept is not None:
+        value = kept("MX1") if kept is str else 41
+        assert field.get_db_prep_save(value, connection) == value
+        assert type(field.get_db_prep_save(value, connection)) is kept
+        assert type(field).pre_save is Field.pre_save
+
+
+def test_a_row_whose_related_row_was_never_saved_is_refused():
+    """What bulk_create refuses too (Model._prepare_related_fields_for_save)."""
+    order = Order(order_id="ORD-UNSAVED", record_locator="UNSAVD")
+
+    with pytest.raises(ValueError, match="rows_insert"):
+        rows_insert([Contact(order=order, ref="CTC-1", email="a@b.c")])
+
+
+def order_rows(order_id: str) -> dict[str, int]:
+    order = Order.objects.get(order_id=order_id)
+    return {
+        model.__name__: model.objects.filter(**{path: order}).count()
+        for model, path in [
+            (Passenger, "order"),
+            (Contact, "order"),
+            (Journey, "order"),
+            (OrderItem, "order"),
+            (Segment, "order"),
+            (Leg, "segment__order"),
+        ]
+    }
+
+
+@pytest.mark.parametrize("direct", [True, False], ids=["direct", "bulk_create"])
+@pytest.mark.parametrize("payment", [HOLD, CARD], ids=["hold", "card"])
+def test_a_booking_answers_as_a_later_read_either_way(api, auth, priced, settings, direct, payment):
+    """The rows kept in memory after writing them (the order view renders from them) are
+    what a read gives back, through the shortcut or through bulk_create: database
+    defaults, JSON columns as stored."""
+    settings.DB_DIRECT_INSERT = direct
+
+    created = book(api, auth, booking_body(priced, payment=payment))
+
+    assert created.status_code == 201, created.content
+    order_id = created.json()["data"]["order"]["orderId"]
+    assert order_rows(order_id) == {
+        "Passenger": 3,
+        "Contact": 1,
+        "Journey": 2,
+        "OrderItem": 2,
+        "Segment": 2,
+        "Leg": 2,
+    }
+    cache.delete(order_view_key(Order.objects.get(order_id=order_id)))
+    retrieved = api.get(f"/json/v1/orders/{order_id}", **auth)
+    assert retrieved.content == created.content
+
+
+def test_both_ways_write_the_same_values(settings, default_seller):
+    def written(direct: bool, suffix: str) -> dict:
+        settings.DB_DIRECT_INSERT = direct
+        order = Order(
+            order_id=f"ORD-{suffix}",
+            record_locator=f"RLOC{suffix}",
+            owner_code="MX",
+            seller=default_seller,
+            channel="JSON",
+            status="ONHOLD",
+            created_at=datetime(2026, 1, 5, 9, tzinfo=UTC),
+            updated_at=datetime(2026, 1, 5, 9, tzinfo=UTC),
+            total=Decimal("10.5"),
+            paid=0,
+            source_offer_id=f"offer-{suffix}",
+        )
+        rows_insert([order])
+        contact = Contact(
+            order=order,
+            ref=f"CTC-{suffix}",
+            email="ada@example.com",
+            postal_address={"line1": "12 Orchard Street", "city": "Providence"},
+        )
+        rows_insert([contact])
+        assert order.pk is not None
+        assert contact.pk is not None
+        kept = {
+            "total": order.total,
+            "address": contact.postal_address,
+            "order_id": contact.order_id,
+        }
+        read = Contact.objects.select_related("order").get(pk=contact.pk)
+        assert kept == {
+            "total": read.order.total,
+            "address": read.postal_address,
+            "order_id": read.order_id,
+        }
+        values = Contact.objects.filter(pk=contact.pk).values().get()
+        return {k: v for k, v in values.items() if k not in {"id", "order_id", "ref"}}
+
+    assert written(True, "A1") == written(False, "B1")
