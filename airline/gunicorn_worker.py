@@ -7,16 +7,18 @@ hand before it exits: until the last one has, the socket still listens, and a lo
 balancer's probe or a client's request lands in its backlog only to be reset when the
 node is gone, after waiting out the slowest request in flight (a /health probe waited
 0.07-0.10 s on a quiet machine, seconds on a busy one: issue 24). Here a stopping worker
-closes its descriptor at once, so the node refuses new connections within the signal
+lets go of its descriptor at once, so the node refuses new connections within the signal
 (HAProxy and clients retry another node at once) and still answers the requests in hand.
 
-Only this process's descriptor is closed, never the socket itself (`shutdown`): a worker
+Only this process's descriptor is replaced, never the socket itself shut (`shutdown`): a worker
 stopped alone (fewer workers, a reload) leaves its siblings listening.
 tests/e2e/test_server_stop.py fails loudly should a gunicorn upgrade change what this
 relies on (`handle_exit` on SIGTERM, `accept` per connection, `sockets`).
 """
 
 import errno
+import os
+import socket
 
 from gunicorn.workers.sync import StopWaiting, SyncWorker
 
@@ -27,25 +29,24 @@ class RefusingSyncWorker(SyncWorker):
     def handle_exit(self, sig, frame) -> None:
         super().handle_exit(sig, frame)  # finish the request in hand, accept no other
         for listener in self.sockets:
-            listener.close()
+            # A socket that listens to nothing takes the listener's descriptor: this
+            # process lets go of the listening socket at once, while the objects gunicorn
+            # keeps for it stay valid (a worker told to stop while it boots still calls
+            # setblocking on them; a closed one raised there).
+            with socket.socket(listener.family, listener.type) as idle:
+                os.dup2(idle.fileno(), listener.fileno())
 
     def accept(self, listener) -> None:
         try:
             super().accept(listener)
-        except OSError as exc:
-            if self.alive or exc.errno != errno.EBADF:
+        except OSError:
+            if self.alive:
                 raise
-            # Closed by handle_exit between the loop's check and this accept: leave the
-            # way gunicorn leaves when no connection waits (its loop then sees alive off).
-            raise BlockingIOError(errno.EAGAIN, "stopping") from exc
+            # The listener went between the loop's check and this accept: leave the way
+            # gunicorn leaves when no connection waits (its loop then sees alive off).
+            raise BlockingIOError(errno.EAGAIN, "stopping") from None
 
     def wait(self, timeout):
         if not self.alive:
-            raise StopWaiting  # the loop's own way out, without a select on closed sockets
-        try:
-            return super().wait(timeout)
-        except ValueError:
-            # Closed after the check above: a closed socket's fileno() is -1.
-            if self.alive:
-                raise
-            raise StopWaiting from None
+            raise StopWaiting  # the loop's own way out
+        return super().wait(timeout)
