@@ -78,6 +78,24 @@ def on_starting(server):
         server.log.warning("SECRET_KEY not checked against other nodes: %s", exc)
 
 
+def when_ready(server):
+    """The port is bound: from now on fork each missing worker at once. gunicorn's arbiter
+    sleeps a random 0-100 ms after every fork (`Arbiter.spawn_workers`), so a starting
+    node had a single worker for up to 100 ms, and a /health probe that arrived behind the
+    first search waited for it (issue 24: /health within 100 ms through a restart). There
+    is no start-up stampede to spread: the workers share the master's index. Should a
+    gunicorn upgrade rename what this replaces, the node refuses to start rather than
+    quietly keep the sleep."""
+    if not callable(getattr(server, "spawn_workers", None)) or not hasattr(server, "WORKERS"):
+        raise RuntimeError("gunicorn's Arbiter has no spawn_workers/WORKERS: see when_ready")
+
+    def spawn_workers():
+        for _ in range(server.num_workers - len(server.WORKERS)):
+            server.spawn_worker()
+
+    server.spawn_workers = spawn_workers
+
+
 def post_worker_init(worker):
     """Start this worker's schedule poller: it follows the network version from the index
     the master built (or builds one, if the master could not), so /health turns ok

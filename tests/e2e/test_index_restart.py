@@ -2,11 +2,11 @@
 README "Process layout"): a node's master builds the index before it forks, so a worker
 killed and replaced, or a whole node restarted, answers at once. While one client searches
 and another probes /health in a loop, a worker is SIGKILLed and then the node is restarted
-on its port: every /health answer comes within RECYCLED_HEALTH_SECONDS (503 `loading` or
-200, never a timeout; a refused connection while the node is down is the load balancer's
-cue too), and the test prints whether the restart stayed within HEALTH_SECONDS,
-and every search either answers within SEARCH_SERVER_SECONDS by the node's own clock or is
-a fast 503 ERR-9000."""
+on its port: every /health answer through the restart comes within HEALTH_SECONDS, and
+while workers are recycled far more often than in production within
+RECYCLED_HEALTH_SECONDS (503 `loading` or 200, never a timeout; a refused connection
+while the node is down is the load balancer's cue too), and every search either answers
+within SEARCH_SERVER_SECONDS by the node's own clock or is a fast 503 ERR-9000."""
 
 import os
 import signal
@@ -38,8 +38,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True, serialize
 
 HEALTH_SECONDS = 0.1  # issue 24: /health within 100 ms throughout a restart
 # Every probe, while workers are killed and recycled every 10-20 requests (far more often
-# than production's 20,000) and through the restart: a sync worker's probe can wait behind
-# a search while the other worker is replaced; never near a balancer's probe timeout (1-2 s).
+# than production's 20,000): a sync worker's probe can wait behind a search while the
+# other worker is replaced; never near a balancer's probe timeout (1-2 s).
 RECYCLED_HEALTH_SECONDS = 0.25
 SEARCH_SERVER_SECONDS = 0.2  # issue 24: no search slower than 200 ms server-side
 # Workers recycled every RECYCLE_AFTER to 2 x RECYCLE_AFTER requests (the probes make ~50 a
@@ -166,11 +166,10 @@ def test_a_killed_worker_and_a_restarted_node_never_make_a_request_wait_for_a_bu
     )
     print(f"connections refused or reset: {Counter(d[:80] for d in probes.dropped)}")
     assert {o for o, _ in answered} <= {(200, "ok"), (503, "loading")}, probes.health
-    # Down ones too: a refused or reset connection must be as quick as an answer. Issue 24's
-    # target is HEALTH_SECONDS throughout a restart; measured on a quiet machine the slowest
-    # answer through the restart was 0.07-0.10 s (a probe behind a search, or a fresh
-    # worker's first request), so the test holds every probe to RECYCLED_HEALTH_SECONDS,
-    # far from a probe timeout, and prints where the target stands (issue 24 left open on it).
+    # Down ones too: a refused or reset connection must be as quick as an answer. Through
+    # the restart the slowest was 0.018-0.033 s on a quiet machine once a stopping node
+    # refused new connections at once and a starting one forked its workers together
+    # (airline/gunicorn_worker.py, gunicorn.conf.py when_ready); 0.057-0.103 s before.
     restart = probes.health[restart_from:]
     slowest_restart = max(t for _, t in restart)
     print(
@@ -178,6 +177,7 @@ def test_a_killed_worker_and_a_restarted_node_never_make_a_request_wait_for_a_bu
         f" through the restart {slowest_restart:.3f} s (target {HEALTH_SECONDS} s:"
         f" {'met' if slowest_restart < HEALTH_SECONDS else 'missed'})"
     )
+    assert slowest_restart < HEALTH_SECONDS, restart
     assert max(t for _, t in probes.health) < RECYCLED_HEALTH_SECONDS, probes.health
     assert answered[-1][0] == (200, "ok")
     assert any(o == "refused" for o, _ in probes.health)  # the node was down meanwhile
