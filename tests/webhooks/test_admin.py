@@ -227,6 +227,9 @@ def test_the_endpoint_page_reads_as_many_queries_for_one_delivery_as_for_sixty(
         seller=default_seller, url=receiver.url, events=[], now=clock.at
     ).endpoint
     pings(default_seller, endpoint, clock, 1)
+    # The first page a process shows reads the content types once (Django caches them):
+    # shown once before counting, whichever test ran before this one.
+    endpoint_page_queries(admin_client, endpoint)
     with_one = endpoint_page_queries(admin_client, endpoint)
     pings(default_seller, endpoint, clock, 59)
 
