@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.apps import apps
+from django.contrib.contenttypes.models import ContentType
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
@@ -63,6 +65,15 @@ class SettableClock:
 
     def advance(self, **delta: float) -> None:
         self.at += timedelta(**delta)
+
+
+@pytest.fixture
+def admin_client(admin_client):
+    """pytest-django's, with every content type read once, as in any process that has
+    shown an admin page (Django keeps them; a flush by a transactional test forgets them):
+    a page's query count then does not depend on which test ran before it."""
+    ContentType.objects.get_for_models(*apps.get_models())
+    return admin_client
 
 
 @pytest.fixture
