@@ -19,9 +19,9 @@ from django.db import connection
 
 try:
     from selenium import webdriver
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions
     from selenium.webdriver.support.ui import Select, WebDriverWait
 except ImportError:  # said by the `chromium` fixture, where it matters
     webdriver = None
@@ -84,6 +84,21 @@ def chromium() -> Iterator:
         shutil.rmtree(profile, ignore_errors=True)
 
 
+def gone(element) -> bool:
+    """Whether `element`'s page has been replaced. Selenium's staleness_of knows only
+    StaleElementReferenceException; while Chromium swaps the document, ChromeDriver may
+    say the same as an unknown error instead (seen failing CI rehearsals)."""
+    try:
+        element.is_enabled()
+    except StaleElementReferenceException:
+        return True
+    except WebDriverException as exc:
+        if "does not belong to the document" in str(exc):
+            return True
+        raise
+    return False
+
+
 class Browser:
     """The shared Chromium, for one test: pages by path on the live server, a screenshot
     of each page looked at, and the few gestures the tests use."""
@@ -131,7 +146,9 @@ class Browser:
         """Click a button that posts a form, and wait for the next page to load."""
         button = self.find(css)
         button.click()
-        WebDriverWait(self.driver, WAIT_SECONDS).until(expected_conditions.staleness_of(button))
+        wait = WebDriverWait(self.driver, WAIT_SECONDS)
+        wait.until(lambda _driver: gone(button))
+        wait.until(lambda driver: driver.execute_script("return document.readyState") == "complete")
         self.shot(step)
 
     def fill(self, values: dict[str, str]) -> None:
