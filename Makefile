@@ -78,8 +78,8 @@ cluster: $(VENV)/.base
 cluster-down:
 	scripts/cluster down
 
-## test-cluster: tests/e2e/test_cluster.py (marker cluster; not in `make test`: its reads-on-
-## the-standby test failed once in a rehearsal, issue 30): a cluster of its own on free ports, the primary killed under card bookings, a
+## test-cluster: tests/e2e/test_cluster.py (marker cluster; `make test` runs it after the
+## suite): a cluster of its own on free ports, the primary killed under card bookings, a
 ## node killed, a pooler restarted, HAProxy's own errors, reads on the standby. Skipped
 ## without haproxy and pgbouncer, except under CI
 test-cluster: export AIRLINE_ENV = test
@@ -89,7 +89,8 @@ test-cluster: $(VENV)/.dev
 	$(VENV)/bin/pytest -m cluster tests/e2e/test_cluster.py
 
 ## test: lint, check migrations and the import layers, run the whole suite on PostgreSQL +
-## Redis (+ embedded smoke); the cluster tests are `make test-cluster`
+## Redis (+ embedded smoke), then the cluster tests (test-cluster: skipped when haproxy and
+## pgbouncer are not installed)
 test: export AIRLINE_ENV = test
 test: export DATABASE_URL ?= $(TEST_DATABASE_URL)
 test: export REDIS_URL ?= $(TEST_REDIS_URL)
@@ -100,6 +101,7 @@ test: $(VENV)/.dev
 	DATABASE_URL= $(PY) manage.py makemigrations --check --dry-run  # models vs migrations; no server needed
 	$(VENV)/bin/lint-imports  # the layers: no import from a lower layer to a higher one
 	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest -m cluster tests/e2e/test_cluster.py  # the production topology (issue 30)
 
 ## fuzz: the contract test at nightly size: schemathesis, 1000 examples per operation; then
 ## the bounded hostile-body set (tests/hostile.py), printing each body's worker CPU per request

@@ -18,6 +18,7 @@ that is the staleness these reads accept.
 """
 
 import logging
+import time
 
 import redis.exceptions
 from django.conf import settings
@@ -91,6 +92,22 @@ def note_write(who: str) -> None:
 
 def _key(who: str) -> str:
     return f"wrote:{who}"
+
+
+def replica_connection_checked(sender, connection, **kwargs) -> None:
+    """`connection_created` for the `replica` alias: a connection that found no standby
+    (`target_session_attrs=prefer-standby` falls back to the primary while the standby or
+    its pooler is down) is closed at the end of its request instead of being kept for
+    CONN_MAX_AGE, so the next request looks for the standby again. Kept, it would send
+    every stale-ok read of its process to the primary for minutes after the standby came
+    back."""
+    if connection.alias != REPLICA or connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_is_in_recovery()")
+        (on_standby,) = cursor.fetchone()
+    if not on_standby:
+        connection.close_at = time.monotonic()
 
 
 def _who(request) -> str | None:

@@ -10,9 +10,13 @@ class ApiConfig(AppConfig):
     label = "api"
 
     def ready(self) -> None:
+        from django.db.backends.signals import connection_created
+
+        from airline.standby import replica_connection_checked
         from airline.worker import job_register
 
         job_register(idempotency_purge_job)
+        connection_created.connect(replica_connection_checked)
 
 
 def idempotency_purge_job():
