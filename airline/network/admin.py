@@ -561,8 +561,9 @@ def legs_with_load(legs: QuerySet[FlightLeg]) -> QuerySet[FlightLeg]:
 
 
 _CABINS = LegInventory.objects.filter(rank=0)
-# Each load column as an expression: annotated onto a page's legs, and sorted on only
-# when asked (sorting by load must compute every leg's, paging by time need not).
+# Each load column as an expression, annotated onto the hundred legs a page shows. Sorting
+# by capacity, sold or load factor joins the CabinLoad view instead: one aggregate over
+# the whole schedule, where these subqueries would run once per leg.
 LOAD = {
     "seats": per_leg_sum(_CABINS, "leg", "authorized"),
     "seats_sold": per_leg_sum(_CABINS, "leg", "sold"),
@@ -725,11 +726,11 @@ class FlightLegAdmin(StandbyChangelist, ReadOnlyAdmin):
     def arrives(self, leg: FlightLeg) -> str:
         return local_time(leg.arrives_at, leg.destination.time_zone)
 
-    @admin.display(description="Capacity", ordering=LOAD["seats"])
+    @admin.display(description="Capacity", ordering="cabin_load__seats")
     def capacity(self, leg: FlightLeg) -> int:
         return leg.seats
 
-    @admin.display(description="Sold", ordering=LOAD["seats_sold"])
+    @admin.display(description="Sold", ordering="cabin_load__sold")
     def sold(self, leg: FlightLeg) -> int:
         return leg.seats_sold
 
@@ -741,7 +742,7 @@ class FlightLegAdmin(StandbyChangelist, ReadOnlyAdmin):
     def ticketed(self, leg: FlightLeg) -> int:
         return leg.seats_ticketed
 
-    @admin.display(description="Load factor", ordering=LOAD["load"])
+    @admin.display(description="Load factor", ordering="cabin_load__load")
     def load_factor(self, leg: FlightLeg) -> str:
         return "-" if leg.load is None else f"{leg.load:.0f}%"
 
