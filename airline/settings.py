@@ -373,6 +373,12 @@ STRIPE_API_KEY = env_str("STRIPE_API_KEY", "")
 STRIPE_WEBHOOK_SECRET = env_str("STRIPE_WEBHOOK_SECRET", "")
 STRIPE_API_BASE = env_str("STRIPE_API_BASE", "https://api.stripe.com")
 STRIPE_TIMEOUT_SECONDS = env_int("STRIPE_TIMEOUT_SECONDS", 10)
+# When Stripe takes the money (orders.payments.StripeGateway; docs/production.md):
+# "automatic" at the confirm call (one round trip fewer per booking; a booking that fails
+# after it is refunded), "manual" at ticketing (a booking that fails is voided instead).
+STRIPE_CAPTURE = env_str("STRIPE_CAPTURE", "automatic")
+if STRIPE_CAPTURE not in ("automatic", "manual"):
+    raise ImproperlyConfigured("STRIPE_CAPTURE must be automatic or manual")
 if PAYMENT_GATEWAY.endswith("StripeGateway") and not (STRIPE_API_KEY and STRIPE_WEBHOOK_SECRET):
     raise ImproperlyConfigured(
         "PAYMENT_GATEWAY=orders.payments.StripeGateway needs STRIPE_API_KEY and "

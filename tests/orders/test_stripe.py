@@ -13,6 +13,7 @@ from decimal import Decimal
 
 import pytest
 
+from airline.api.errors import ApiError, Err
 from orders.models import (
     AirlineCredit,
     Order,
@@ -29,14 +30,22 @@ from tests.e2e.servers import free_port
 from tests.gateways import books_balance, stripe_settings
 from tests.orders.conftest import CARD, book, booking_body
 from tests.orders.test_cancel import cancel, journey_refs, round_trip
+from tests.orders.test_payment_intents import Killed, die_at, no_cleanup  # noqa: F401
 
 WEBHOOK = "/payments/stripe/webhook"
 
 
+# For the tests where taking the money at once or at ticketing differs:
+# `@pytest.mark.parametrize("stripe_gateway", CAPTURES, indirect=True)`.
+CAPTURES = ["automatic", "manual"]
+
+
 @pytest.fixture
-def stripe_gateway(db, settings, stripe_server):
-    """The Stripe gateway on the fake server, with a 1 s timeout; the books checked after."""
-    for name, value in stripe_settings(stripe_server).items():
+def stripe_gateway(request, db, settings, stripe_server):
+    """The Stripe gateway on the fake server, with a 1 s timeout, capturing as the test
+    asks (STRIPE_CAPTURE, "automatic" unless parametrised); the books checked after."""
+    capture = getattr(request, "param", "automatic")
+    for name, value in stripe_settings(stripe_server, capture=capture).items():
         setattr(settings, name, value)
     settings.STRIPE_TIMEOUT_SECONDS = 1
     yield stripe_server
@@ -95,10 +104,11 @@ def test_a_processing_error_is_err_6005_and_books_nothing(api, auth, priced, str
     assert payments_reconcile(grace=timedelta(0)) == {"void": 1}
 
 
+@pytest.mark.parametrize("stripe_gateway", CAPTURES, indirect=True)
 def test_a_slow_provider_is_err_6005_within_the_timeout_and_reconciled_later(
-    api, auth, priced, stripe_gateway, slow
+    api, auth, priced, stripe_gateway, slow, settings
 ):
-    # The fake authorises the card, then answers 3 s late: past our 1 s timeout.
+    # The fake charges (or authorises) the card, then answers 3 s late: past our 1 s timeout.
     slow(r"/confirm$", 3)
     started = time.monotonic()
 
@@ -110,11 +120,20 @@ def test_a_slow_provider_is_err_6005_within_the_timeout_and_reconciled_later(
     intent = PaymentIntent.objects.get()
     assert intent.state == PaymentIntent.State.PENDING
     provider_id = intent.gateway_reference
-    assert stripe_gateway.get(f"/v1/payment_intents/{provider_id}")["status"] == "requires_capture"
+    found = stripe_gateway.get(f"/v1/payment_intents/{provider_id}")
+    manual = settings.STRIPE_CAPTURE == "manual"
+    assert found["status"] == ("requires_capture" if manual else "succeeded")
 
-    # The reconciler settles it by Stripe's word: authorised, no booking took it: voided.
+    # The reconciler settles it by Stripe's word, no booking having taken it: an
+    # authorisation is voided, a charge taken at once refunded in full.
     assert payments_reconcile(grace=timedelta(0)) == {"refunded": 1}
-    assert stripe_gateway.get(f"/v1/payment_intents/{provider_id}")["status"] == "canceled"
+    found = stripe_gateway.get(f"/v1/payment_intents/{provider_id}")
+    if manual:
+        assert found["status"] == "canceled"
+        assert not found["latest_charge"]["captured"]
+    else:
+        assert found["latest_charge"]["captured"]
+        assert found["latest_charge"]["amount_refunded"] == found["latest_charge"]["amount"]
 
 
 def test_an_unreachable_provider_is_err_6005_and_nothing_is_written(
@@ -131,6 +150,7 @@ def test_an_unreachable_provider_is_err_6005_and_nothing_is_written(
     assert payments_reconcile(grace=timedelta(0)) == {"void": 1}
 
 
+@pytest.mark.parametrize("stripe_gateway", ["manual"], indirect=True)
 def test_a_capture_that_times_out_books_nothing_and_gives_the_money_back(
     api, auth, priced, stripe_gateway, slow
 ):
@@ -145,6 +165,83 @@ def test_a_capture_that_times_out_books_nothing_and_gives_the_money_back(
     charge = stripe_gateway.get(f"/v1/payment_intents/{intent.gateway_reference}")["latest_charge"]
     assert charge["captured"]
     assert charge["amount_refunded"] == charge["amount"]
+
+
+def test_money_taken_at_confirmation_is_never_captured_again(
+    api, auth, priced, stripe_gateway, slow
+):
+    # A capture call would now time out (ERR-6005): with STRIPE_CAPTURE automatic there
+    # is none, the charge being captured when confirmed.
+    slow(r"/capture$", 3)
+
+    response = book(api, auth, booking_body(priced, payment=CARD))
+
+    assert response.status_code == 201, response.content
+    payment = Payment.objects.get()
+    found = stripe_gateway.get(f"/v1/payment_intents/{payment.gateway_reference}")
+    assert (found["status"], found["capture_method"]) == ("succeeded", "automatic")
+    assert found["latest_charge"]["captured"]
+    assert found["latest_charge"]["amount"] == int(payment.amount * 100)
+
+
+@pytest.mark.parametrize("stripe_gateway", CAPTURES, indirect=True)
+def test_a_booking_that_fails_after_the_charge_is_voided_or_refunded(
+    api, auth, priced, stripe_gateway, settings, monkeypatch
+):
+    """Before the payment row is written (where a manual capture would come): captured at
+    once, the charge is refunded; authorised only, the authorisation is voided."""
+
+    def fails(*args, **kwargs):
+        raise ApiError(Err.INTERNAL, "the payment row could not be written")
+
+    monkeypatch.setattr("orders.create.payment_record", fails)
+
+    response = book(api, auth, booking_body(priced, payment=CARD))
+
+    error_of(response, 500, "ERR-9003")
+    assert not Order.objects.exists()
+    intent = PaymentIntent.objects.get()
+    assert intent.state == PaymentIntent.State.REFUNDED
+    found = stripe_gateway.get(f"/v1/payment_intents/{intent.gateway_reference}")
+    charge = found["latest_charge"]
+    if settings.STRIPE_CAPTURE == "manual":
+        assert (found["status"], charge["captured"], charge["refunded"]) == (
+            "canceled",
+            False,
+            False,
+        )
+    else:
+        assert (found["status"], charge["captured"]) == ("succeeded", True)
+        assert charge["amount_refunded"] == charge["amount"]
+        [refund] = stripe_gateway.get("/v1/refunds", payment_intent=found["id"])["data"]
+        assert refund["amount"] == charge["amount"]
+
+
+@pytest.mark.usefixtures("no_cleanup")
+@pytest.mark.parametrize("stripe_gateway", CAPTURES, indirect=True)
+def test_a_worker_killed_after_the_charge_leaves_a_booking_the_reconciler_confirms(
+    api, auth, priced, stripe_gateway, settings, monkeypatch
+):
+    die_at(monkeypatch, "orders.create.order_confirm_paid")
+    with pytest.raises(Killed):
+        book(api, auth, booking_body(priced, payment=CARD))
+    monkeypatch.undo()
+    intent = PaymentIntent.objects.get()
+    assert intent.state == PaymentIntent.State.PENDING
+    found = stripe_gateway.get(f"/v1/payment_intents/{intent.gateway_reference}")
+    manual = settings.STRIPE_CAPTURE == "manual"
+    assert found["status"] == ("requires_capture" if manual else "succeeded")
+
+    assert payments_reconcile(grace=timedelta(0)) == {"attached": 1}
+
+    order = Order.objects.get()
+    assert order.status == "CONFIRMED"
+    [payment] = order.payments.all()
+    assert payment.intent == intent
+    # Captured by the reconciler at ticketing, or at the confirmation already: once.
+    found = stripe_gateway.get(f"/v1/payment_intents/{intent.gateway_reference}")
+    assert (found["status"], found["latest_charge"]["captured"]) == ("succeeded", True)
+    assert found["latest_charge"]["amount"] == int(payment.amount * 100)
 
 
 def test_a_retried_charge_under_one_reference_charges_once(db, stripe_gateway):
