@@ -387,6 +387,11 @@ if PAYMENT_GATEWAY.endswith("StripeGateway") and not (STRIPE_API_KEY and STRIPE_
 # How long a payment intent may stay PENDING before the reconciler settles it: longer than
 # any request can take (gunicorn's timeout), so it never races a request still running.
 PAYMENT_INTENT_GRACE_SECONDS = env_int("PAYMENT_INTENT_GRACE_SECONDS", 120)
+# Stripe forgets an idempotency key after 24 hours: a refund of ours still PENDING for
+# longer than this is sent again only once the provider's refunds of its charge show none
+# under its reference (orders.refunds.refunds_retry); a younger one also when they
+# cannot be listed, its key making a repeat give back once.
+REFUND_KEY_SAFE_HOURS = env_int("REFUND_KEY_SAFE_HOURS", 23)
 # The background worker (airline/worker.py, manage.py run_worker): how often each job runs.
 WORKER_HOLD_SWEEP_SECONDS = env_int("WORKER_HOLD_SWEEP_SECONDS", 5)
 WORKER_RECONCILE_SECONDS = env_int("WORKER_RECONCILE_SECONDS", 60)
