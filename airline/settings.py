@@ -373,6 +373,12 @@ STRIPE_API_KEY = env_str("STRIPE_API_KEY", "")
 STRIPE_WEBHOOK_SECRET = env_str("STRIPE_WEBHOOK_SECRET", "")
 STRIPE_API_BASE = env_str("STRIPE_API_BASE", "https://api.stripe.com")
 STRIPE_TIMEOUT_SECONDS = env_int("STRIPE_TIMEOUT_SECONDS", 10)
+# When Stripe takes the money (orders.payments.StripeGateway; docs/production.md):
+# "automatic" at the confirm call (one round trip fewer per booking; a booking that fails
+# after it is refunded), "manual" at ticketing (a booking that fails is voided instead).
+STRIPE_CAPTURE = env_str("STRIPE_CAPTURE", "automatic")
+if STRIPE_CAPTURE not in ("automatic", "manual"):
+    raise ImproperlyConfigured("STRIPE_CAPTURE must be automatic or manual")
 if PAYMENT_GATEWAY.endswith("StripeGateway") and not (STRIPE_API_KEY and STRIPE_WEBHOOK_SECRET):
     raise ImproperlyConfigured(
         "PAYMENT_GATEWAY=orders.payments.StripeGateway needs STRIPE_API_KEY and "
@@ -381,6 +387,11 @@ if PAYMENT_GATEWAY.endswith("StripeGateway") and not (STRIPE_API_KEY and STRIPE_
 # How long a payment intent may stay PENDING before the reconciler settles it: longer than
 # any request can take (gunicorn's timeout), so it never races a request still running.
 PAYMENT_INTENT_GRACE_SECONDS = env_int("PAYMENT_INTENT_GRACE_SECONDS", 120)
+# Stripe forgets an idempotency key after 24 hours: a refund of ours still PENDING for
+# longer than this is sent again only once the provider's refunds of its charge show none
+# under its reference (orders.refunds.refunds_retry); a younger one also when they
+# cannot be listed, its key making a repeat give back once.
+REFUND_KEY_SAFE_HOURS = env_int("REFUND_KEY_SAFE_HOURS", 23)
 # The background worker (airline/worker.py, manage.py run_worker): how often each job runs.
 WORKER_HOLD_SWEEP_SECONDS = env_int("WORKER_HOLD_SWEEP_SECONDS", 5)
 WORKER_RECONCILE_SECONDS = env_int("WORKER_RECONCILE_SECONDS", 60)

@@ -831,9 +831,17 @@ class OrderAdmin(RowCheckbox, StandbyChangelist, admin.ModelAdmin):
             return "None"
         return format_html_join(
             "",
-            "<div>{} {} {} {} (created {}, sent {})</div>",
+            "<div>{} {} {} {} (created {}, sent {}){}</div>",
             (
-                (r.ref, r.amount, r.state, r.why, utc_time(r.created_at), utc_time(r.sent_at))
+                (
+                    r.ref,
+                    r.amount,
+                    r.state,
+                    r.why,
+                    utc_time(r.created_at),
+                    utc_time(r.sent_at),
+                    f": {r.note}" if r.note else "",
+                )
                 for r in rows
             ),
         )
@@ -908,7 +916,17 @@ class AirlineCreditAdmin(StandbyChangelist, admin.ModelAdmin):
 class RefundAdmin(StandbyChangelist, admin.ModelAdmin):
     """Refunds to cards, read-only: PENDING ones are sent by the worker (orders.refunds)."""
 
-    list_display = ["ref", "state", "amount", "payment", "created_at_utc", "sent_at_utc", "why"]
+    list_display = [
+        "ref",
+        "state",
+        "amount",
+        "covered",
+        "payment",
+        "created_at_utc",
+        "sent_at_utc",
+        "why",
+        "note",
+    ]
     created_at_utc = staticmethod(utc_column("created_at", "Created"))
     sent_at_utc = staticmethod(utc_column("sent_at", "Sent"))
     list_filter = ["state"]

@@ -108,6 +108,33 @@ def payment_refunded_outside(
     )
 
 
+def payment_refund_covered(
+    order: Order,
+    *,
+    now: datetime,
+    payment: str,
+    refund: str,
+    covered: Decimal,
+    sent: Decimal,
+    provider_refunds: Sequence[str],
+) -> None:
+    """A refund of ours the reconciler found already given back when it came to send it
+    again: `covered` of it by refunds made at the provider outside this service
+    (`provider_refunds`), `sent` under our reference. The order's money does not move:
+    the refund was counted when it was owed."""
+    _record(
+        order,
+        OrderEventKind.PAYMENT_REFUND_COVERED,
+        actor="payment reconciler",
+        now=now,
+        payment=payment,
+        refund=refund,
+        covered=str(covered),
+        sent=str(sent),
+        provider_refunds=list(provider_refunds),
+    )
+
+
 def payment_disputed(
     order: Order, *, now: datetime, payment: str, amount: Decimal, reason: str
 ) -> None:

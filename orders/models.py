@@ -160,6 +160,9 @@ class OrderEvent(models.Model):
         AIRLINE_CHANGE_CANCELLED = "airline_change_cancelled"
         AIRLINE_CHANGE_EXCHANGED = "airline_change_exchanged"
         PAYMENT_DISPUTED = "payment_disputed"
+        # A refund of ours found given back, in part or whole, by one made at the
+        # provider outside this service (orders.refunds.refunds_retry).
+        PAYMENT_REFUND_COVERED = "payment_refund_covered"
 
     order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="events")
     at = models.DateTimeField()
@@ -566,6 +569,9 @@ class Refund(models.Model):
     class State(models.TextChoices):
         PENDING = "PENDING", "Owed; not yet confirmed by the gateway"
         SENT = "SENT", "Given back by the gateway"
+        # Found already given back when the reconciler came to send it again: all or
+        # part of it (`covered`) by refunds made at the provider outside this service.
+        COVERED = "COVERED", "Given back, in part or whole by a refund made at the provider"
 
     ref = models.CharField(max_length=32, unique=True)
     payment = models.ForeignKey(Payment, on_delete=models.PROTECT, related_name="refunds")
@@ -577,6 +583,11 @@ class Refund(models.Model):
     # Only on a refund the provider made outside this service (its dashboard), recorded
     # from its `charge.refunded` event (orders.provider_events): the provider's id of it.
     gateway_reference = models.CharField(max_length=64, blank=True, default="", db_default="")
+    # Set by the reconciler when it settles a refund it found given back (orders.refunds
+    # `refunds_retry`): how much of `amount` a refund made outside this service covered
+    # (the rest went under our reference), and what it found.
+    covered = models.DecimalField(max_digits=12, decimal_places=2, default=0, db_default=0)
+    note = models.CharField(max_length=200, blank=True, default="", db_default="")
 
     class Meta:
         ordering = ["-id"]

@@ -7,7 +7,9 @@ durable record first.
 2. `refunds_send` — once that transaction has committed: each row is given back by the
    gateway under its own reference (at most once per reference) and marked SENT.
 3. `refunds_retry` — the background worker's job: rows left PENDING past the grace
-   period (the worker that owed them died between 1 and 2) are sent.
+   period (the worker that owed them died between 1 and 2) are sent, after looking at
+   what the provider already gave back of the charge (ours, and refunds made outside
+   this service that cover ours: COVERED).
 
 A change that fails rolls its rows back with it, so nothing is given back for a change
 that did not happen; a change that committed is never left owing.
@@ -26,13 +28,20 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import F
 
 from airline.api import clock
 from airline.fares.money import ZERO
 from orders import events
 from orders.models import Order, Payment, Refund
-from orders.payments import Charge, ProviderRefund, payment_gateway
+from orders.payments import (
+    Charge,
+    PaymentDeclined,
+    PaymentTimedOut,
+    ProviderRefund,
+    payment_gateway,
+)
 
 logger = logging.getLogger("airline.payments")
 
@@ -110,17 +119,130 @@ def refunds_send(refunds: Sequence[Refund]) -> None:
 
 
 def refunds_retry(*, now: datetime | None = None, grace: timedelta | None = None) -> int:
-    """Send every refund PENDING for longer than `grace`; how many were pending."""
+    """Send every refund PENDING for longer than `grace`; how many were pending.
+
+    A refund left PENDING may have been given back already (its worker died after the
+    provider's answer), and the provider may have given the same money back outside this
+    service meanwhile (staff in its dashboard). So the provider's refunds of each charge
+    are listed first (a gateway that can: Stripe); then each refund of ours is:
+
+    - SENT when one of them carries its reference (nothing is sent again: past 24 hours
+      the provider no longer knows the idempotency key, and would give it back twice);
+    - sent, in full or up to what the charge still holds at the provider, under its
+      reference; what the charge no longer holds was given back outside this service:
+      the refund is COVERED (`covered`, `note`, and the order's history), never sent
+      over what is left, never failed for it.
+
+    When the list cannot be had, a refund younger than REFUND_KEY_SAFE_HOURS is sent
+    under its reference (the provider answers a repeat with the first refund); an older
+    one waits for the next run. A gateway that lists no refunds (the test gateway) keeps
+    every reference for ever: its refunds are sent as they are."""
     now = now or clock.now()
     if grace is None:
         grace = timedelta(seconds=settings.PAYMENT_INTENT_GRACE_SECONDS)
     due = list(
         Refund.objects.filter(state=Refund.State.PENDING, created_at__lte=now - grace)
-        .select_related("payment")
+        .select_related("payment__order")
         .order_by("pk")[:500]
     )
-    refunds_send(due)
+    gateway = payment_gateway()
+    listing = getattr(gateway, "refunds_of", None)
+    if listing is None:
+        refunds_send(due)
+        return len(due)
+    by_payment: dict[int, list[Refund]] = {}
+    for refund in due:
+        by_payment.setdefault(refund.payment_id, []).append(refund)
+    key_kept_since = now - timedelta(hours=settings.REFUND_KEY_SAFE_HOURS)
+    for refunds in by_payment.values():
+        payment = refunds[0].payment
+        try:
+            found = listing(charge_reference=payment.gateway_reference)
+        except (PaymentDeclined, PaymentTimedOut):
+            young = [r for r in refunds if r.created_at > key_kept_since]
+            if len(young) < len(refunds):
+                logger.warning(
+                    "refund not sent again: past its idempotency key, and the provider's "
+                    "refunds could not be listed",
+                    extra={"fields": {"payment": payment.ref}},
+                )
+            refunds_send(young)
+            continue
+        _refunds_settle(payment, refunds, found, now=now)
     return len(due)
+
+
+def _refunds_settle(
+    payment: Payment, refunds: Sequence[Refund], found: Sequence[ProviderRefund], *, now: datetime
+) -> None:
+    """Settle our PENDING `refunds` of `payment` by the provider's refunds of its charge
+    (`found`): see refunds_retry."""
+    gateway = payment_gateway()
+    ours = set(Refund.objects.filter(payment=payment).values_list("ref", flat=True))
+    given = {r.reference: r for r in found if r.reference in ours}
+    outside = [r.id for r in found if r.reference not in ours]
+    # What the charge still holds at the provider.
+    left = payment.amount - sum((r.amount for r in found), ZERO)
+    for refund in refunds:
+        if refund.ref in given:
+            _refund_settle(
+                refund,
+                Refund.State.SENT,
+                now=now,
+                note=f"found given back at the provider ({given[refund.ref].id})",
+            )
+            continue
+        part = min(refund.amount, max(left, ZERO))
+        if part:
+            try:
+                gateway.refund(
+                    charge=Charge(payment.gateway_reference, payment.amount, payment.currency),
+                    amount=part,
+                    reference=refund.ref,
+                )
+            except Exception:
+                logger.exception(
+                    "refund not sent; the reconciler will retry",
+                    extra={"fields": {"refund": refund.ref}},
+                )
+                continue
+            left -= part
+        if part == refund.amount:
+            _refund_settle(refund, Refund.State.SENT, now=now)
+            continue
+        covered = refund.amount - part
+        by = ", ".join(outside) or "none listed"
+        note = (
+            f"{covered} of it already given back by refunds made at the payment provider, "
+            f"outside this service ({by}); {part} sent"
+        )
+        with transaction.atomic():  # the refund's state and the order's history together
+            if not _refund_settle(
+                refund, Refund.State.COVERED, now=now, note=note, covered=covered
+            ):
+                continue
+            events.payment_refund_covered(
+                payment.order,
+                now=now,
+                payment=payment.ref,
+                refund=refund.ref,
+                covered=covered,
+                sent=part,
+                provider_refunds=outside,
+            )
+        logger.warning(
+            "refund covered by refunds made at the provider",
+            extra={"fields": {"refund": refund.ref, "covered": str(covered)}},
+        )
+
+
+def _refund_settle(refund: Refund, state: str, *, now: datetime, **fields) -> bool:
+    """A PENDING refund's final state; False when another run settled it first."""
+    settled = Refund.objects.filter(pk=refund.pk, state=Refund.State.PENDING).update(
+        state=state, sent_at=now, **fields
+    )
+    refund.state = state
+    return bool(settled)
 
 
 def refunds_outside_record(

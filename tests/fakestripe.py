@@ -7,10 +7,14 @@ refunds and signed webhooks. Where it falls short of Stripe, the narrowest stand
 added here, each named (README "Payments"):
 
 - idempotency keys: localstripe ignores `Idempotency-Key`; a middleware answers a key
-  seen before with the first answer, as Stripe does (a concurrent duplicate waits for it);
+  seen before with the first answer, as Stripe does (a concurrent duplicate waits for it).
+  Stripe forgets a key after 24 hours; the fake keeps them until
+  `POST /_config/stand_in/forget_keys`, which stands for those hours passing;
 - the test cards' decline codes: localstripe declines a charge only for 4000000000000341;
   here Stripe's documented test cards decline with Stripe's codes (generic decline,
   insufficient funds, expired card, incorrect CVC, processing error);
+- refunds over the charge: localstripe refunds any amount; here, as at Stripe, a refund
+  of more than the charge has left is refused (400);
 - American Express: localstripe takes only 16-digit numbers and 3-digit CVCs;
 - `payment_method_data` on PaymentIntent create (the card given with the intent, as
   StripeGateway does): localstripe takes only a `payment_method` id; here the card
@@ -97,6 +101,30 @@ def _patch_localstripe() -> None:
         intent_init(self, **kwargs)
 
     resources.PaymentIntent.__init__ = payment_intent_init
+
+    refund_init = resources.Refund.__init__
+
+    def refund_within_the_charge(self, charge=None, payment_intent=None, amount=None, **kwargs):
+        held = None
+        try:
+            if isinstance(payment_intent, str):
+                held = resources.PaymentIntent._api_retrieve(payment_intent).latest_charge
+            elif isinstance(charge, str):
+                held = resources.Charge._api_retrieve(charge)
+        except UserError:
+            pass  # localstripe answers what is not found, or malformed
+        wanted = resources.try_convert_to_int(amount)
+        if held is not None and getattr(held, "captured", False):
+            left = held.amount - (held.amount_refunded or 0)
+            if left <= 0 or (isinstance(wanted, int) and wanted > left):
+                raise UserError(
+                    400,
+                    f"Refund amount ({wanted}) is greater than unrefunded amount on charge "
+                    f"({left})",
+                )
+        refund_init(self, charge=charge, payment_intent=payment_intent, amount=amount, **kwargs)
+
+    resources.Refund.__init__ = refund_within_the_charge
 
     charging_declined = resources.PaymentMethod._charging_is_declined
     resources.PaymentMethod._charging_is_declined = lambda self: (
@@ -190,11 +218,16 @@ def _app():
             delays.pop(data.get("path", ""), None)
         return web.Response(text="ok")
 
+    async def forget_keys(request):
+        answered.clear()
+        return web.Response(text="ok")
+
     # localstripe's error middleware comes first; ours run inside it, around the handler,
     # so a replayed answer is the first one, errors included.
     app.middlewares.append(slow)
     app.middlewares.append(idempotency)
     app.router.add_post("/_config/stand_in/delay", set_delay)
+    app.router.add_post("/_config/stand_in/forget_keys", forget_keys)
     return app
 
 
@@ -232,6 +265,12 @@ class FakeStripe:
         requests.post(
             self.url + "/_config/stand_in/delay", data={"path": path, "seconds": seconds}, timeout=5
         ).raise_for_status()
+
+    def forget_idempotency_keys(self) -> None:
+        """Forget every idempotency key, as Stripe does 24 hours after a key's first use."""
+        import requests
+
+        requests.post(self.url + "/_config/stand_in/forget_keys", timeout=5).raise_for_status()
 
     def register_webhook(self, url: str, events: list[str] | None = None) -> None:
         """Have the fake send its events to `url`, signed with `webhook_secret`."""

@@ -30,25 +30,37 @@ def stripe_server() -> Iterator[FakeStripe]:
         yield server
 
 
-def stripe_settings(server: FakeStripe) -> dict[str, object]:
-    """The settings (and, as strings, the environment) of the Stripe gateway on `server`."""
+def stripe_settings(server: FakeStripe, *, capture: str = "automatic") -> dict[str, object]:
+    """The settings (and, as strings, the environment) of the Stripe gateway on `server`,
+    taking the money when the card is confirmed (`capture` "automatic") or at ticketing
+    ("manual")."""
     return {
         "PAYMENT_GATEWAY": GATEWAYS["stripe"],
         "STRIPE_API_KEY": server.api_key,
         "STRIPE_WEBHOOK_SECRET": server.webhook_secret,
         "STRIPE_API_BASE": server.url,
         "STRIPE_TIMEOUT_SECONDS": 5,
+        "STRIPE_CAPTURE": capture,
     }
+
+
+# Where capturing at once or at ticketing makes a difference (a failure after the charge,
+# a crash, a race), a test runs on Stripe in both ways:
+# `@pytest.mark.parametrize("card_gateway", BOTH_CAPTURES, indirect=True)`.
+BOTH_CAPTURES = ["stripe", "stripe-manual", "test"]
 
 
 @pytest.fixture(params=sorted(GATEWAYS))
 def card_gateway(request, settings) -> Iterator[str]:
-    """Run the test once per gateway ("stripe", "test"); then check the books."""
-    server = request.getfixturevalue("stripe_server") if request.param == "stripe" else None
+    """Run the test once per gateway ("stripe", "test"; "stripe-manual" where a test asks
+    for it: Stripe capturing at ticketing); then check the books."""
+    stripe = request.param.startswith("stripe")
+    server = request.getfixturevalue("stripe_server") if stripe else None
     if server is None:
         settings.PAYMENT_GATEWAY = GATEWAYS["test"]
     else:
-        for name, value in stripe_settings(server).items():
+        capture = "manual" if request.param == "stripe-manual" else "automatic"
+        for name, value in stripe_settings(server, capture=capture).items():
             setattr(settings, name, value)
     yield request.param
     if request.node.get_closest_marker("books_rewritten"):

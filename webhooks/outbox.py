@@ -51,6 +51,7 @@ EVENT_TYPES: dict[str, str] = {
     Kind.AIRLINE_CHANGE_CANCELLED: "order.changed",
     Kind.AIRLINE_CHANGE_EXCHANGED: "order.changed",
     Kind.PAYMENT_DISPUTED: "order.changed",  # the cardholder disputed a card payment
+    Kind.PAYMENT_REFUND_COVERED: "order.changed",  # no money moved: a refund's state did
 }
 PING = "ping"
 PUBLIC_TYPES: tuple[str, ...] = tuple(dict.fromkeys(EVENT_TYPES.values()))

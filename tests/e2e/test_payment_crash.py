@@ -35,6 +35,7 @@ from orders.refunds import refunds_retry
 from tests.e2e.servers import gunicorn, server_env_on_test_database, worker_pids
 from tests.fakestripe import FakeStripe
 from tests.gateways import (
+    BOTH_CAPTURES,
     books_balance,
     provider_charges,
     provider_refund,
@@ -64,7 +65,7 @@ FIRST_DAY = 8  # days ahead: past the full refund's week
 
 
 def stripe_server_of(gateway: str) -> FakeStripe | None:
-    return FakeStripe(url=settings.STRIPE_API_BASE) if gateway == "stripe" else None
+    return FakeStripe(url=settings.STRIPE_API_BASE) if gateway.startswith("stripe") else None
 
 
 def money_in_flight(kind: str, stranded: set[int], within: float = 2.0) -> bool:
@@ -124,8 +125,8 @@ def priced_offers(url: str, headers: dict, first_day, count: int) -> list[dict]:
 def charging_slowly(card_gateway, request):
     """The servers' environment for the gateway under test, each charge taking about as
     long as a real one, so that kills land inside it: the test gateway's latency, or the
-    fake Stripe answering an authorisation (after making it) 300 ms late, a capture
-    100 ms late and a refund 300 ms late."""
+    fake Stripe answering a confirmation (after making it) 300 ms late, a capture (when
+    capturing at ticketing) 100 ms late and a refund 300 ms late."""
     env = server_env_on_test_database()
     if card_gateway == "test":
         yield {**env, "TEST_GATEWAY_LATENCY_MS": "300"}
@@ -135,12 +136,15 @@ def charging_slowly(card_gateway, request):
     server.delay(r"/capture$", 0.1)
     server.delay(r"^/v1/refunds$", 0.3)
     try:
-        yield {**env, **{name: str(value) for name, value in stripe_settings(server).items()}}
+        capture = "manual" if card_gateway == "stripe-manual" else "automatic"
+        stripe_env = stripe_settings(server, capture=capture)
+        yield {**env, **{name: str(value) for name, value in stripe_env.items()}}
     finally:
         for path in (r"/confirm$", r"/capture$", r"^/v1/refunds$"):
             server.delay(path, 0)
 
 
+@pytest.mark.parametrize("card_gateway", BOTH_CAPTURES, indirect=True)
 def test_no_charge_or_refund_is_orphaned_lost_or_doubled_when_workers_die(
     tmp_path,
     network,  # noqa: F811

@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 from airline.network.inventory import inventory_sell
 from airline.network.models import LegInventory
 from orders.models import Order, Passenger, PaymentIntent, Refund
+from tests.gateways import BOTH_CAPTURES
 from tests.offers.conftest import search_body
 from tests.orders.conftest import CARD, HOLD, booking_body
 
@@ -178,6 +179,7 @@ def test_twenty_bookings_of_one_priced_offer_make_one_order(api, auth, network, 
 
 
 @pytest.mark.usefixtures("card_gateway")
+@pytest.mark.parametrize("card_gateway", BOTH_CAPTURES, indirect=True)
 def test_twenty_parallel_confirm_holds_charge_the_card_once(api, auth, network):
     [priced] = priced_many(api, auth, network + timedelta(days=6), 1)
     held = api.post("/json/v1/orders", booking_body(priced, payment=HOLD), format="json", **auth)

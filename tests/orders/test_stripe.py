@@ -13,6 +13,7 @@ from decimal import Decimal
 
 import pytest
 
+from airline.api.errors import ApiError, Err
 from orders.models import (
     AirlineCredit,
     Order,
@@ -22,21 +23,31 @@ from orders.models import (
     ProviderEvent,
     Refund,
 )
-from orders.payments import Card, StripeGateway
+from orders.payments import Card, Charge, PaymentTimedOut, StripeGateway
 from orders.reconcile import payments_reconcile
+from orders.refunds import refunds_retry
 from tests.conftest import error_of
 from tests.e2e.servers import free_port
 from tests.gateways import books_balance, stripe_settings
 from tests.orders.conftest import CARD, book, booking_body
 from tests.orders.test_cancel import cancel, journey_refs, round_trip
+from tests.orders.test_payment_intents import Killed, die_at, no_cleanup  # noqa: F401
 
 WEBHOOK = "/payments/stripe/webhook"
+ZERO = Decimal("0.00")
+
+
+# For the tests where taking the money at once or at ticketing differs:
+# `@pytest.mark.parametrize("stripe_gateway", CAPTURES, indirect=True)`.
+CAPTURES = ["automatic", "manual"]
 
 
 @pytest.fixture
-def stripe_gateway(db, settings, stripe_server):
-    """The Stripe gateway on the fake server, with a 1 s timeout; the books checked after."""
-    for name, value in stripe_settings(stripe_server).items():
+def stripe_gateway(request, db, settings, stripe_server):
+    """The Stripe gateway on the fake server, with a 1 s timeout, capturing as the test
+    asks (STRIPE_CAPTURE, "automatic" unless parametrised); the books checked after."""
+    capture = getattr(request, "param", "automatic")
+    for name, value in stripe_settings(stripe_server, capture=capture).items():
         setattr(settings, name, value)
     settings.STRIPE_TIMEOUT_SECONDS = 1
     yield stripe_server
@@ -95,10 +106,11 @@ def test_a_processing_error_is_err_6005_and_books_nothing(api, auth, priced, str
     assert payments_reconcile(grace=timedelta(0)) == {"void": 1}
 
 
+@pytest.mark.parametrize("stripe_gateway", CAPTURES, indirect=True)
 def test_a_slow_provider_is_err_6005_within_the_timeout_and_reconciled_later(
-    api, auth, priced, stripe_gateway, slow
+    api, auth, priced, stripe_gateway, slow, settings
 ):
-    # The fake authorises the card, then answers 3 s late: past our 1 s timeout.
+    # The fake charges (or authorises) the card, then answers 3 s late: past our 1 s timeout.
     slow(r"/confirm$", 3)
     started = time.monotonic()
 
@@ -110,11 +122,20 @@ def test_a_slow_provider_is_err_6005_within_the_timeout_and_reconciled_later(
     intent = PaymentIntent.objects.get()
     assert intent.state == PaymentIntent.State.PENDING
     provider_id = intent.gateway_reference
-    assert stripe_gateway.get(f"/v1/payment_intents/{provider_id}")["status"] == "requires_capture"
+    found = stripe_gateway.get(f"/v1/payment_intents/{provider_id}")
+    manual = settings.STRIPE_CAPTURE == "manual"
+    assert found["status"] == ("requires_capture" if manual else "succeeded")
 
-    # The reconciler settles it by Stripe's word: authorised, no booking took it: voided.
+    # The reconciler settles it by Stripe's word, no booking having taken it: an
+    # authorisation is voided, a charge taken at once refunded in full.
     assert payments_reconcile(grace=timedelta(0)) == {"refunded": 1}
-    assert stripe_gateway.get(f"/v1/payment_intents/{provider_id}")["status"] == "canceled"
+    found = stripe_gateway.get(f"/v1/payment_intents/{provider_id}")
+    if manual:
+        assert found["status"] == "canceled"
+        assert not found["latest_charge"]["captured"]
+    else:
+        assert found["latest_charge"]["captured"]
+        assert found["latest_charge"]["amount_refunded"] == found["latest_charge"]["amount"]
 
 
 def test_an_unreachable_provider_is_err_6005_and_nothing_is_written(
@@ -131,6 +152,7 @@ def test_an_unreachable_provider_is_err_6005_and_nothing_is_written(
     assert payments_reconcile(grace=timedelta(0)) == {"void": 1}
 
 
+@pytest.mark.parametrize("stripe_gateway", ["manual"], indirect=True)
 def test_a_capture_that_times_out_books_nothing_and_gives_the_money_back(
     api, auth, priced, stripe_gateway, slow
 ):
@@ -145,6 +167,83 @@ def test_a_capture_that_times_out_books_nothing_and_gives_the_money_back(
     charge = stripe_gateway.get(f"/v1/payment_intents/{intent.gateway_reference}")["latest_charge"]
     assert charge["captured"]
     assert charge["amount_refunded"] == charge["amount"]
+
+
+def test_money_taken_at_confirmation_is_never_captured_again(
+    api, auth, priced, stripe_gateway, slow
+):
+    # A capture call would now time out (ERR-6005): with STRIPE_CAPTURE automatic there
+    # is none, the charge being captured when confirmed.
+    slow(r"/capture$", 3)
+
+    response = book(api, auth, booking_body(priced, payment=CARD))
+
+    assert response.status_code == 201, response.content
+    payment = Payment.objects.get()
+    found = stripe_gateway.get(f"/v1/payment_intents/{payment.gateway_reference}")
+    assert (found["status"], found["capture_method"]) == ("succeeded", "automatic")
+    assert found["latest_charge"]["captured"]
+    assert found["latest_charge"]["amount"] == int(payment.amount * 100)
+
+
+@pytest.mark.parametrize("stripe_gateway", CAPTURES, indirect=True)
+def test_a_booking_that_fails_after_the_charge_is_voided_or_refunded(
+    api, auth, priced, stripe_gateway, settings, monkeypatch
+):
+    """Before the payment row is written (where a manual capture would come): captured at
+    once, the charge is refunded; authorised only, the authorisation is voided."""
+
+    def fails(*args, **kwargs):
+        raise ApiError(Err.INTERNAL, "the payment row could not be written")
+
+    monkeypatch.setattr("orders.create.payment_record", fails)
+
+    response = book(api, auth, booking_body(priced, payment=CARD))
+
+    error_of(response, 500, "ERR-9003")
+    assert not Order.objects.exists()
+    intent = PaymentIntent.objects.get()
+    assert intent.state == PaymentIntent.State.REFUNDED
+    found = stripe_gateway.get(f"/v1/payment_intents/{intent.gateway_reference}")
+    charge = found["latest_charge"]
+    if settings.STRIPE_CAPTURE == "manual":
+        assert (found["status"], charge["captured"], charge["refunded"]) == (
+            "canceled",
+            False,
+            False,
+        )
+    else:
+        assert (found["status"], charge["captured"]) == ("succeeded", True)
+        assert charge["amount_refunded"] == charge["amount"]
+        [refund] = stripe_gateway.get("/v1/refunds", payment_intent=found["id"])["data"]
+        assert refund["amount"] == charge["amount"]
+
+
+@pytest.mark.usefixtures("no_cleanup")
+@pytest.mark.parametrize("stripe_gateway", CAPTURES, indirect=True)
+def test_a_worker_killed_after_the_charge_leaves_a_booking_the_reconciler_confirms(
+    api, auth, priced, stripe_gateway, settings, monkeypatch
+):
+    die_at(monkeypatch, "orders.create.order_confirm_paid")
+    with pytest.raises(Killed):
+        book(api, auth, booking_body(priced, payment=CARD))
+    monkeypatch.undo()
+    intent = PaymentIntent.objects.get()
+    assert intent.state == PaymentIntent.State.PENDING
+    found = stripe_gateway.get(f"/v1/payment_intents/{intent.gateway_reference}")
+    manual = settings.STRIPE_CAPTURE == "manual"
+    assert found["status"] == ("requires_capture" if manual else "succeeded")
+
+    assert payments_reconcile(grace=timedelta(0)) == {"attached": 1}
+
+    order = Order.objects.get()
+    assert order.status == "CONFIRMED"
+    [payment] = order.payments.all()
+    assert payment.intent == intent
+    # Captured by the reconciler at ticketing, or at the confirmation already: once.
+    found = stripe_gateway.get(f"/v1/payment_intents/{intent.gateway_reference}")
+    assert (found["status"], found["latest_charge"]["captured"]) == ("succeeded", True)
+    assert found["latest_charge"]["amount"] == int(payment.amount * 100)
 
 
 def test_a_retried_charge_under_one_reference_charges_once(db, stripe_gateway):
@@ -401,3 +500,176 @@ def test_a_refunded_event_waits_for_the_provider_to_answer(
     # Stripe delivers it again once we answer: then it is recorded.
     assert signed(api, event, stripe_gateway.webhook_secret).status_code == 200
     assert Refund.objects.get().amount == Decimal("1.00")
+
+
+# --- a refund of ours still owed when the provider gives money back -----------------------
+
+
+def cancelled_unsent(api, auth, network, monkeypatch, *, journeys: int = 2, sent: bool = False):
+    """A round trip booked by card, then `journeys` of its journeys cancelled by a worker
+    that died before sending the refund (or, `sent`, right after the provider answered):
+    our Refund is left PENDING. The order's id, its payment and the refund."""
+    view = round_trip(
+        api, auth, network + timedelta(days=20), network + timedelta(days=27), bundle="Nice"
+    )
+    order_id = view["order"]["orderId"]
+
+    def died(refunds):
+        if sent:
+            for refund in refunds:
+                payment = refund.payment
+                StripeGateway().refund(
+                    charge=Charge(payment.gateway_reference, payment.amount, payment.currency),
+                    amount=refund.amount,
+                    reference=refund.ref,
+                )
+
+    monkeypatch.setattr("orders.changes.refunds_send", died)
+    done = cancel(api, auth, order_id, *journey_refs(view)[:journeys])
+    assert done.status_code == 200, done.content
+    monkeypatch.undo()
+    refund = Refund.objects.get(state=Refund.State.PENDING)
+    return order_id, refund.payment, refund
+
+
+def refunded_at_provider(stripe_gateway, payment: Payment) -> list[dict]:
+    return stripe_gateway.get("/v1/refunds", payment_intent=payment.gateway_reference)["data"]
+
+
+def test_a_refund_of_ours_given_back_in_the_dashboard_meanwhile_is_covered_not_sent_again(
+    api, auth, network, stripe_gateway, monkeypatch, admin_client
+):
+    order_id, payment, ours = cancelled_unsent(api, auth, network, monkeypatch)
+    assert ours.amount == payment.amount  # cancelled within 24 hours: all of it back
+    # Staff give the whole charge back in Stripe's dashboard before the worker retries.
+    outside = stripe_gateway.post(
+        "/v1/refunds", payment_intent=payment.gateway_reference, amount=int(payment.amount * 100)
+    )
+    told = signed(
+        api, refunded_event(stripe_gateway, payment, "evt_cover_1"), stripe_gateway.webhook_secret
+    )
+    assert told.status_code == 200
+    # The payment has no room left: the dashboard's refund is no refund outside ours.
+    assert Refund.objects.filter(payment=payment).count() == 1
+
+    assert refunds_retry(grace=timedelta(0)) == 1
+
+    ours.refresh_from_db()
+    assert (ours.state, ours.covered) == (Refund.State.COVERED, payment.amount)
+    assert outside["id"] in ours.note
+    assert ours.sent_at is not None
+    # Nothing more was sent: the provider gave the charge back once, in the dashboard.
+    assert [r["id"] for r in refunded_at_provider(stripe_gateway, payment)] == [outside["id"]]
+    order = Order.objects.get(order_id=order_id)
+    assert (order.status, order.paid, order.refunded_outside) == ("CANCELLED", 0, 0)
+    [history] = OrderEvent.objects.filter(order=order, kind=OrderEvent.Kind.PAYMENT_REFUND_COVERED)
+    assert history.actor == "payment reconciler"
+    assert history.detail == {
+        "payment": payment.ref,
+        "refund": ours.ref,
+        "covered": str(payment.amount),
+        "sent": "0.00",
+        "provider_refunds": [outside["id"]],
+    }
+    page = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert f"{ours.ref} {ours.amount} COVERED" in page
+    assert "already given back by refunds made at the payment provider" in page
+    assert "payment_refund_covered" in page
+    # Run again: nothing is pending, nothing more is sent.
+    assert refunds_retry(grace=timedelta(0)) == 0
+
+
+def test_a_dashboard_refund_overlapping_ours_leaves_ours_to_send_only_what_is_left(
+    api, auth, network, stripe_gateway, monkeypatch
+):
+    # One journey of two cancelled: ours gives back part of the charge.
+    order_id, payment, ours = cancelled_unsent(api, auth, network, monkeypatch, journeys=1)
+    room = payment.amount - ours.amount
+    assert ZERO < ours.amount < payment.amount
+    # Staff refund 10.00 more than the payment has left beyond ours.
+    dashboard = room + Decimal("10.00")
+    outside = stripe_gateway.post(
+        "/v1/refunds", payment_intent=payment.gateway_reference, amount=int(dashboard * 100)
+    )
+    told = signed(
+        api, refunded_event(stripe_gateway, payment, "evt_cover_2"), stripe_gateway.webhook_secret
+    )
+    assert told.status_code == 200
+    # What fitted beside ours is recorded as refunded outside; the 10.00 over it is ours.
+    recorded = Refund.objects.get(payment=payment, gateway_reference=outside["id"])
+    assert recorded.amount == room
+
+    refunds_retry(grace=timedelta(0))
+
+    ours.refresh_from_db()
+    assert (ours.state, ours.covered) == (Refund.State.COVERED, Decimal("10.00"))
+    given = {
+        r["metadata"].get("reference", ""): r for r in refunded_at_provider(stripe_gateway, payment)
+    }
+    assert Decimal(given[ours.ref]["amount"]) / 100 == ours.amount - 10
+    assert Decimal(given[""]["amount"]) / 100 == dashboard
+    charge = stripe_gateway.get(f"/v1/payment_intents/{payment.gateway_reference}")
+    assert charge["latest_charge"]["amount_refunded"] == int(payment.amount * 100)
+    payment.refresh_from_db()
+    assert (payment.refunded, payment.status) == (payment.amount, Payment.Status.REFUNDED)
+    order = Order.objects.get(order_id=order_id)
+    assert order.refunded_outside == room
+
+
+def test_a_refund_sent_before_its_worker_died_is_found_not_sent_again(
+    api, auth, network, stripe_gateway, monkeypatch
+):
+    _, payment, ours = cancelled_unsent(api, auth, network, monkeypatch, journeys=1, sent=True)
+
+    refunds_retry(grace=timedelta(0))
+
+    ours.refresh_from_db()
+    [given] = refunded_at_provider(stripe_gateway, payment)
+    assert (ours.state, ours.covered) == (Refund.State.SENT, ZERO)
+    assert given["id"] in ours.note
+    assert Decimal(given["amount"]) / 100 == ours.amount
+
+
+def test_a_refund_pending_past_the_idempotency_window_is_looked_up_before_it_is_sent(
+    api, auth, network, stripe_gateway, monkeypatch, clock, settings
+):
+    # Given back by a worker that died before writing so; then a day passes (the
+    # reconciler or the provider being down) and Stripe forgets the refund's key.
+    _, payment, ours = cancelled_unsent(api, auth, network, monkeypatch, journeys=1, sent=True)
+    clock.advance(hours=settings.REFUND_KEY_SAFE_HOURS + 2)
+    stripe_gateway.forget_idempotency_keys()
+
+    assert refunds_retry() == 1
+
+    ours.refresh_from_db()
+    assert ours.state == Refund.State.SENT
+    assert ours.sent_at == clock.at
+    [given] = refunded_at_provider(stripe_gateway, payment)  # once, not twice
+    assert Decimal(given["amount"]) / 100 == ours.amount
+
+
+def test_a_refund_past_the_idempotency_window_waits_when_the_provider_cannot_list(
+    api, auth, network, stripe_gateway, monkeypatch, clock, settings
+):
+    _, payment, ours = cancelled_unsent(api, auth, network, monkeypatch, journeys=1, sent=True)
+    clock.advance(hours=settings.REFUND_KEY_SAFE_HOURS + 2)
+    stripe_gateway.forget_idempotency_keys()
+    sends = []
+
+    def unlisted(self, *, charge_reference):
+        raise PaymentTimedOut
+
+    monkeypatch.setattr(StripeGateway, "refunds_of", unlisted)
+    monkeypatch.setattr(StripeGateway, "refund", lambda self, **kwargs: sends.append(kwargs))
+
+    assert refunds_retry() == 1
+
+    assert sends == []
+    ours.refresh_from_db()
+    assert ours.state == Refund.State.PENDING
+    monkeypatch.undo()
+    # Once the provider lists again, it is found given back.
+    refunds_retry()
+    ours.refresh_from_db()
+    assert ours.state == Refund.State.SENT
+    assert len(refunded_at_provider(stripe_gateway, payment)) == 1
