@@ -11,11 +11,15 @@ gateway writes one ledger row. 8 clients book priced round trips by card (2 ADT 
 phases taking turns between the three servers, REPEATS of each, the others idle while
 one is timed. Reported: create order by card, server time (median, p95, from each
 server's own access-log line), Stripe beside the test gateway; target (for the default)
-p95 <= 1.3x the test gateway's.
+p95 <= 1.3x the test gateway's. Before the bookings, what one provider call costs on the
+otherwise idle machine (`provider_call_floor`): the floor of Stripe's share.
 """
 
+import http.client
 import json
 import os
+import time
+import urllib.parse
 
 from benchmarks.common import (
     bench_database_seeded,
@@ -51,6 +55,7 @@ def main() -> None:
     from tests.gateways import stripe_settings
 
     with fake_stripe(free_port()) as provider:
+        floor = provider_call_floor(provider)
         servers = {"test": start_gunicorn(workers=2, log_name="bench-pay-test.log")}
         for name, capture in STRIPE_SERVERS.items():
             env = {
@@ -101,6 +106,14 @@ def main() -> None:
             for name in servers
         ],
     )
+    table(
+        f"One provider call, the machine otherwise idle: {FLOOR_CALLS} retrieves, interleaved",
+        ("how", "median", "client CPU"),
+        [
+            ("Stripe SDK (StripeGateway's client)", ms(floor["sdk"]), ms(floor["sdk_cpu"])),
+            ("bare http.client (the fake server's time + loopback)", ms(floor["bare"]), "-"),
+        ],
+    )
     ratio = p95(times["stripe"]) / p95(times["test"])
     verdict = "ok" if ratio <= TARGET else "over target"
     manual = p95(times["stripe-manual"]) / p95(times["test"])
@@ -113,6 +126,53 @@ def main() -> None:
         notes.append(f"{failures} bookings failed")
     print("\n".join(f"  {note}" for note in notes))
     write_figures("payments", notes)
+
+
+FLOOR_CALLS = 200
+
+
+def provider_call_floor(provider) -> dict[str, float]:
+    """What one call to the fake provider costs before any booking load: the same
+    PaymentIntent retrieved FLOOR_CALLS times through Stripe's SDK and by a bare
+    http.client request, interleaved (seconds; the SDK's CPU in this process). The
+    difference between the booking medians above and these is waiting for the cores."""
+    from orders.payments import _stripe_client
+
+    client = _stripe_client(provider.api_key, provider.url, 5.0)
+    card = {"number": "4242424242424242", "exp_month": 12, "exp_year": 2040, "cvc": "123"}
+    intent = client.v1.payment_intents.create(
+        params={
+            "amount": 1000,
+            "currency": "usd",
+            "payment_method_data": {"type": "card", "card": card},
+            "payment_method_types": ["card"],
+        }
+    )
+    address = urllib.parse.urlparse(provider.url)
+    connection = http.client.HTTPConnection(address.hostname, address.port, timeout=5)
+    headers = {"Authorization": f"Bearer {provider.api_key}"}
+
+    def bare() -> None:
+        connection.request("GET", f"/v1/payment_intents/{intent.id}", headers=headers)
+        connection.getresponse().read()
+
+    def sdk() -> None:
+        client.v1.payment_intents.retrieve(intent.id)
+
+    for _ in range(20):  # connections open, code paths warm
+        bare()
+        sdk()
+    bare_times, sdk_times, sdk_cpu = [], [], []
+    for _ in range(FLOOR_CALLS):
+        started = time.perf_counter()
+        bare()
+        bare_times.append(time.perf_counter() - started)
+        cpu, started = time.process_time(), time.perf_counter()
+        sdk()
+        sdk_times.append(time.perf_counter() - started)
+        sdk_cpu.append(time.process_time() - cpu)
+    connection.close()
+    return {"sdk": median(sdk_times), "sdk_cpu": median(sdk_cpu), "bare": median(bare_times)}
 
 
 if __name__ == "__main__":
