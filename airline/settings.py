@@ -559,5 +559,8 @@ LOGGING = {
         "django.request": {"level": "ERROR"},
         "django.server": {"level": "ERROR"},
         "axes.apps": {"level": "WARNING"},  # its start-up banner, on every command
+        # Stripe's SDK logs two INFO lines per call (request, response): a booking's own
+        # lines (orders.payments) say what a payment did; these would only double them.
+        "stripe": {"level": "WARNING"},
     },
 }
