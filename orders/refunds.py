@@ -38,6 +38,7 @@ from orders.models import Order, Payment, Refund
 from orders.payments import (
     Charge,
     PaymentDeclined,
+    PaymentGateway,
     PaymentTimedOut,
     ProviderRefund,
     payment_gateway,
@@ -99,23 +100,30 @@ def refunds_send(refunds: Sequence[Refund]) -> None:
     gateway error leaves the row PENDING for `refunds_retry`; the change stands."""
     gateway = payment_gateway()
     for refund in refunds:
-        payment = refund.payment
-        try:
-            gateway.refund(
-                charge=Charge(payment.gateway_reference, payment.amount, payment.currency),
-                amount=refund.amount,
-                reference=refund.ref,
-            )
-        except Exception:
-            logger.exception(
-                "refund not sent; the reconciler will retry",
-                extra={"fields": {"refund": refund.ref}},
-            )
+        if not _refund_given(gateway, refund, refund.amount):
             continue
         Refund.objects.filter(pk=refund.pk, state=Refund.State.PENDING).update(
             state=Refund.State.SENT, sent_at=clock.now()
         )
         refund.state = Refund.State.SENT
+
+
+def _refund_given(gateway: PaymentGateway, refund: Refund, amount: Decimal) -> bool:
+    """Give `amount` of `refund` back at the gateway under the refund's reference. False,
+    logged, when the gateway failed: the row stays PENDING for `refunds_retry`."""
+    payment = refund.payment
+    try:
+        gateway.refund(
+            charge=Charge(payment.gateway_reference, payment.amount, payment.currency),
+            amount=amount,
+            reference=refund.ref,
+        )
+    except Exception:
+        logger.exception(
+            "refund not sent; the reconciler will retry", extra={"fields": {"refund": refund.ref}}
+        )
+        return False
+    return True
 
 
 def refunds_retry(*, now: datetime | None = None, grace: timedelta | None = None) -> int:
@@ -194,17 +202,7 @@ def _refunds_settle(
             continue
         part = min(refund.amount, max(left, ZERO))
         if part:
-            try:
-                gateway.refund(
-                    charge=Charge(payment.gateway_reference, payment.amount, payment.currency),
-                    amount=part,
-                    reference=refund.ref,
-                )
-            except Exception:
-                logger.exception(
-                    "refund not sent; the reconciler will retry",
-                    extra={"fields": {"refund": refund.ref}},
-                )
+            if not _refund_given(gateway, refund, part):
                 continue
             left -= part
         if part == refund.amount:
