@@ -27,6 +27,7 @@ from airline.backoffice import (
     RouteWord,
     RowCheckbox,
     StandbyChangelist,
+    inlines_with_rows,
     local_time,
     log_action,
     search_words,
@@ -62,7 +63,7 @@ from orders.presenters import (
     operational_statuses,
     pending_change_journeys,
 )
-from orders.selectors import order_parts
+from orders.selectors import order_flight_parts
 
 # The booking page lists the webhook deliveries of its events ("was the agency told?"):
 # a view of the outbox from the orders side, so the import goes up a layer here, in the
@@ -108,7 +109,7 @@ class BookingPage:
     @cached_property
     def statuses(self) -> dict[str, str]:
         """operationalStatus by JOU- and SEG- id (orders.presenters, as the order view)."""
-        return operational_statuses(order_parts(Order.objects.get(pk=self.order.pk)))
+        return operational_statuses(order_flight_parts(Order.objects.get(pk=self.order.pk)))
 
     @cached_property
     def deliveries(self) -> list[WebhookDelivery]:
@@ -736,6 +737,10 @@ class OrderAdmin(RowCheckbox, StandbyChangelist, admin.ModelAdmin):
 
     def get_inline_instances(self, request, obj=None):
         inlines = super().get_inline_instances(request, obj)
+        if obj is not None:
+            # A booking's parts it has none of (no payments on a hold, no tickets) are left
+            # out, not shown as empty tables: the page is read far more than anything else.
+            inlines = inlines_with_rows(inlines, obj)
         for inline in inlines:
             if hasattr(inline, "page"):
                 inline.page = getattr(obj, "page", None)

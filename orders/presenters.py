@@ -27,7 +27,7 @@ from orders.models import (
     Segment,
     Service,
 )
-from orders.selectors import LegPart, OrderParts, OrderRow, OrderSearch, order_parts
+from orders.selectors import FlightParts, LegPart, OrderParts, OrderRow, OrderSearch, order_parts
 
 VIEW_CACHE_SECONDS = 24 * 3600
 # The shape of the view: bumped whenever what it renders changes, so that a release
@@ -410,7 +410,7 @@ def pending_change_journeys(changes: Iterable[AirlineChange]) -> set[str]:
     }
 
 
-def operational_statuses(parts: OrderParts) -> dict[str, str]:
+def operational_statuses(parts: OrderParts | FlightParts) -> dict[str, str]:
     """`operationalStatus` by JOU- and SEG- id, as the order view shows them: the
     back office's booking page reads the same state as the API (README "Back office")."""
     changed = pending_change_journeys(parts.airline_changes)

@@ -112,6 +112,25 @@ def test_the_booking_page_shows_everything_and_no_card_number(admin_client, paid
     assert "/delete/" not in text
 
 
+def test_the_booking_page_leaves_out_the_parts_a_booking_has_none_of(
+    admin_client, held, paid, django_assert_max_num_queries
+):
+    # The inline groups by their formset prefix (the relation's name).
+    def groups(order) -> set[str]:
+        text = admin_client.get(f"{CHANGELIST}{order.pk}/change/").content.decode()
+        return {
+            name
+            for name in ("passengers", "journeys", "segments", "items", "payments", "tickets")
+            if f'id="{name}-group"' in text
+        }
+
+    # A hold has passengers and flights, no payment and no ticket yet.
+    assert groups(held) == {"passengers", "journeys", "segments", "items"}
+    assert groups(paid) == {"passengers", "journeys", "segments", "items", "payments", "tickets"}
+    with django_assert_max_num_queries(30):
+        assert admin_client.get(f"{CHANGELIST}{held.pk}/change/").status_code == 200
+
+
 def test_the_booking_page_shows_its_seats_and_services(admin_client, api, auth, held):
     order_id = held.order_id
     seat_data = api.post(f"/json/v1/orders/{order_id}/seats", format="json", **auth).json()["data"]
