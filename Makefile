@@ -89,8 +89,8 @@ test-cluster: $(VENV)/.dev
 	$(VENV)/bin/pytest -m cluster tests/e2e/test_cluster.py
 
 ## test: lint, check migrations and the import layers, run the whole suite on PostgreSQL +
-## Redis (+ embedded smoke), then the cluster tests (test-cluster: skipped when haproxy and
-## pgbouncer are not installed)
+## Redis (+ embedded smoke): in parallel, then the serial tests, the cluster tests among
+## them (skipped when haproxy and pgbouncer are not installed, except under CI)
 test: export AIRLINE_ENV = test
 test: export DATABASE_URL ?= $(TEST_DATABASE_URL)
 test: export REDIS_URL ?= $(TEST_REDIS_URL)
@@ -100,8 +100,16 @@ test: $(VENV)/.dev
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet  # the manual: any warning fails
 	DATABASE_URL= $(PY) manage.py makemigrations --check --dry-run  # models vs migrations; no server needed
 	$(VENV)/bin/lint-imports  # the layers: no import from a lower layer to a higher one
-	$(VENV)/bin/pytest
-	$(VENV)/bin/pytest -m cluster tests/e2e/test_cluster.py  # the production topology (issue 30)
+	@# Two runs: most tests in two pytest-xdist workers, each on a test database (_gw0,
+	@# _gw1) and a Redis key space of its own; then the `serial` ones (tests/conftest.py
+	@# SERIAL: servers, the browser, time bounds; and the cluster's, tests/e2e/test_cluster.py)
+	@# alone, with both cores to themselves.
+	@# The second runs whatever the first said; either failing (an empty selection too:
+	@# pytest's exit code 5) fails the target.
+	status=0; \
+	$(VENV)/bin/pytest -n 2 -m 'not serial and not cluster' || status=$$?; \
+	$(VENV)/bin/pytest -m 'serial or cluster' || status=$$?; \
+	exit $$status
 
 ## fuzz: the contract test at nightly size: schemathesis, 1000 examples per operation; then
 ## the bounded hostile-body set (tests/hostile.py), printing each body's worker CPU per request

@@ -36,6 +36,7 @@ from airline.backoffice import (
 )
 from airline.network.models import Station
 from airline.network.services import station_zone
+from orders.deliveries import Delivery, order_deliveries
 from orders.holds import order_cancel_hold
 from orders.models import (
     AirlineChange,
@@ -64,11 +65,6 @@ from orders.presenters import (
     pending_change_journeys,
 )
 from orders.selectors import order_flight_parts
-
-# The booking page lists the webhook deliveries of its events ("was the agency told?"):
-# a view of the outbox from the orders side, so the import goes up a layer here, in the
-# back office, and only here.
-from webhooks.models import WebhookDelivery
 
 # Statuses whose passengers expect to fly: only these are disrupted by a cancelled flight.
 LIVE = (OrderStatus.CONFIRMED, OrderStatus.ONHOLD, OrderStatus.PENDING)
@@ -112,12 +108,9 @@ class BookingPage:
         return operational_statuses(order_flight_parts(Order.objects.get(pk=self.order.pk)))
 
     @cached_property
-    def deliveries(self) -> list[WebhookDelivery]:
-        return list(
-            WebhookDelivery.objects.filter(order=self.order)
-            .select_related("endpoint", "event")
-            .order_by("-id")[:DELIVERIES_SHOWN]
-        )
+    def deliveries(self) -> list[Delivery]:
+        """The webhook deliveries of its events (registered by the webhooks app)."""
+        return order_deliveries(self.order.pk, DELIVERIES_SHOWN)
 
 
 def status_html(status: str | None) -> str:
@@ -372,9 +365,9 @@ class AirlineChangeInline(ReadOnlyInline):
         told = [
             d
             for d in (self.page.deliveries if self.page else [])
-            if d.event.type == CHANGE_DETECTED
-            and d.event.created_at >= change.detected_at
-            and (change.resolved_at is None or d.event.created_at <= change.resolved_at)
+            if d.event_type == CHANGE_DETECTED
+            and d.event_created_at >= change.detected_at
+            and (change.resolved_at is None or d.event_created_at <= change.resolved_at)
         ]
         if not told:
             return "No webhook endpoint wanted it"
@@ -383,7 +376,7 @@ class AirlineChangeInline(ReadOnlyInline):
             format_html_join(
                 ", ",
                 "{} {} ({})",
-                ((d.endpoint.webhook_id, d.status, d.last_status_code or "-") for d in told),
+                ((d.webhook_id, d.status, d.last_status_code or "-") for d in told),
             ),
             deliveries_url(self.page.order, CHANGE_DETECTED),
         )
@@ -758,13 +751,13 @@ class OrderAdmin(RowCheckbox, StandbyChangelist, admin.ModelAdmin):
             (
                 (
                     reverse("admin:webhooks_webhookendpoint_change", args=[d.endpoint_id]),
-                    d.endpoint.webhook_id,
-                    d.event.type,
+                    d.webhook_id,
+                    d.event_type,
                     d.status,
                     d.attempts,
                     d.last_status_code or "-",
                     utc_time(d.last_attempt_at),
-                    utc_time(d.event.created_at),
+                    utc_time(d.event_created_at),
                 )
                 for d in page.deliveries
             ),

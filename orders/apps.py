@@ -20,10 +20,13 @@ class OrdersConfig(AppConfig):
         # The network asks which bookings hold a leg or a seat before it changes them.
         holders_register()
         # Seat maps (offers) show the seats orders hold; the network's back office, who
-        # is booked on its legs and which bookings a schedule load touches.
+        # is booked on its legs, which bookings a schedule load touches and the seats on
+        # hold and ticketed in its flight-date list.
         seats_reader_register(seats_held)
         readers_register(
-            bookings=leg_bookings.bookings_on_legs, travellers=leg_bookings.travellers_on_leg
+            bookings=leg_bookings.bookings_on_legs,
+            travellers=leg_bookings.travellers_on_leg,
+            seat_rows=leg_bookings.seat_rows,
         )
         for job in (hold_expiry_job, payment_reconcile_job, refund_send_job):
             job_register(job)

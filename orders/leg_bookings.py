@@ -3,9 +3,14 @@
 
 from collections.abc import Sequence
 
+from django.db.models import F, QuerySet
+
 from airline.network.models import FlightLeg
-from airline.network.readers import Traveller
-from orders.models import Coupon, Leg, Passenger, Segment, Service
+from airline.network.readers import BookedState, Traveller
+from orders.models import Coupon, Leg, OrderStatus, Passenger, Segment, Service
+
+# Which orders' seats each load column of the flight-date list counts.
+BOOKED_STATUS = {"held": OrderStatus.ONHOLD, "ticketed": OrderStatus.CONFIRMED}
 
 
 def bookings_on_legs(leg_ids: Sequence[int]) -> list[tuple[int, int, str, str]]:
@@ -22,6 +27,14 @@ def bookings_on_legs(leg_ids: Sequence[int]) -> list[tuple[int, int, str, str]]:
         .order_by("segment__order__record_locator", "flight_leg_id")
         .distinct()
     )
+
+
+def seat_rows(state: BookedState) -> QuerySet[Leg]:
+    """The booked legs still taking seats of orders on hold or ticketed, with the
+    flight-date leg as `booked_leg` and the segment's seats as `booked_seats`."""
+    return Leg.objects.filter(
+        segment__holds_inventory=True, segment__order__status=BOOKED_STATUS[state]
+    ).annotate(booked_leg=F("flight_leg"), booked_seats=F("segment__seats"))
 
 
 def travellers_on_leg(leg: FlightLeg) -> list[Traveller]:

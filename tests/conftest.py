@@ -27,13 +27,38 @@ def pytest_report_header(config) -> str:
     return f"database: vendor={connection.vendor}"
 
 
+# Run by the second, serial pytest call of `make test`, not by the parallel one
+# (pytest-xdist, `-n 2`): the tests that hold an answer, a restart or a stall to a time
+# bound (QUICK, "within a second", a CPU budget, a payment timeout), kill processes
+# mid-request, or drive a browser, which another worker's load beside them on a 2-core
+# machine would make miss it or flake. The other end-to-end tests (servers on their
+# worker's own database and key space: tests/e2e/servers.py) run in parallel.
+SERIAL = (
+    "tests/browser/",
+    "tests/e2e/test_cluster.py",
+    "tests/e2e/test_hostile_bodies.py",
+    "tests/e2e/test_index_restart.py",
+    "tests/e2e/test_live_changes.py",
+    "tests/e2e/test_payment_crash.py",
+    "tests/e2e/test_proxy.py",
+    "tests/e2e/test_seat_block.py",
+    "tests/e2e/test_server_stop.py",
+    "tests/e2e/test_two_nodes.py",
+    "tests/network/test_index_rebuild.py",
+    "tests/offers/test_live_index.py",
+    "tests/orders/test_stripe.py",
+)
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
 def pytest_collection_modifyitems(config, items) -> None:
-    """Every `transaction=True` test also takes `serialized_rollback=True`. A transactional
-    test without it ends by flushing the database and re-running post_migrate, which
-    recreates the content types under new ids; the next test that restores the serialized
-    database then collides with them (IntegrityError on (app_label, model)) and every
-    transactional test after it errors at setup: which ones depends on the order pytest
-    runs them in, so it is refused here rather than found by chance."""
+    """Marks the tests of SERIAL `serial`. And every `transaction=True` test also takes
+    `serialized_rollback=True`: a transactional test without it ends by flushing the
+    database and re-running post_migrate, which recreates the content types under new
+    ids; the next test that restores the serialized database then collides with them
+    (IntegrityError on (app_label, model)) and every transactional test after it errors
+    at setup: which ones depends on the order pytest runs them in, so it is refused here
+    rather than found by chance."""
     wrong = [
         item.nodeid
         for item in items
@@ -45,6 +70,9 @@ def pytest_collection_modifyitems(config, items) -> None:
         raise pytest.UsageError(
             "django_db(transaction=True) without serialized_rollback=True: " + ", ".join(wrong)
         )
+    for item in items:
+        if item.nodeid.startswith(SERIAL):
+            item.add_marker(pytest.mark.serial)
 
 
 @pytest.fixture(autouse=True)

@@ -7,14 +7,18 @@ class WebhooksConfig(AppConfig):
 
     def ready(self) -> None:
         from airline.worker import job_register
+        from orders.deliveries import deliveries_reader_register
         from orders.events import order_event_recorded
         from webhooks import metrics
         from webhooks.outbox import order_event_listen
+        from webhooks.selectors import order_deliveries
 
         # Every order event writes its outbox rows in the change's transaction.
         order_event_recorded.connect(order_event_listen, dispatch_uid="webhooks.outbox")
         metrics.connect()
         job_register(delivery_job)
+        # The booking page (orders' back office) lists the deliveries of its events.
+        deliveries_reader_register(order_deliveries)
 
 
 def delivery_job():

@@ -1,10 +1,12 @@
-"""Reads of a seller's webhook endpoints, always scoped to that seller first."""
+"""Reads of a seller's webhook endpoints, always scoped to that seller first; and the
+deliveries of an order's events, as its booking page lists them (orders.deliveries)."""
 
 from django.db.models import QuerySet
 
 from airline.api.errors import ApiError, Err
+from orders.deliveries import Delivery
 from sellers.models import Seller
-from webhooks.models import WebhookEndpoint
+from webhooks.models import WebhookDelivery, WebhookEndpoint
 
 
 def endpoints_list(*, seller: Seller) -> QuerySet[WebhookEndpoint]:
@@ -18,3 +20,22 @@ def endpoint_get(*, seller: Seller, webhook_id: str) -> WebhookEndpoint:
         return WebhookEndpoint.objects.get(seller=seller, webhook_id=webhook_id)
     except WebhookEndpoint.DoesNotExist:
         raise ApiError(Err.NOT_FOUND, f"No webhook {webhook_id}", path="webhookId") from None
+
+
+def order_deliveries(order_pk: int, limit: int) -> list[Delivery]:
+    """The newest `limit` deliveries of the order's events, newest first (one query)."""
+    return [
+        Delivery(
+            endpoint_id=delivery.endpoint_id,
+            webhook_id=delivery.endpoint.webhook_id,
+            event_type=delivery.event.type,
+            event_created_at=delivery.event.created_at,
+            status=delivery.status,
+            attempts=delivery.attempts,
+            last_status_code=delivery.last_status_code,
+            last_attempt_at=delivery.last_attempt_at,
+        )
+        for delivery in WebhookDelivery.objects.filter(order_id=order_pk)
+        .select_related("endpoint", "event")
+        .order_by("-id")[:limit]
+    ]

@@ -5,6 +5,7 @@ Fleet and booking classes are edited here; the schedule comes only from SSIM fil
 inventory screens are read-only. Times are shown in the station's own zone and say which
 (README "Back office")."""
 
+import functools
 import hashlib
 import re
 
@@ -62,12 +63,9 @@ from airline.network.models import (
     Station,
 )
 from airline.network.preview import schedule_preview
+from airline.network.readers import BookedState, booked_seat_rows
 from airline.network.services import ScheduleError, known_station, load_summary, schedule_load
 from airline.network.ssim import SsimFileError, parse_ssim
-
-# The flight-date pages read the bookings on each leg: a view of orders from the network
-# side, so the import goes up a layer here and only here.
-from orders.models import Leg, OrderStatus
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -546,33 +544,40 @@ def per_leg_sum(rows: QuerySet, leg_field: str, column: str) -> Coalesce:
     return Coalesce(Subquery(summed, output_field=IntegerField()), Value(0))
 
 
-def booked_seats(status: str) -> Coalesce:
-    """Seats that bookings of `status` still take on the leg."""
-    booked = Leg.objects.filter(segment__holds_inventory=True, segment__order__status=status)
-    return per_leg_sum(booked, "flight_leg", "segment__seats")
+def booked_seats(state: BookedState) -> Coalesce | Value:
+    """Seats that bookings on hold or ticketed still take on the leg: the orders app's
+    rows (airline.network.readers), none without it."""
+    rows = booked_seat_rows(state)
+    return Value(0) if rows is None else per_leg_sum(rows, "booked_leg", "booked_seats")
 
 
 def legs_with_load(legs: QuerySet[FlightLeg]) -> QuerySet[FlightLeg]:
     """Legs with their load: capacity and seats sold (rank-0 inventory, which every sale
     counts against), of those the seats on unpaid holds and the ticketed ones."""
+    load = load_columns()
     return legs.annotate(
-        seats=LOAD["seats"], seats_sold=LOAD["seats_sold"], seats_held=LOAD["seats_held"]
-    ).annotate(seats_ticketed=LOAD["seats_ticketed"], load=LOAD["load"])
+        seats=load["seats"], seats_sold=load["seats_sold"], seats_held=load["seats_held"]
+    ).annotate(seats_ticketed=load["seats_ticketed"], load=load["load"])
 
 
-_CABINS = LegInventory.objects.filter(rank=0)
-# Each load column as an expression, annotated onto the hundred legs a page shows. Sorting
-# by capacity, sold or load factor joins the CabinLoad view instead: one aggregate over
-# the whole schedule, where these subqueries would run once per leg.
-LOAD = {
-    "seats": per_leg_sum(_CABINS, "leg", "authorized"),
-    "seats_sold": per_leg_sum(_CABINS, "leg", "sold"),
-    "seats_held": booked_seats(OrderStatus.ONHOLD),
-    "seats_ticketed": booked_seats(OrderStatus.CONFIRMED),
-}
-LOAD["load"] = ExpressionWrapper(
-    LOAD["seats_sold"] * 100.0 / NullIf(LOAD["seats"], 0), output_field=FloatField()
-)
+@functools.cache
+def load_columns() -> dict[str, Coalesce | Value | ExpressionWrapper]:
+    """Each load column as an expression, annotated onto the hundred legs a page shows,
+    and sorted on for on hold and ticketed (capacity, sold and load factor sort through
+    the CabinLoad view instead: one aggregate over the schedule, where these subqueries
+    would run once per leg). Built on first use, not at import: the admin is imported
+    before the orders app has registered its readers (OrdersConfig.ready)."""
+    cabins = LegInventory.objects.filter(rank=0)
+    load = {
+        "seats": per_leg_sum(cabins, "leg", "authorized"),
+        "seats_sold": per_leg_sum(cabins, "leg", "sold"),
+        "seats_held": booked_seats("held"),
+        "seats_ticketed": booked_seats("ticketed"),
+    }
+    load["load"] = ExpressionWrapper(
+        load["seats_sold"] * 100.0 / NullIf(load["seats"], 0), output_field=FloatField()
+    )
+    return load
 
 
 STATION = re.compile(r"^[A-Z]{3}$")
@@ -617,6 +622,11 @@ class FlightLegChangeList(ChangeList):
 
     def apply_select_related(self, qs):
         return qs  # the page's rows are read whole in get_results
+
+    def get_ordering_field(self, field_name):
+        # A load column sorts by its expression (load_columns), named in its display.
+        field = super().get_ordering_field(field_name)
+        return load_columns().get(field, field) if isinstance(field, str) else field
 
     def get_results(self, request):
         super().get_results(request)
@@ -737,11 +747,11 @@ class FlightLegAdmin(StandbyChangelist, ReadOnlyAdmin):
     def sold(self, leg: FlightLeg) -> int:
         return leg.seats_sold
 
-    @admin.display(description="On hold", ordering=LOAD["seats_held"])
+    @admin.display(description="On hold", ordering="seats_held")
     def held(self, leg: FlightLeg) -> int:
         return leg.seats_held
 
-    @admin.display(description="Ticketed", ordering=LOAD["seats_ticketed"])
+    @admin.display(description="Ticketed", ordering="seats_ticketed")
     def ticketed(self, leg: FlightLeg) -> int:
         return leg.seats_ticketed
 

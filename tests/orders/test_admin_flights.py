@@ -94,6 +94,24 @@ def test_the_flight_date_list_sorts_the_whole_schedule_by_load(
     )
 
 
+@pytest.mark.parametrize(("column", "name"), [(10, "seats_held"), (11, "seats_ticketed")])
+def test_the_flight_date_list_sorts_by_the_seats_bookings_take(
+    admin_client, held, paid, travel_day, column, name
+):
+    # The columns of list_display, counted from 0: "On hold" is the 11th, "Ticketed" the
+    # 12th. The orders app gives their rows (airline.network.readers); the list sorts the
+    # whole table on them, not only the page shown.
+    most = admin_client.get(FLIGHTS, {"o": f"-{column}"}).context["cl"].result_list
+    least = admin_client.get(FLIGHTS, {"o": str(column)}).context["cl"].result_list
+
+    booked = [getattr(leg, name) for leg in most]
+    assert booked == sorted(booked, reverse=True)
+    assert booked[0] == 3  # three passengers on each booking
+    leg = FlightLeg.objects.get(flight_number=101, flight_date=travel_day)
+    assert leg.pk in {row.pk for row in most if getattr(row, name) == 3}
+    assert {getattr(row, name) for row in least} == {0}
+
+
 def test_flight_times_are_local_and_labelled(admin_client, held, travel_day):
     leg = FlightLeg.objects.get(flight_number=101, flight_date=travel_day)
 
