@@ -80,7 +80,7 @@ class _Guard:
 
     def start(self, tag: str, attrib: Any) -> None:
         self.elements += 1
-        self.open.append(etree.QName(tag).localname)
+        self.open.append(tag.rpartition("}")[2])  # the local name, without a QName each
         if len(self.open) > MAX_DEPTH:
             self._refuse(
                 ApiError(Err.VALIDATION, f"The document nests deeper than {MAX_DEPTH} elements")
@@ -103,14 +103,8 @@ class _Guard:
     def end(self, tag: str) -> None:
         self.open.pop()
 
-    def data(self, data: str) -> None:
-        pass
-
-    def comment(self, text: str) -> None:
-        pass
-
-    def pi(self, target: str, data: str | None = None) -> None:
-        pass
+    # No data, comment or pi method: lxml calls a target only for the events it has
+    # methods for, and text between 5,000 elements would be as many calls for nothing.
 
     def close(self) -> None:
         return None
@@ -216,16 +210,28 @@ def _readable_path(document: etree._Element, libxml_path: str | None) -> str | N
     `/IATA_AirShoppingRQ/Request/.../OriginDestCriteria[2]`."""
     if not libxml_path:
         return None
-    namespaces = {}
-    for element in document.iter():
-        namespaces.update({p: ns for p, ns in element.nsmap.items() if p})
+    # The prefixes the path uses, as the root declares them; only a document that
+    # declares one further down has every element's read (one dict each: milliseconds
+    # over the thousands of elements a hostile body may hold).
+    namespaces = {p: ns for p, ns in document.nsmap.items() if p}
     try:
-        found = document.getroottree().xpath(libxml_path, namespaces=namespaces)
+        found = _xpath(document, libxml_path, namespaces)
+    except etree.XPathEvalError:
+        for element in document.iter():
+            namespaces.update({p: ns for p, ns in element.nsmap.items() if p})
+        try:
+            found = _xpath(document, libxml_path, namespaces)
+        except etree.XPathError:
+            return libxml_path
     except etree.XPathError:
         return libxml_path
     if not found or not isinstance(found[0], etree._Element):
         return libxml_path
     return element_path(found[0])
+
+
+def _xpath(document: etree._Element, path: str, namespaces: dict[str, str]) -> list:
+    return document.getroottree().xpath(path, namespaces=namespaces)
 
 
 def element_path(element: etree._Element) -> str:
