@@ -10,9 +10,6 @@ WORKERS ?= 2
 # Tests run on the local PostgreSQL and Redis unless told otherwise.
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/airline
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/1
-# pytest-xdist workers for `make test`: 1 on this project's 2-core machines, where the
-# database, Redis and the servers the tests start share the cores with the workers.
-TEST_WORKERS ?= 1
 
 PROXY_PORT ?= 8080
 NGINX ?= $(shell command -v nginx || echo /usr/sbin/nginx)
@@ -92,8 +89,8 @@ test-cluster: $(VENV)/.dev
 	$(VENV)/bin/pytest -m cluster tests/e2e/test_cluster.py
 
 ## test: lint, check migrations and the import layers, run the whole suite on PostgreSQL +
-## Redis (+ embedded smoke) and the cluster tests (skipped when haproxy and pgbouncer are
-## not installed, except under CI); TEST_WORKERS=N runs most of it in N xdist workers
+## Redis (+ embedded smoke): in parallel, then the serial tests, the cluster tests among
+## them (skipped when haproxy and pgbouncer are not installed, except under CI)
 test: export AIRLINE_ENV = test
 test: export DATABASE_URL ?= $(TEST_DATABASE_URL)
 test: export REDIS_URL ?= $(TEST_REDIS_URL)
@@ -103,20 +100,15 @@ test: $(VENV)/.dev
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet  # the manual: any warning fails
 	DATABASE_URL= $(PY) manage.py makemigrations --check --dry-run  # models vs migrations; no server needed
 	$(VENV)/bin/lint-imports  # the layers: no import from a lower layer to a higher one
-	@# TEST_WORKERS=1 (the default): one pytest for the suite, then the cluster's tests.
-	@# More: most tests in that many pytest-xdist workers, each on a test database (_gw0,
-	@# _gw1, ...) and a Redis key space of its own, then the `serial` ones (tests/conftest.py
-	@# SERIAL: servers, the browser, time bounds; and the cluster's) alone. The second runs
-	@# whatever the first said; either failing (an empty selection too: pytest's exit code
-	@# 5) fails the target. On a 2-core machine one process is the faster (getting-started).
+	@# Two runs: most tests in two pytest-xdist workers, each on a test database (_gw0,
+	@# _gw1) and a Redis key space of its own; then the `serial` ones (tests/conftest.py
+	@# SERIAL: servers, the browser, time bounds; and the cluster's, tests/e2e/test_cluster.py)
+	@# alone, with both cores to themselves.
+	@# The second runs whatever the first said; either failing (an empty selection too:
+	@# pytest's exit code 5) fails the target.
 	status=0; \
-	if [ "$(TEST_WORKERS)" -gt 1 ]; then \
-	  $(VENV)/bin/pytest -n $(TEST_WORKERS) -m 'not serial and not cluster' || status=$$?; \
-	  $(VENV)/bin/pytest -m 'serial or cluster' || status=$$?; \
-	else \
-	  $(VENV)/bin/pytest || status=$$?; \
-	  $(VENV)/bin/pytest -m cluster tests/e2e/test_cluster.py || status=$$?; \
-	fi; \
+	$(VENV)/bin/pytest -n 2 -m 'not serial and not cluster' || status=$$?; \
+	$(VENV)/bin/pytest -m 'serial or cluster' || status=$$?; \
 	exit $$status
 
 ## fuzz: the contract test at nightly size: schemathesis, 1000 examples per operation; then
