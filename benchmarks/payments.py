@@ -146,14 +146,20 @@ def provider_call_floor(provider) -> dict[str, float]:
 
     client = _stripe_client(provider.api_key, provider.url, 5.0)
     card = {"number": "4242424242424242", "exp_month": 12, "exp_year": 2040, "cvc": "123"}
-    intent = client.v1.payment_intents.create(
-        params={
-            "amount": 1000,
-            "currency": "usd",
-            "payment_method_data": {"type": "card", "card": card},
-            "payment_method_types": ["card"],
-        }
-    )
+
+    def card_intent(**options):  # a PaymentIntent with the card in it, as a booking's
+        return client.v1.payment_intents.create(
+            params={
+                "amount": 1000,
+                "currency": "usd",
+                "payment_method_data": {"type": "card", "card": card},
+                "payment_method_types": ["card"],
+                "capture_method": "automatic",
+            },
+            options=options,
+        )
+
+    intent = card_intent()
     address = urllib.parse.urlparse(provider.url)
     connection = http.client.HTTPConnection(address.hostname, address.port, timeout=5)
     headers = {"Authorization": f"Bearer {provider.api_key}"}
@@ -183,16 +189,7 @@ def provider_call_floor(provider) -> dict[str, float]:
     booking_times = []
     for n in range(FLOOR_BOOKINGS):
         started = time.perf_counter()
-        created = client.v1.payment_intents.create(
-            params={
-                "amount": 1000,
-                "currency": "usd",
-                "payment_method_data": {"type": "card", "card": card},
-                "payment_method_types": ["card"],
-                "capture_method": "automatic",
-            },
-            options={"idempotency_key": f"floor-{os.getpid()}-{n}"},
-        )
+        created = card_intent(idempotency_key=f"floor-{os.getpid()}-{n}")
         client.v1.payment_intents.confirm(created.id)
         booking_times.append(time.perf_counter() - started)
     return {
