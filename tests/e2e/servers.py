@@ -5,6 +5,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -175,3 +176,68 @@ def server_seconds(logs: list[Path], request_id_prefix: str) -> dict[str, float]
             fields = json.loads(line)
             found[fields["request_id"]] = fields["duration_ms"] / 1000
     return found
+
+
+class Probes:
+    """A client searching (POST /json/v1/offers with `search`) and another probing
+    /health, in loops, until stopped: what a node restart looks like to a load balancer
+    and to a client (tests/e2e/test_index_restart.py, benchmarks.schedule)."""
+
+    def __init__(self, url: str, headers: dict[str, str], search: dict) -> None:
+        self.url, self.headers, self.search = url, headers, search
+        self.stop = threading.Event()
+        self.health: list[tuple[object, float]] = []  # (status or error name, seconds)
+        self.searches: list[tuple[str, object, float]] = []  # (request id, status, seconds)
+        self.dropped: list[str] = []  # why each refused or reset connection failed
+        self._threads = [
+            threading.Thread(target=self._probe_health),
+            threading.Thread(target=self._search),
+        ]
+
+    def __enter__(self) -> "Probes":
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        for thread in self._threads:
+            thread.join(timeout=30)
+
+    def _probe_health(self) -> None:
+        while not self.stop.is_set():
+            started = time.monotonic()
+            try:
+                response = requests.get(self.url + "/health", timeout=2)
+                outcome = (response.status_code, response.json()["status"])
+            except requests.Timeout:
+                outcome = "timeout"
+            except requests.ConnectionError as exc:
+                # Refused while no master listens; reset for a probe the killed worker or
+                # the stopping master had accepted. Either is "down" to a load balancer.
+                outcome = "refused"
+                self.dropped.append(str(exc))
+            self.health.append((outcome, time.monotonic() - started))
+            self.stop.wait(0.02)  # a load balancer's probe interval, shortened
+
+    def _search(self) -> None:
+        while not self.stop.is_set():
+            request_id = f"restart-search-{len(self.searches)}"
+            started = time.monotonic()
+            try:
+                response = requests.post(
+                    self.url + "/json/v1/offers",
+                    json=self.search,
+                    headers={**self.headers, "x-request-id": request_id},
+                    timeout=10,
+                )
+                body = response.json()
+                outcome = (response.status_code, (body.get("error") or {}).get("code"))
+            except requests.Timeout:
+                outcome = "timeout"
+            except requests.ConnectionError as exc:
+                outcome = "refused"
+                self.dropped.append(str(exc))
+            self.searches.append((request_id, outcome, time.monotonic() - started))
+            if outcome == "refused":
+                self.stop.wait(0.01)  # the node is down: do not spin
