@@ -45,11 +45,45 @@ class IsoDateField(serializers.DateField):
         return super().to_internal_value(value)
 
 
+class SurrogatesRefused(ProhibitSurrogateCharactersValidator):
+    """DRF's check that a text holds no lone surrogate, with its message and code, at C
+    speed: DRF's looks at one character at a time in Python, 40-60 ms for a string of a
+    MiB, which was most of what such a hostile body cost (issue 28's budget: 50 ms a MiB).
+    An ASCII text has none; any other fails to encode where it has one."""
+
+    def __call__(self, value):
+        text = str(value)
+        if text.isascii():
+            return
+        try:
+            text.encode()
+        except UnicodeEncodeError as exc:
+            raise serializers.ValidationError(
+                self.message.format(code_point=ord(text[exc.start])), code=self.code
+            ) from None
+
+
+def _surrogates_refused_quickly(field: serializers.Field) -> None:
+    """Swap DRF's surrogate check of a text field (or a list's text items) for ours."""
+    for text in (field, getattr(field, "child", None)):
+        if isinstance(text, serializers.CharField):
+            text.validators = [
+                SurrogatesRefused() if type(v) is ProhibitSurrogateCharactersValidator else v
+                for v in text.validators
+            ]
+
+
 class StrictSerializer(serializers.Serializer):
     """Refuses properties it does not declare (SPEC.md §4.4: "no additional properties"),
     naming each one, so a misspelt field is an error rather than silently ignored; and a
     number or a boolean where a string is declared (DRF's CharField would take `42` as
     "42"), so the request matches the OpenAPI description to the letter."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # Once per class, on the fields every instance shallow-copies (get_fields).
+        for field in cls._declared_fields.values():
+            _surrogates_refused_quickly(field)
 
     def get_fields(self):
         # DRF deep-copies every declared field for every serializer instance, which was
@@ -263,7 +297,11 @@ def _text_reader(field: serializers.CharField) -> Reader:
             least = validator.limit_value
         elif kind is RegexValidator:
             patterns.append((validator.regex, validator.inverse_match))
-        elif kind not in (ProhibitNullCharactersValidator, ProhibitSurrogateCharactersValidator):
+        elif kind not in (
+            ProhibitNullCharactersValidator,
+            ProhibitSurrogateCharactersValidator,
+            SurrogatesRefused,
+        ):
             raise _Unsupported
     allow_blank, trim = field.allow_blank, field.trim_whitespace
 

@@ -217,3 +217,22 @@ def test_it_reads_only_strict_serializers():
 
     assert not issubclass(Lenient, StrictSerializer)
     assert plain_valid(Lenient, {"name": "x"}) is None
+
+
+def test_a_lone_surrogate_is_refused_with_drfs_own_message_and_code():
+    class Named(StrictSerializer):
+        name = serializers.CharField()
+        aliases = serializers.ListField(child=serializers.CharField())
+
+    class DrfNamed(serializers.Serializer):
+        name = serializers.CharField()
+        aliases = serializers.ListField(child=serializers.CharField())
+
+    body = {"name": "Ada \ud800", "aliases": ["ok", "L\udc00ve"]}
+    ours, drfs = Named(data=body), DrfNamed(data=body)
+
+    assert not ours.is_valid()
+    assert not drfs.is_valid()
+    assert ours.errors == drfs.errors
+    assert ours.errors["name"][0].code == "surrogate_characters_not_allowed"
+    assert Named(data={"name": "Ada Lovelace \U0001f600", "aliases": ["é"]}).is_valid()
