@@ -18,16 +18,15 @@ import time
 from collections import Counter
 from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
-from io import StringIO
 from urllib.parse import urlsplit
 
 import pytest
 import requests
-from django.core.management import call_command
 
 from airline.network.itineraries import build_index, schedule_version
 from airline.network.models import FlightLeg
 from sellers.models import Partner
+from tests.demo_seed import demo_seeded
 from tests.e2e.servers import (
     Probes,
     gunicorn,
@@ -66,7 +65,7 @@ def env_of_node() -> dict[str, str]:
 
 
 def test_a_killed_worker_and_a_restarted_node_never_make_a_request_wait_for_a_build(tmp_path):
-    call_command("seed_demo", stdout=StringIO())  # the full demo schedule, committed
+    demo_seeded()  # the full demo schedule, committed
     assert FlightLeg.objects.count() > FULL_SCHEDULE_LEGS
     started = time.monotonic()
     build_index(schedule_version())  # what a worker without an index would wait for
