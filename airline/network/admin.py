@@ -39,6 +39,7 @@ from airline.backoffice import (
     DayWord,
     EstimatedCountPaginator,
     FlightWord,
+    OnePassRows,
     OtherWord,
     RouteWord,
     StandbyChangelist,
@@ -608,11 +609,11 @@ def legs_search(search: str) -> Q:
     return found
 
 
-class FlightLegChangeList(ChangeList):
+class FlightLegChangeList(OnePassRows, ChangeList):
     """Pages the bare legs (an index walk and a LIMIT when sorted by departure), then
     reads the hundred shown with their stations, aircraft and load: never a join or the
     load of all 58,000 legs to show a hundred, whichever column the list is sorted by
-    (issue 27)."""
+    (issue 27). The rows are written in one pass (OnePassRows)."""
 
     def get_queryset(self, request, exclude_parameters=None):
         # Only the ids: a sort by load carries every leg through the join and the sort,
