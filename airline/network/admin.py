@@ -632,7 +632,10 @@ class FlightLegChangeList(OnePassRows, ChangeList):
     def get_results(self, request):
         super().get_results(request)
         ids = [leg.pk for leg in self.result_list]
-        shown = legs_with_load(self.model_admin.get_queryset(request)).in_bulk(ids)
+        # With the list's own joins (list_select_related), not the leg page's too.
+        legs = self.model_admin.get_queryset(request).select_related(None)
+        legs = legs.select_related(*self.list_select_related)
+        shown = legs_with_load(legs).in_bulk(ids)
         self.result_list = [shown[pk] for pk in ids]
 
 
