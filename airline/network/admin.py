@@ -39,6 +39,7 @@ from airline.backoffice import (
     DayWord,
     EstimatedCountPaginator,
     FlightWord,
+    OnePassRows,
     OtherWord,
     RouteWord,
     StandbyChangelist,
@@ -608,11 +609,11 @@ def legs_search(search: str) -> Q:
     return found
 
 
-class FlightLegChangeList(ChangeList):
+class FlightLegChangeList(OnePassRows, ChangeList):
     """Pages the bare legs (an index walk and a LIMIT when sorted by departure), then
     reads the hundred shown with their stations, aircraft and load: never a join or the
     load of all 58,000 legs to show a hundred, whichever column the list is sorted by
-    (issue 27)."""
+    (issue 27). The rows are written in one pass (OnePassRows)."""
 
     def get_queryset(self, request, exclude_parameters=None):
         # Only the ids: a sort by load carries every leg through the join and the sort,
@@ -631,7 +632,10 @@ class FlightLegChangeList(ChangeList):
     def get_results(self, request):
         super().get_results(request)
         ids = [leg.pk for leg in self.result_list]
-        shown = legs_with_load(self.model_admin.get_queryset(request)).in_bulk(ids)
+        # With the list's own joins (list_select_related), not the leg page's too.
+        legs = self.model_admin.get_queryset(request).select_related(None)
+        legs = legs.select_related(*self.list_select_related)
+        shown = legs_with_load(legs).in_bulk(ids)
         self.result_list = [shown[pk] for pk in ids]
 
 

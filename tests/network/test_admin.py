@@ -1,12 +1,12 @@
 """Network back office: fleet and booking classes editable, schedule and inventory read-only."""
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.contrib.auth import get_user_model
 
 from airline.network.inventory import inventory_sell
-from airline.network.models import CabinLayout, FlightLeg, ScheduleLoad
+from airline.network.models import CabinLayout, FlightLeg, LegInventory, ScheduleLoad
 from tests.network.factories import FlightLegFactory
 from tests.network.test_schedule_load import JAN, load, pvd_chs
 
@@ -126,3 +126,48 @@ def test_the_flight_list_flags_a_cancelled_flight_and_labels_its_times(staff):
     assert "CANCELLED by schedule, has bookings" in text
     assert "Departs (local time)" in text
     assert "2027-03-01 09:00 EST" in text  # 14:00 UTC at PVD
+
+
+def djangos_rows(changelist) -> list[str]:
+    """The list's rows as Django's own admin writes them, cell by cell."""
+    from django.contrib.admin.templatetags.admin_list import results
+
+    return ["".join(row) for row in results(changelist)]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {},
+        {"o": "12"},  # by load factor
+        {"o": "-13.2", "q": "PVD", "is_cancelled__exact": "1"},  # links keep the filters
+    ],
+)
+def test_the_flight_list_writes_the_rows_django_would(staff, query):
+    # FlightLegChangeList writes each row in one pass (airline.backoffice.OnePassRows):
+    # the same bytes as Django's items_for_result, which a Django upgrade may change.
+    sold = FlightLegFactory()
+    inventory_sell(leg_ids=[sold.pk], rbd="Y", seats=2)
+    FlightLegFactory(is_cancelled=True, origin_id="CHS", destination_id="PVD")
+    bare = FlightLegFactory(departs_at=datetime(2027, 1, 4, 17, 0, tzinfo=UTC))
+    LegInventory.objects.filter(leg=bare).delete()  # no capacity, no load factor
+
+    page = staff.get("/admin/network/flightleg/", query)
+
+    changelist = page.context["cl"]
+    assert changelist.results_table is not None
+    written = [row[0] for row in changelist.results_table["results"]]
+    assert written == djangos_rows(changelist)
+    assert len(written) == (1 if "q" in query else 3)
+    text = page.content.decode()
+    for row in written:
+        assert f"<tr>{row}</tr>" in text
+
+
+def test_a_popup_flight_list_is_written_by_django(staff):
+    FlightLegFactory()
+
+    page = staff.get("/admin/network/flightleg/", {"_popup": "1"})
+
+    assert page.context["cl"].results_table is None
+    assert djangos_rows(page.context["cl"])[0] in page.content.decode()
