@@ -220,6 +220,9 @@ DB_DIRECT_INSERT = env_bool("DB_DIRECT_INSERT", True)
 # Plainly valid request bodies read without DRF's serializers (airline.api.serializers
 # .plain_valid); API_PLAIN_VALIDATION=0 validates every body with DRF.
 API_PLAIN_VALIDATION = env_bool("API_PLAIN_VALIDATION", True)
+# The legs list's rows written in one pass (airline.backoffice.OnePassRows);
+# ADMIN_ONE_PASS_ROWS=0 leaves every row to Django's admin.
+ADMIN_ONE_PASS_ROWS = env_bool("ADMIN_ONE_PASS_ROWS", True)
 # Writes always to the primary; stale-ok reads to the standby when READ_FROM_STANDBY is
 # on and DATABASE_REPLICA_URL names it; a client's reads to the primary for
 # READ_YOUR_WRITES_SECONDS after it wrote (airline/standby.py).

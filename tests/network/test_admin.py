@@ -164,6 +164,19 @@ def test_the_flight_list_writes_the_rows_django_would(staff, query):
         assert f"<tr>{row}</tr>" in text
 
 
+def test_with_one_pass_rows_off_django_writes_the_same_rows(staff, settings):
+    FlightLegFactory()
+    on = staff.get("/admin/network/flightleg/").content.decode()
+    settings.ADMIN_ONE_PASS_ROWS = False
+
+    page = staff.get("/admin/network/flightleg/")
+
+    assert page.context["cl"].results_table is None
+    row = djangos_rows(page.context["cl"])[0]
+    assert row in page.content.decode()
+    assert row in on
+
+
 def test_a_popup_flight_list_is_written_by_django(staff):
     FlightLegFactory()
 
