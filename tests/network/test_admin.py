@@ -184,3 +184,18 @@ def test_a_popup_flight_list_is_written_by_django(staff):
 
     assert page.context["cl"].results_table is None
     assert djangos_rows(page.context["cl"])[0] in page.content.decode()
+
+
+@pytest.mark.parametrize("order", ["12", "-12"])
+def test_legs_of_the_same_load_are_listed_oldest_first(staff, order):
+    # Thousands of legs tie on load; oldest first is what keeps that sort cheap (the
+    # top-100 sort then turns each tied leg away at once).
+    tied = [FlightLegFactory().pk for _ in range(3)]
+    fuller = FlightLegFactory()
+    inventory_sell(leg_ids=[fuller.pk], rbd="Y", seats=2)
+
+    page = staff.get("/admin/network/flightleg/", {"o": order})
+
+    listed = [leg.pk for leg in page.context["cl"].result_list]
+    assert [pk for pk in listed if pk in tied] == sorted(tied)
+    assert listed.index(fuller.pk) == (3 if order == "12" else 0)
