@@ -142,6 +142,18 @@ def _wait_until_up(server: Server, process: subprocess.Popen) -> None:
     raise AssertionError(f"gunicorn did not start in {START_TIMEOUT_SECONDS} s:\n{server.output()}")
 
 
+def index_build_seconds() -> float:
+    """How long this machine, now, takes to build the schedule index of the committed
+    schedule: what a request that waited for a build would take. Tests bound request
+    times by a fraction of it ("did not wait for a build"), not by wall-clock figures,
+    which are benchmarks' (benchmarks.schedule)."""
+    from airline.network.itineraries import build_index, schedule_version
+
+    started = time.monotonic()
+    build_index(schedule_version())
+    return time.monotonic() - started
+
+
 def worker_pids(arbiter: int) -> list[int]:
     """The gunicorn arbiter's children, read from /proc."""
     children = []
