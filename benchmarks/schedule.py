@@ -94,7 +94,10 @@ def main() -> None:
         _apply(demo, "reset")
     connections.close_all()  # the node's processes are forked from this one's environment
     stale, during = _stale_windows(raw_key, changed, demo, day)
-    health, refused, searches = _restart(raw_key, day)
+    probes, searches = _restart(raw_key, day)
+    health = [t for _, t in probes]
+    refused = sum(o == "refused" for o, _ in probes)
+    slowest_probe = max(probes, key=lambda p: p[1])[0]
 
     full = median(build)
     report(
@@ -133,7 +136,8 @@ def main() -> None:
                 f"{max(during) / full:.3f}x",
             ),
             (
-                f"node restart: slowest of {len(health)} /health probes ({refused} refused)",
+                f"node restart: slowest of {len(health)} /health probes ({refused} refused;"
+                f" the slowest {slowest_probe})",
                 f"{max(health) * 1000:.0f} ms",
                 f"full index build {full:.2f} s",
                 f"{max(health) / full:.3f}x",
@@ -241,9 +245,9 @@ def _stale_windows(raw_key: str, changed: str, demo: str, day) -> tuple[list[flo
     return windows, list(server_seconds([log_path("bench-schedule.log")], "stale-").values())
 
 
-def _restart(raw_key: str, day) -> tuple[list[float], int, list[float]]:
-    """A node restarted on its port under probes: (seconds of each /health probe from the
-    SIGTERM on, how many of them were refused, server seconds of each search then)."""
+def _restart(raw_key: str, day) -> tuple[list[tuple[object, float]], list[float]]:
+    """A node restarted on its port under probes: ((outcome, seconds) of each /health
+    probe from the SIGTERM on, server seconds of each search then)."""
     from tests.e2e.servers import Probes, free_port, gunicorn, server_seconds, wait_until_ready
 
     env = {
@@ -279,7 +283,7 @@ def _restart(raw_key: str, day) -> tuple[list[float], int, list[float]]:
     assert all(o in ((200, "ok"), (503, "loading"), "refused") for o, _ in through), through
     seconds = server_seconds(logs, "restart-search-")
     searched = [seconds[r] for r, _, _ in probes.searches[searches_from:] if r in seconds]
-    return [t for _, t in through], sum(o == "refused" for o, _ in through), searched
+    return through, searched
 
 
 def _until(check) -> None:
