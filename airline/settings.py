@@ -223,6 +223,9 @@ API_PLAIN_VALIDATION = env_bool("API_PLAIN_VALIDATION", True)
 # The legs list's rows written in one pass (airline.backoffice.OnePassRows);
 # ADMIN_ONE_PASS_ROWS=0 leaves every row to Django's admin.
 ADMIN_ONE_PASS_ROWS = env_bool("ADMIN_ONE_PASS_ROWS", True)
+# Allocations between two young collections of a serving process (airline/collector.py;
+# CPython's own is 700).
+GC_YOUNG_THRESHOLD = env_int("GC_YOUNG_THRESHOLD", 20_000)
 # Writes always to the primary; stale-ok reads to the standby when READ_FROM_STANDBY is
 # on and DATABASE_REPLICA_URL names it; a client's reads to the primary for
 # READ_YOUR_WRITES_SECONDS after it wrote (airline/standby.py).

@@ -8,7 +8,6 @@ balancer's first probes waited 1-5 s; each worker then built its own index (2-16
 full demo schedule) and, until it had one, every search waited for the build (issue 24).
 """
 
-import gc
 import os
 
 from django.core.wsgi import get_wsgi_application
@@ -28,17 +27,16 @@ def _load_before_fork() -> None:
     from django.db import connections
     from django.urls import get_resolver
 
+    from airline.collector import collector_settled
     from airline.network.itineraries import preload_network_index
 
     get_resolver().url_patterns  # noqa: B018  (imports the URLconf and every view)
     preload_network_index()
     connections.close_all()
     # Objects loaded before the fork (the index: hundreds of thousands) are shared with the
-    # workers until written; frozen, after a collection so no garbage is frozen with them,
-    # the cyclic collector never walks them (100 ms pauses) nor writes to their pages
-    # (which would copy them into every worker). The only gc.freeze() of the service.
-    gc.collect()
-    gc.freeze()
+    # workers until written: frozen (airline/collector.py), the cyclic collector never
+    # walks them nor writes to their pages.
+    collector_settled()
 
 
 _load_before_fork()

@@ -17,7 +17,6 @@ To iterate on a few pages: ADMIN_REUSE=1 keeps a database this benchmark seeded 
 one of the words.
 """
 
-import gc
 import os
 import sys
 import time
@@ -80,10 +79,11 @@ def main() -> None:
     client = Client()
     client.force_login(user)
     wanted = [w for w in os.environ.get("ADMIN_PAGES", "").split(",") if w]
-    # As a server worker runs: what was loaded before serving is frozen out of the cyclic
-    # collector (airline/wsgi.py), which otherwise walks it in every request's pauses.
-    gc.collect()
-    gc.freeze()
+    # As a server worker runs (airline/wsgi.py): what was loaded before serving frozen out
+    # of the cyclic collector, and young collections spaced out.
+    from airline.collector import collector_settled
+
+    collector_settled()
     rows, missed = [], []
     for name, path in admin_pages(user):
         if wanted and not any(word in name for word in wanted):
