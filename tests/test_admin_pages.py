@@ -6,12 +6,14 @@ and none more than PAGE_QUERIES. `make bench` (benchmarks/admin.py) times the sa
 on the same data."""
 
 from collections.abc import Iterator
+from io import StringIO
 
 import pytest
 from django.apps import apps
 from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.contrib.contenttypes.models import ContentType
+from django.core.management import call_command
 from django.db import connection, transaction
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
@@ -19,7 +21,6 @@ from django.test.utils import CaptureQueriesContext
 from airline.network.itineraries import reset_network_index
 from orders.models import Order
 from tests.airline_size import admin_pages, airline_size_seed
-from tests.demo_seed import demo_seeded
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 
 pytestmark = pytest.mark.django_db
@@ -33,7 +34,7 @@ def airline_size(django_db_setup, django_db_blocker) -> Iterator[None]:
     test's own transaction is a savepoint in it."""
     with django_db_blocker.unblock(), transaction.atomic():
         reset_network_index()
-        demo_seeded()
+        call_command("seed_demo", stdout=StringIO())
         airline_size_seed()
         # The foreign keys of all those rows checked now, once: left deferred, every
         # test's teardown checked them again (Django's TestCase sets them IMMEDIATE, and

@@ -1,8 +1,7 @@
-"""Two app nodes on the full demo schedule: what `manage.py seed_demo` writes (330 days,
-58,410 flight-date legs; tests/demo_seed.py) committed to the test database, a key of its
-partner DEMO, and two gunicorn masters of two workers each, ready. For
-`transaction=True` tests (the nodes see only committed data), e.g.
-tests/e2e/test_live_changes.py."""
+"""Two app nodes on the full demo schedule: `manage.py seed_demo` (330 days, 58,410
+flight-date legs) committed to the test database, a key of its partner DEMO, and two
+gunicorn masters of two workers each, ready. For `transaction=True` tests (the nodes see
+only committed data), e.g. tests/e2e/test_live_changes.py."""
 
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,7 +13,6 @@ import requests
 
 from airline.network.models import ScheduleLoad
 from sellers.models import Seller
-from tests.demo_seed import demo_seeded
 from tests.e2e.servers import Server, gunicorn, manage, server_env_on_test_database
 from tests.e2e.servers import wait_until_ready as _wait_until_ready
 
@@ -56,9 +54,8 @@ def node_env(**overrides: str) -> dict[str, str]:
 
 
 def full_demo(env: dict[str, str]) -> Demo:
-    """The demo airline (tests/demo_seed.py: what seed_demo writes), then an API key of
-    DEMO made by the command, as an operator makes one."""
-    demo_seeded()
+    """seed_demo through the command, as `make run` does, then an API key of DEMO."""
+    manage(env, "seed_demo")
     created = manage(env, "create_api_key", "--partner", "DEMO", "--rate", str(10**8))
     load = ScheduleLoad.objects.get()
     first_day = datetime.strptime(load.file_name, "demo-%Y%m%d.ssim").date()  # noqa: DTZ007

@@ -18,14 +18,15 @@ import time
 from collections import Counter
 from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
+from io import StringIO
 from urllib.parse import urlsplit
 
 import pytest
 import requests
+from django.core.management import call_command
 
 from airline.network.models import FlightLeg
 from sellers.models import Partner
-from tests.demo_seed import demo_seeded
 from tests.e2e.servers import (
     Probes,
     gunicorn,
@@ -65,7 +66,7 @@ def env_of_node() -> dict[str, str]:
 
 
 def test_a_killed_worker_and_a_restarted_node_never_make_a_request_wait_for_a_build(tmp_path):
-    demo_seeded()  # the full demo schedule, committed
+    call_command("seed_demo", stdout=StringIO())  # the full demo schedule, committed
     assert FlightLeg.objects.count() > FULL_SCHEDULE_LEGS
     bound = NOT_A_BUILD * index_build_seconds()
     raw = ApiKeyFactory(partner=Partner.objects.get(code="DEMO"), requests_per_minute=10**8).raw
