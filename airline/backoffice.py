@@ -366,7 +366,12 @@ def _cell_value(name, field, attr, model_admin, empty, link: bool):
     nowrap = isinstance(field, (models.DateField, models.TimeField, models.ForeignKey))
     if isinstance(field.remote_field, models.ManyToOneRel):
         related = _attribute(field.name)
-        return lambda obj: (empty if related(obj) is None else related(obj), nowrap)
+
+        def shown_related(obj):
+            value = related(obj)
+            return (empty if value is None else value), nowrap
+
+        return shown_related
 
     def shown(obj):
         return display_for_field(_blank_as_empty(read(obj)), field, empty, link), nowrap

@@ -646,7 +646,8 @@ class FlightLegChangeList(OnePassRows, ChangeList):
         legs = self.model_admin.get_queryset(request).select_related(None)
         legs = legs.select_related(*self.list_select_related)
         shown = legs_with_load(legs).in_bulk(ids)
-        self.result_list = [shown[pk] for pk in ids]
+        # A leg a schedule load removed between the two reads is left out, not a 500.
+        self.result_list = [shown[pk] for pk in ids if pk in shown]
 
 
 @admin.register(FlightLeg)
