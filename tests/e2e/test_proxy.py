@@ -108,20 +108,35 @@ def stack(tmp_path_factory) -> Iterator[Stack]:
 
 
 def raw(base: str, data: bytes, *, timeout: float = 10) -> tuple[int, dict[str, str], bytes]:
-    """Send `data` as it is on a new connection; the answer's status, headers and body."""
+    """Send `data` as it is on a new connection; the answer's status, headers and body.
+
+    Read until the answer is whole (its Content-Length), not until nginx closes: after
+    refusing a body it never got, nginx keeps the connection for its lingering_timeout
+    (5 s) in case the body still comes."""
     host, port = base.removeprefix("http://").split(":")
+    received = b""
     with socket.create_connection((host, int(port)), timeout=timeout) as sock:
         sock.sendall(data)
-        chunks = []
         # nginx may reset a connection it refused a body on once it has answered: what
         # it sent before is the answer.
         with suppress(ConnectionResetError):
-            while chunk := sock.recv(65536):
-                chunks.append(chunk)
-    head, _, body = b"".join(chunks).partition(b"\r\n\r\n")
+            while not _whole(received) and (chunk := sock.recv(65536)):
+                received += chunk
+    return _parsed(received)
+
+
+def _parsed(received: bytes) -> tuple[int, dict[str, str], bytes]:
+    head, _, body = received.partition(b"\r\n\r\n")
     lines = head.decode("latin-1").split("\r\n")
     headers = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in lines[1:])}
     return int(lines[0].split()[1]), headers, body
+
+
+def _whole(received: bytes) -> bool:
+    if b"\r\n\r\n" not in received:
+        return False
+    _, headers, body = _parsed(received)
+    return "content-length" in headers and len(body) >= int(headers["content-length"])
 
 
 def request(path: str, *headers: str, method: str = "GET", body: bytes = b"") -> bytes:
