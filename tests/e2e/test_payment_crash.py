@@ -10,6 +10,7 @@ booking that does not exist."""
 import os
 import signal
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from datetime import timedelta
 from decimal import Decimal
@@ -68,16 +69,20 @@ def stripe_server_of(gateway: str) -> FakeStripe | None:
     return FakeStripe(url=settings.STRIPE_API_BASE) if gateway.startswith("stripe") else None
 
 
-def money_in_flight(kind: str, stranded: set[int], within: float = 2.0) -> bool:
-    """Wait (up to `within` seconds) until some worker is inside a charge or a refund
-    (`kind`). A charge: an intent committed less than IN_CHARGE ago is still PENDING and
-    its gateway call has not returned (the gateway takes 300 ms). A refund: a refund row
-    is PENDING that no kill left so (`stranded`): its change committed and the worker is
-    giving it back now (a refund takes 300 ms; the change answers only after it). A kill
-    then lands inside the money's journey every time, where a kill at a random moment
-    may land between requests and prove nothing."""
+def money_in_flight(
+    kind: str, stranded: set[int], clients_busy: Callable[[], bool], within: float = 2.0
+) -> bool:
+    """Wait (up to `within` seconds, while some client still has a request out) until
+    some worker is inside a charge or a refund (`kind`). A charge: an intent committed
+    less than IN_CHARGE ago is still PENDING and its gateway call has not returned (the
+    gateway takes 300 ms). A refund: a refund row is PENDING that no kill left so
+    (`stranded`): its change committed and the worker is giving it back now (a refund
+    takes 300 ms; the change answers only after it). A kill then lands inside the
+    money's journey every time, where a kill at a random moment may land between
+    requests and prove nothing. Once every client is done nothing can come: waiting out
+    `within` then cost the test 20 s a run."""
     deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and clients_busy():
         if kind == "refund":
             pending = Refund.objects.filter(state=Refund.State.PENDING)
             if pending.exclude(pk__in=stranded).exists():
@@ -205,7 +210,7 @@ def test_no_charge_or_refund_is_orphaned_lost_or_doubled_when_workers_die(
                 # Inside a charge and inside a refund by turns: a kill in a refund kills
                 # the cancellations in flight too, and some must get through.
                 inside = "refund" if sum(kills.values()) % 2 else "charge"
-                if money_in_flight(inside, stranded):
+                if money_in_flight(inside, stranded, lambda: not all(f.done() for f in futures)):
                     # Every worker: the one charging or refunding is among them.
                     for victim in worker_pids(server.pid):
                         os.kill(victim, signal.SIGKILL)
