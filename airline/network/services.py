@@ -579,58 +579,61 @@ def _legs_delete(legs: list[FlightLeg]) -> set[int]:
 def inventory_create_for_legs(legs: list[FlightLeg], *, progress: Progress = _no_progress) -> None:
     """Booking-class rows for new flight-date legs, sized by each leg's configuration.
 
-    Every leg of one configuration gets the same rows, so the rows are worked out once
-    per configuration and the database repeats them for each leg: one INSERT ... SELECT
-    per LOCK_CHUNK legs. Built as model instances (bulk_create), the demo schedule's
-    433,000 rows cost 14 s of Python: seed_demo took 24.5 s, and takes 11 s this way
-    (`python -m benchmarks.network` times it beside raw INSERTs of the same rows)."""
+    Every leg of one configuration gets the same rows, so they are worked out once per
+    configuration and the database repeats them for each of its legs: one INSERT ...
+    SELECT per configuration and chunk of legs. Built as model instances (bulk_create),
+    the demo schedule's 433,000 rows cost 14 s of Python: seed_demo took 24.5 s, and
+    takes 11 s this way (`python -m benchmarks.network` times it beside raw INSERTs of
+    the same rows)."""
     ladder = _ladder()
-    rows = [
-        (
-            configuration.pk,
-            cabin,
-            booking_class.rbd,
-            booking_class.rank,
-            authorized_seats(capacity, booking_class),
-        )
-        for configuration in _configurations_of(legs)
-        for cabin, capacity in configuration_capacities(configuration).items()
-        for booking_class in ladder.get(cabin, ())
-    ]
-    if not rows:
-        return
-    qn = connection.ops.quote_name
-    table = qn(LegInventory._meta.db_table)
-    legs_table = qn(FlightLeg._meta.db_table)
-    classes = ", ".join(["(%s, %s, %s, %s, %s)"] * len(rows))
-    values = [value for row in rows for value in row]
-    # Within the backend's bound on parameters (SQLite's Django bound is 999).
-    per_statement = min(
-        LOCK_CHUNK, (connection.features.max_query_params or LOCK_CHUNK * 2) - len(values)
-    )
-    with connection.cursor() as cursor:
-        for start in range(0, len(legs), per_statement):
-            progress("creating seat inventory", start, len(legs))
-            chunk = [leg.pk for leg in legs[start : start + per_statement]]
-            # A CTE's column list, not VALUES ... AS v(...): SQLite names VALUES columns
-            # its own way. Ordered so ids follow leg, cabin and rank as before.
-            cursor.execute(
-                f"WITH v(configuration_id, cabin, rbd, rank, authorized) AS (VALUES {classes}) "  # noqa: S608
-                f"INSERT INTO {table} (leg_id, cabin, rbd, rank, authorized, sold) "
-                f"SELECT leg.id, v.cabin, v.rbd, v.rank, v.authorized, 0 FROM {legs_table} leg "
-                "JOIN v ON v.configuration_id = leg.configuration_id "
-                f"WHERE leg.id IN ({', '.join(['%s'] * len(chunk))}) "
-                "ORDER BY leg.id, v.cabin, v.rank",
-                [*values, *chunk],
-            )
-
-
-def _configurations_of(legs: list[FlightLeg]) -> list[SeatConfiguration]:
-    seen: dict[int, SeatConfiguration] = {}
+    by_configuration: dict[int, list[FlightLeg]] = {}
     for leg in legs:
-        if leg.configuration_id not in seen:
-            seen[leg.configuration_id] = leg.configuration
-    return list(seen.values())
+        by_configuration.setdefault(leg.configuration_id, []).append(leg)
+    done = 0
+    for same in by_configuration.values():
+        classes = [
+            (
+                cabin,
+                booking_class.rbd,
+                booking_class.rank,
+                authorized_seats(capacity, booking_class),
+            )
+            for cabin, capacity in configuration_capacities(same[0].configuration).items()
+            for booking_class in ladder.get(cabin, ())
+        ]
+        if not classes:
+            continue
+        values = [value for row in classes for value in row]
+        # Within the backend's bound on parameters (Django's for SQLite is 999).
+        bound = connection.features.max_query_params
+        per_statement = (
+            LOCK_CHUNK if bound is None else max(1, min(LOCK_CHUNK, bound - len(values)))
+        )
+        for start in range(0, len(same), per_statement):
+            progress("creating seat inventory", done, len(legs))
+            chunk = [leg.pk for leg in same[start : start + per_statement]]
+            _inventory_insert(values, len(classes), chunk)
+            done += len(chunk)
+
+
+def _inventory_insert(values: list, classes: int, leg_ids: list[int]) -> None:
+    """Each of these classes (cabin, rbd, rank, authorized: `values`, flat) on each of
+    these legs."""
+    qn = connection.ops.quote_name
+    rows = ", ".join(["(%s, %s, %s, %s)"] * classes)
+    legs_in = ", ".join(["%s"] * len(leg_ids))
+    # A CTE's column list, not VALUES ... AS v(...): SQLite names VALUES columns its own
+    # way. Ordered so ids follow leg, cabin and rank.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH v(cabin, rbd, rank, authorized) AS (VALUES {rows}) "  # noqa: S608
+            f"INSERT INTO {qn(LegInventory._meta.db_table)} "
+            "(leg_id, cabin, rbd, rank, authorized, sold) "
+            "SELECT leg.id, v.cabin, v.rbd, v.rank, v.authorized, 0 "
+            f"FROM {qn(FlightLeg._meta.db_table)} leg, v WHERE leg.id IN ({legs_in}) "
+            "ORDER BY leg.id, v.cabin, v.rank",
+            [*values, *leg_ids],
+        )
 
 
 def _resize_inventory(legs: list[FlightLeg]) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
 from django.db.models import F
 
 from airline.network import services
@@ -129,6 +130,44 @@ def test_dated_legs_carry_utc_times_from_the_filed_local_times_and_offsets(tmp_p
     assert dict(
         LegInventory.objects.filter(leg=first, rank=0).values_list("cabin", "authorized")
     ) == {"Y": 76}
+
+
+def test_every_new_leg_gets_each_class_of_its_cabins_sized_by_its_own_configuration(
+    tmp_path, monkeypatch
+):
+    # Written set-wise (one INSERT ... SELECT per configuration and chunk of legs): two
+    # configurations in one load, and chunks of at most 4 legs (fewer where the classes'
+    # values leave less under a backend's bound on parameters, as SQLite's), so that
+    # chunks end inside a flight's dates.
+    monkeypatch.setattr(services, "LOCK_CHUNK", 4)
+    monkeypatch.setattr(connection.features, "max_query_params", 40)
+    load(
+        tmp_path,
+        [
+            pvd_chs(),
+            pvd_chs(number=102, aircraft="733", configuration="W18Y112", days="246"),
+        ],
+    )
+
+    ladder = services._ladder()
+    legs = FlightLeg.objects.select_related("configuration")
+    assert legs.count() == 7 + 3
+    for leg in legs:
+        expected = {
+            (
+                cabin,
+                booking_class.rbd,
+                booking_class.rank,
+                services.authorized_seats(capacity, booking_class),
+                0,
+            )
+            for cabin, capacity in configuration_capacities(leg.configuration).items()
+            for booking_class in ladder[cabin]
+        }
+        rows = leg.inventory.values_list("cabin", "rbd", "rank", "authorized", "sold")
+        assert set(rows) == expected, leg
+        assert len(rows) == len(expected)
+    assert {leg.configuration.code for leg in legs} == {"Y76", "W18Y112"}
 
 
 def test_a_replacement_updates_creates_and_removes_legs(tmp_path):
