@@ -75,7 +75,7 @@ def main() -> None:
     from django.core.management import call_command
     from django.test import Client
 
-    from benchmarks.orders import bench_api_key
+    from benchmarks.common import bench_api_key
 
     call_command("migrate", verbosity=0)
     call_command("seed_demo", stdout=StringIO())
