@@ -282,6 +282,8 @@ def prepare_offers(port: int | Sequence[int], auth: dict, markets: list, wanted:
     seconds = time.monotonic() - started
     bodies = [body for result in results for body in result["bodies"]]
     failures = sum(result["failures"] for result in results)
+    for result in results:
+        _AMOUNT_DUE.update(result["due"])
     rng.shuffle(bodies)  # hold and card phases get offers from every market and season
     nodes = "" if isinstance(port, int) else f" through {len(set(port))} nodes"
     print(
@@ -306,7 +308,7 @@ def _round_trip_search(origin: str, destination: str, day: str) -> dict:
 
 
 def _prepare_client(port: int, auth: dict, tasks: list, results) -> None:
-    bodies, failures = [], 0
+    bodies, failures, due = [], 0, {}
     for origin, destination, day, surname in tasks:
         search = _round_trip_search(origin, destination, day)
         try:
@@ -329,10 +331,12 @@ def _prepare_client(port: int, auth: dict, tasks: list, results) -> None:
             if status != 201:
                 failures += 1
                 continue
-            bodies.append(_booking_body(json.loads(raw)["data"], surname))
+            priced = json.loads(raw)["data"]
+            bodies.append(_booking_body(priced, surname))
+            due[priced["offer"]["offerId"]] = priced["offer"]["totalPrice"]["total"]
         except (OSError, http.client.HTTPException, ValueError, KeyError):
             failures += 1
-    results.put({"bodies": bodies, "failures": failures})
+    results.put({"bodies": bodies, "failures": failures, "due": due})
 
 
 def _booking_body(priced: dict, surname: str) -> dict:
@@ -356,11 +360,22 @@ _NDC_MSG = "{http://www.iata.org/IATA/2015/EASD/00/IATA_OffersAndOrdersMessage}"
 _NDC_CNS = "{http://www.iata.org/IATA/2015/EASD/00/IATA_OffersAndOrdersCommonTypes}"
 
 
+# offerId -> the priced offer's total ({"amount", "currency"}), as prepare_offers priced
+# them: an OrderCreateRQ's payment must state the amount due (ERR-6002), where a JSON
+# create order's card payment states none, so the create-order bodies do not carry it.
+_AMOUNT_DUE: dict[str, dict] = {}
+
+
 def order_create_xml(body: dict) -> bytes:
     """The JSON booking `body` (no payment) as the OrderCreateRQ of ndc/examples, paid by
-    its card: the same offer, items, party (ADT-1, ADT-2, CHD-1), names and contact,
-    without the example's documents, birth dates and loyalty account (JSON sends none)."""
+    its card for the amount due: the same offer, items, party (ADT-1, ADT-2, CHD-1), names
+    and contact, without the example's documents, birth dates and loyalty account (JSON
+    sends none)."""
     document = etree.parse(str(REPO / "ndc" / "examples" / "OrderCreateRQ.xml")).getroot()
+    due = _AMOUNT_DUE[body["offerId"]]
+    for amount in document.iterfind(f".//{_NDC_CNS}PaymentProcessingDetails/{_NDC_CNS}Amount"):
+        amount.text = str(due["amount"])
+        amount.set("CurCode", due["currency"])
     offer = document.find(f".//{_NDC_CNS}SelectedPricedOffer")
     offer.find(f"{_NDC_CNS}OfferRefID").text = body["offerId"]
     items = offer.findall(f"{_NDC_CNS}SelectedOfferItem")
@@ -379,6 +394,19 @@ def order_create_xml(body: dict) -> bytes:
         individual.find(f"{_NDC_CNS}GivenName").text = name["givenName"]
         individual.find(f"{_NDC_CNS}Surname").text = name["surname"]
     return etree.tostring(document, xml_declaration=True, encoding="UTF-8")
+
+
+def _error_in(raw: bytes) -> str:
+    """The error code and text of a refused booking (JSON envelope or NDC Error), else
+    the start of the answer."""
+    try:
+        if raw.lstrip().startswith(b"<"):
+            error = etree.fromstring(raw).find(f".//{_NDC_MSG}Error")
+            return f"{error.findtext(f'{_NDC_CNS}Code')}: {error.findtext(f'{_NDC_CNS}DescText')}"
+        error = json.loads(raw)["error"]
+        return f"{error['code']}: {error.get('description')} (path {error.get('path')})"
+    except (etree.XMLSyntaxError, AttributeError, ValueError, KeyError, TypeError):
+        return repr(raw[:300])
 
 
 def _ndc_order_refs(raw: bytes) -> tuple[str, str]:
@@ -478,6 +506,8 @@ def book_phase(
     failures = [f for r in results for f in r["failures"]]
     if failures:
         print(f"  ({len(failures)} of {len(bodies)} bookings in phase {tag} failed: {failures[0]})")
+    if not refs:
+        raise SystemExit(f"every booking of phase {tag} failed: {failures[0]}")
     return {
         "refs": refs,
         "failures": failures,  # each "status body", as _book_client saw it
@@ -516,7 +546,7 @@ def _book_client(port: int, auth: dict, bodies: list, tag: str, start_at: float,
             order = json.loads(raw)["data"]["order"]
             refs.append((order["orderId"], order["recordLocator"]))
         else:
-            failures.append(f"{status} {raw[:200]!r}")
+            failures.append(f"{status} {_error_in(raw)}")
             continue
         latencies.append(time.monotonic() - sent_at)
     results.put(
