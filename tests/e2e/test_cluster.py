@@ -1,7 +1,7 @@
 """The production topology of issue 30 on real components (scripts/cluster, README
 "Cluster"): HAProxy in front of two gunicorn nodes, PgBouncer in transaction mode beside
 each PostgreSQL, a primary with a synchronous streaming standby, Redis, the worker and
-scripts/cluster-failover. One cluster (seeded with the demo airline: a few minutes) for
+scripts/cluster-failover. One cluster (seeded with the demo airline) for
 the module; its tests run in order, the primary's failure last.
 
 Marked `cluster`, which pyproject's addopts leave out of the main pytest run; `make
