@@ -50,25 +50,6 @@ SERIAL = (
 )
 
 
-# The files whose tests take longest (5-75 s each, a run's `--durations`), longest first.
-# Each goes to the front of its pytest-django group (`_django_group`) so that
-# pytest-xdist hands them out first: left where the random order puts them, the last
-# tests of a run could be the contract test or the embedded server (they sort to the end
-# of the collection: transactional, or no database at all), and one worker ran them
-# alone while the other sat idle.
-SLOW_FIRST = (
-    "tests/e2e/test_contract.py",
-    "tests/test_admin_pages.py",
-    "tests/e2e/test_embedded_default.py",
-    "tests/network/test_seed_demo.py",
-    "tests/e2e/test_sqlite_orderlist.py",
-    "tests/e2e/test_sqlite_inventory.py",
-    "tests/orders/test_robustness.py",
-    "tests/e2e/test_access_log.py",
-    "tests/api/test_plain_validation.py",
-)
-
-
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
 def pytest_collection_modifyitems(config, items) -> None:
     """Marks the tests of SERIAL `serial`. And every `transaction=True` test also takes
@@ -92,27 +73,6 @@ def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
         if item.nodeid.startswith(SERIAL):
             item.add_marker(pytest.mark.serial)
-    # Stable, on pytest-randomly's shuffle (it runs first); pytest-django's sort by group
-    # after this hook keeps the order within each group.
-    items.sort(key=lambda item: (_django_group(item), _slow_rank(item)))
-
-
-def _django_group(item) -> int:
-    """pytest-django's order (Django's): tests on the database, then transactional ones,
-    then those without it."""
-    mark = item.get_closest_marker("django_db")
-    fixtures = set(getattr(item, "fixturenames", ()))
-    kwargs = mark.kwargs if mark else {}
-    if kwargs.get("transaction") or kwargs.get("reset_sequences"):
-        return 1
-    if {"transactional_db", "live_server"} & fixtures:
-        return 1
-    return 0 if mark or "db" in fixtures else 2
-
-
-def _slow_rank(item) -> int:
-    path = item.nodeid.split("::")[0]
-    return SLOW_FIRST.index(path) if path in SLOW_FIRST else len(SLOW_FIRST)
 
 
 @pytest.fixture(autouse=True)
