@@ -603,24 +603,23 @@ def inventory_create_for_legs(legs: list[FlightLeg], *, progress: Progress = _no
         ]
         if not classes:
             continue
-        values = [value for row in classes for value in row]
-        # Within the backend's bound on parameters (Django's for SQLite is 999).
+        # Within the backend's bound on parameters (Django's for SQLite is 999): each
+        # statement carries the classes' 4 values and the legs' ids.
         bound = connection.features.max_query_params
         per_statement = (
-            LOCK_CHUNK if bound is None else max(1, min(LOCK_CHUNK, bound - len(values)))
+            LOCK_CHUNK if bound is None else max(1, min(LOCK_CHUNK, bound - 4 * len(classes)))
         )
         for start in range(0, len(same), per_statement):
             progress("creating seat inventory", done, len(legs))
             chunk = [leg.pk for leg in same[start : start + per_statement]]
-            _inventory_insert(values, len(classes), chunk)
+            _inventory_insert(classes, chunk)
             done += len(chunk)
 
 
-def _inventory_insert(values: list, classes: int, leg_ids: list[int]) -> None:
-    """Each of these classes (cabin, rbd, rank, authorized: `values`, flat) on each of
-    these legs."""
+def _inventory_insert(classes: list[tuple[str, str, int, int]], leg_ids: list[int]) -> None:
+    """Each of these classes (cabin, rbd, rank, authorized) on each of these legs."""
     qn = connection.ops.quote_name
-    rows = ", ".join(["(%s, %s, %s, %s)"] * classes)
+    rows = ", ".join(["(%s, %s, %s, %s)"] * len(classes))
     legs_in = ", ".join(["%s"] * len(leg_ids))
     # A CTE's column list, not VALUES ... AS v(...): SQLite names VALUES columns its own
     # way. Ordered so ids follow leg, cabin and rank.
@@ -632,7 +631,7 @@ def _inventory_insert(values: list, classes: int, leg_ids: list[int]) -> None:
             "SELECT leg.id, v.cabin, v.rbd, v.rank, v.authorized, 0 "
             f"FROM {qn(FlightLeg._meta.db_table)} leg, v WHERE leg.id IN ({legs_in}) "
             "ORDER BY leg.id, v.cabin, v.rank",
-            [*values, *leg_ids],
+            [*(value for row in classes for value in row), *leg_ids],
         )
 
 
