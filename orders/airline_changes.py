@@ -1,16 +1,17 @@
 """Airline-initiated schedule changes (issue 17 items 5-7; README "Airline-initiated
 changes").
 
-1. Detection. A schedule load (airline.network.services.flights_changing) locks the
-   flight-date legs it is about to retime, re-equip or cancel with the orders flying
-   them (`Bookings`: orders before legs, as every change of an order takes them, and
-   collected again once the legs are locked), and once the legs are written each
-   order's live journeys are compared with what they fly now: a segment retimed, a
-   flight cancelled, a booked seat or cabin missing from the new aircraft, or a
-   connection now under the minimum connecting time. An order with such a journey gets
-   one pending `AirlineChange` (brought up to date when a later load changes it again),
-   its version bumped so no stale view or quote survives, and one
-   `airline_change_detected` event: the `order.airline_initiated_change_detected` webhook.
+1. Detection. A schedule load writes the flight-date legs it retimes, re-equips or
+   cancels under their row locks and notes the orders flying them (`Bookings.holding`,
+   read once the legs are locked); once it has committed, those orders are told in
+   batches (airline/network/follow_up.py), each order locked and its live journeys
+   compared with what they fly now: a segment retimed, a flight cancelled, a booked
+   seat or cabin missing from the new aircraft, or a connection now under the minimum
+   connecting time. An order with such a journey gets one pending `AirlineChange`
+   (brought up to date when a later load changes it again; left alone when it already
+   says all there is to say), its version bumped so no stale view or quote survives,
+   and one `airline_change_detected` event: the
+   `order.airline_initiated_change_detected` webhook.
    A seat configuration edit (airline.network.configurations.configuration_edit) asks
    `ConfigurationSeatHolders` below which orders hold the seats or fly the cabins it
    takes away, has them locked, and detects the same way, from seat layouts read from
@@ -43,9 +44,10 @@ from django.db.models import F, Prefetch, Q
 from airline.api.errors import ApiError, Err
 from airline.fares.money import ZERO
 from airline.network.configurations import SEAT_HOLDERS, Layout, configuration_seats
+from airline.network.follow_up import LEG_HOLDERS
 from airline.network.itineraries import MINIMUM_CONNECTING_TIME, OverLegs
 from airline.network.models import FlightLeg
-from airline.network.services import LEG_HOLDERS, station_zone
+from airline.network.services import station_zone
 from offers.wire import iso_duration, local_time
 from orders import events, ids
 from orders.cancel import Cancellation, JourneyCancellation, journeys_cancel, live_services
@@ -94,7 +96,9 @@ HOLDING_STATUSES = (OrderStatus.CONFIRMED, OrderStatus.ONHOLD, OrderStatus.PENDI
 
 class Bookings:
     """The orders holding seats on flight-date legs, as the network layer's schedule
-    changes see them (airline.network.services.LegHolders; registered below)."""
+    changes see them (airline.network.follow_up.LegHolders; registered below)."""
+
+    kind = "orders"
 
     def holding(self, leg_ids: Sequence[int]) -> set[int]:
         found: set[int] = set()
@@ -120,21 +124,23 @@ class Bookings:
                 .values_list("pk", flat=True)
             )
 
-    def changed(self, holder_ids: Iterable[int], *, now: datetime) -> None:
-        airline_changes_detect(order_ids=holder_ids, now=now)
+    def changed(self, holder_ids: Iterable[int], *, now: datetime) -> int:
+        return len(airline_changes_detect(order_ids=holder_ids, now=now))
 
 
 def airline_changes_detect(*, order_ids: Iterable[int], now: datetime) -> list[AirlineChange]:
     """For each order (locked by the caller, in its transaction): its pending airline
     change, created or brought up to date, when a live journey no longer flies as
-    booked; the changes written."""
+    booked; the changes written. An order whose pending change already says what it
+    would say now is left as it is: telling it again would send its seller the same
+    webhook twice (two loads in a row, a follow-up batch taken again)."""
     written = []
     orders = Order.objects.filter(pk__in=list(order_ids)).order_by("pk").prefetch_related(*_TRIP)
     layouts = _Layouts()
     for order in orders:
         found = [(j, r) for j in _live_journeys(order) if (r := journey_reasons(j, layouts))]
-        if found:
-            written.append(_change_record(order, found, now=now))
+        if found and (change := _change_record(order, found, now=now)) is not None:
+            written.append(change)
     return written
 
 
@@ -228,7 +234,7 @@ def _seats_lost(
 
 def _change_record(
     order: Order, found: Sequence[tuple[Journey, list[str]]], *, now: datetime
-) -> AirlineChange:
+) -> AirlineChange | None:
     reasons = sorted({r for _, rs in found for r in rs}, key=Reason.values.index)
     actions = [RESHOP, CANCEL] if Reason.CANCELLED in reasons else [ACCEPT, RESHOP, CANCEL]
     values = {
@@ -243,6 +249,8 @@ def _change_record(
     change = AirlineChange.objects.filter(order=order, status=Status.PENDING).first()
     if change is None:
         change = AirlineChange.objects.create(order=order, ref=ids.new_ref("AIC"), **values)
+    elif all(getattr(change, k) == v for k, v in values.items() if k != "detected_at"):
+        return None  # it says all there is to say already
     else:
         for name, value in values.items():
             setattr(change, name, value)

@@ -24,7 +24,14 @@ from django.db.models import F
 from airline.api import clock
 from airline.api.errors import ApiError, Err, ErrorCollector
 from airline.fares.money import Price, price_sum
-from airline.network.inventory import LegCheck, LockedLeg, SeatChange, SoldOut, inventory_apply
+from airline.network.inventory import (
+    LegCheck,
+    LockedLeg,
+    SeatChange,
+    SoldOut,
+    inventory_apply,
+    legs_as_shown,
+)
 from airline.network.itineraries import DatedLeg, network_index
 from airline.network.itineraries import Journey as NetworkJourney
 from airline.network.services import station_zone
@@ -678,9 +685,15 @@ def _journey_ref(booked: BookedJourney) -> str:
 
 def as_priced(booked: Sequence[BookedJourney], *, seats: Sequence[SaleLine] = ()) -> LegCheck:
     """What a booking's legs must still be under their locks: operating, at the times and
-    on the aircraft its priced offer showed (the flight wire priced items keep), and the
-    seats it buys (`seats`: the sale's lines) still sellable on them (check_seats_still_sellable).
-    The worker's schedule and seat layouts may be a second old; the locked rows are not."""
+    on the aircraft its priced offer showed (the flight wire priced items keep) and that
+    the journeys it writes carry (taken from this worker's schedule index, which may be
+    older than the offer: legs_as_shown), and the seats it buys (`seats`: the sale's
+    lines) still sellable on them (check_seats_still_sellable). The worker's schedule
+    and seat layouts may be a second old; the locked rows are not."""
+    written = legs_as_shown(
+        (leg for b in booked for s in b.journey.segments for leg in s.legs),
+        refuse=_not_as_written,
+    )
     priced: dict[int, Mapping[str, Any]] = {
         leg_id: leg
         for b in booked
@@ -699,6 +712,7 @@ def as_priced(booked: Sequence[BookedJourney], *, seats: Sequence[SaleLine] = ()
                 leg.aircraft_type,
             ) != (shown["departureDateTime"], shown["arrivalDateTime"], shown["aircraftTypeCode"]):
                 raise _not_as_priced(shown, "has changed since it was priced")
+        written(locked)
         check_seats_still_sellable(lines=seats, locked=locked, refuse=IN_CREATE)
 
     return check
@@ -709,6 +723,15 @@ def _not_as_priced(leg: Mapping[str, Any], what: str) -> ApiError:
         Err.ORDER_NOT_CREATED,
         f"The flight leg {leg['origin']}-{leg['destination']} departing "
         f"{leg['departureDateTime']} {what}; search again",
+        path="offerId",
+    )
+
+
+def _not_as_written(leg: DatedLeg, what: str) -> ApiError:
+    return ApiError(
+        Err.ORDER_NOT_CREATED,
+        f"The flight leg {leg.origin}-{leg.destination} departing "
+        f"{local_time(leg.departs_at, station_zone(leg.origin))} {what}; search again",
         path="offerId",
     )
 

@@ -37,9 +37,17 @@ from airline.api.errors import ApiError, Err
 from airline.fares.money import ZERO, Fee, Price, money_wire, price_sum
 from airline.fares.terms import BundleTerms
 from airline.network.configurations import configuration_seats
-from airline.network.inventory import LegCheck, LockedLeg, SeatChange, SoldOut, inventory_apply
+from airline.network.inventory import (
+    LegCheck,
+    LockedLeg,
+    SeatChange,
+    SoldOut,
+    checks_all,
+    inventory_apply,
+    legs_as_shown,
+)
+from airline.network.itineraries import DatedLeg, network_index
 from airline.network.itineraries import Journey as NetworkJourney
-from airline.network.itineraries import network_index
 from offers.ancillaries import bundle_terms, seats_of_configuration, seats_taken
 from offers.passengers import Pax
 from offers.services import bundles_for, journey_options, journey_reprice
@@ -894,13 +902,20 @@ def _seats_exchange(journeys: Sequence[tuple], *, seats: int) -> None:
         # One call: every leg, new and old, locked in id order with the others'.
         inventory_apply(
             changes,
-            check=_seats_still_follow(
-                [
-                    (service, target[1])
-                    for _i, _r, moves, _f in journeys
-                    for service, target in moves
-                    if target and target[1]
-                ]
+            check=checks_all(
+                # The new segments are written with the times the index shows.
+                legs_as_shown(
+                    (leg for *_swap, flown in journeys for s in flown.segments for leg in s.legs),
+                    refuse=_not_as_shown,
+                ),
+                _seats_still_follow(
+                    [
+                        (service, target[1])
+                        for _i, _r, moves, _f in journeys
+                        for service, target in moves
+                        if target and target[1]
+                    ]
+                ),
             ),
         )
     except SoldOut:
@@ -909,6 +924,14 @@ def _seats_exchange(journeys: Sequence[tuple], *, seats: int) -> None:
             "A flight of the quote no longer has seats in its class; reshop again",
             path="changes.offerId",
         ) from None
+
+
+def _not_as_shown(leg: DatedLeg, what: str) -> ApiError:
+    return ApiError(
+        Err.CHANGE_NOT_APPLIED,
+        f"The flight leg {leg.origin}-{leg.destination} of the quote {what}; reshop again",
+        path="changes.offerId",
+    )
 
 
 def _journey_replace(

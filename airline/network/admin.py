@@ -50,6 +50,7 @@ from airline.backoffice import (
 from airline.network import fleet
 from airline.network.configurations import ConfigurationBusy, cabin_spec, configuration_edit
 from airline.network.flight_page import flight_page
+from airline.network.follow_up import follow_up_progress
 from airline.network.jobs import schedule_job_queue
 from airline.network.models import (
     AircraftType,
@@ -251,7 +252,9 @@ class ScheduleLoadAdmin(ReadOnlyAdmin):
         "legs_updated",
         "legs_removed",
         "legs_kept_with_sales",
+        "bookings_told",
     ]
+    list_select_related = ["follow_up"]
     fields = [
         "carrier",
         "file_name",
@@ -263,8 +266,9 @@ class ScheduleLoadAdmin(ReadOnlyAdmin):
         "removed",
         "legs_kept_with_sales",
         "kept_with_sales",
+        "bookings_progress",
     ]
-    readonly_fields = ["loaded", "removed", "kept_with_sales"]
+    readonly_fields = ["loaded", "removed", "kept_with_sales", "bookings_progress"]
     change_list_template = "admin/network/scheduleload/change_list.html"
 
     def get_urls(self):
@@ -409,6 +413,23 @@ class ScheduleLoadAdmin(ReadOnlyAdmin):
     @admin.display(description="Kept, cancelled, because they have sales")
     def kept_with_sales(self, load: ScheduleLoad) -> str:
         return flight_list(load.flights_kept_with_sales)
+
+    @admin.display(description="Bookings told")
+    def bookings_told(self, load: ScheduleLoad) -> str:
+        follow_up = getattr(load, "follow_up", None)
+        if follow_up is None:
+            return "none to tell"
+        state = "" if follow_up.finished_at else " (telling)"
+        return f"{follow_up.done} of {follow_up.total}{state}"
+
+    @admin.display(description="Bookings on the changed flights")
+    def bookings_progress(self, load: ScheduleLoad) -> str:
+        """The follow-up's progress (airline/network/follow_up.py); the worker tells the
+        bookings after the load commits."""
+        follow_up = getattr(load, "follow_up", None)
+        if follow_up is None:
+            return "None: no flight with bookings changed"
+        return follow_up_progress(follow_up)
 
 
 @admin.register(ScheduleJob)

@@ -15,6 +15,7 @@ class NetworkConfig(AppConfig):
 
         register_readiness_check("schedule", network_is_ready)
         job_register(schedule_load_job)
+        job_register(schedule_follow_up_job)
 
 
 def schedule_load_job():
@@ -25,3 +26,19 @@ def schedule_load_job():
 
     # Schedule files queued from the back office (airline.network.jobs).
     return Job("load_schedules", settings.WORKER_SCHEDULE_SECONDS, schedule_jobs_run)
+
+
+def schedule_follow_up_job():
+    from django.conf import settings
+
+    from airline.network.follow_up import follow_ups_run
+    from airline.worker import Job
+
+    # The bookings on flights a load changed, told in batches once it has committed
+    # (airline.network.follow_up): again at once while batches are left.
+    return Job(
+        "schedule_follow_ups",
+        settings.WORKER_SCHEDULE_SECONDS,
+        follow_ups_run,
+        again_while_busy=True,
+    )

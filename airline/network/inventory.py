@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Protocol
 
 from django.db import connection, transaction
 
@@ -57,6 +58,57 @@ class LockedLeg:
 
 
 LegCheck = Callable[[Mapping[int, LockedLeg]], None]
+
+
+class ShownLeg(Protocol):
+    """A flight-date leg as a worker's schedule index shows it (itineraries.DatedLeg)."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def departs_at(self) -> datetime: ...
+    @property
+    def arrives_at(self) -> datetime: ...
+    @property
+    def aircraft_type(self) -> str: ...
+
+
+def legs_as_shown(
+    shown: Iterable[ShownLeg], *, refuse: Callable[[ShownLeg, str], Exception]
+) -> LegCheck:
+    """A check (for inventory_apply) that the legs a write takes from the worker's index,
+    and whose times and aircraft it writes into the order, are the legs as they stand
+    under their locks: operating, at those times, on that aircraft type. The index may
+    be older than the database (a worker forked from a master that read the schedule
+    before a load, or one that has not patched yet); the locked rows are not. A leg that
+    differs is refused with `refuse(leg, what)`, never written at a time its flight no
+    longer has."""
+    legs = {leg.id: leg for leg in shown}
+
+    def check(locked: Mapping[int, LockedLeg]) -> None:
+        for leg_id, leg in legs.items():
+            now = locked.get(leg_id)
+            if now is None or now.is_cancelled:
+                raise refuse(leg, "no longer operates")
+            if (now.departs_at, now.arrives_at, now.aircraft_type) != (
+                leg.departs_at,
+                leg.arrives_at,
+                leg.aircraft_type,
+            ):
+                raise refuse(leg, "has changed since it was shown")
+
+    return check
+
+
+def checks_all(*checks: LegCheck | None) -> LegCheck:
+    """One LegCheck that runs each of `checks` in turn (None skipped)."""
+
+    def check(locked: Mapping[int, LockedLeg]) -> None:
+        for each in checks:
+            if each is not None:
+                each(locked)
+
+    return check
 
 
 def legs_lock(leg_ids: Iterable[int]) -> dict[int, LockedLeg]:

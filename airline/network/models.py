@@ -201,6 +201,66 @@ class ScheduleJob(models.Model):
         return f"{self.file_name} ({self.get_status_display()})"
 
 
+class ScheduleFollowUp(models.Model):
+    """The bookings on the flight-date legs a schedule change wrote, told of it after the
+    change commits: a snapshot of who held seats on those legs at commit
+    (ScheduleFollowUpHolder), worked through in batches by the worker or
+    `load_schedule --wait` (airline/network/follow_up.py), each batch one short
+    transaction that moves `cursor` with what it told, so every holder is told exactly
+    once, and a batch lost with its process is taken again from the cursor."""
+
+    load = models.OneToOneField(
+        ScheduleLoad,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="follow_up",
+    )
+    created_at = models.DateTimeField(help_text="When the schedule change committed")
+    legs = models.PositiveIntegerField(default=0, help_text="Flight-date legs changed")
+    total = models.PositiveIntegerField(default=0, help_text="Bookings to tell")
+    done = models.PositiveIntegerField(default=0, help_text="Bookings told")
+    changes = models.PositiveIntegerField(
+        default=0, help_text="Airline changes recorded or brought up to date"
+    )
+    # The last ScheduleFollowUpHolder told: rows are written in the order they are told.
+    cursor = models.BigIntegerField(default=0)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [
+            models.Index(
+                fields=["id"],
+                condition=models.Q(finished_at__isnull=True),
+                name="follow_up_open",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"follow-up {self.pk}: {self.done} of {self.total} bookings told"
+
+
+class ScheduleFollowUpHolder(models.Model):
+    """One holder (a booking) to tell of a schedule change: `kind` names the registered
+    LegHolders (airline.network.follow_up) that knows it by `holder_id`."""
+
+    follow_up = models.ForeignKey(ScheduleFollowUp, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=20)
+    holder_id = models.BigIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["follow_up", "kind", "holder_id"], name="follow_up_holder_once"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.holder_id}"
+
+
 class ScheduledLeg(models.Model):
     """One SSIM flight leg record: a leg of a flight over a period, on some weekdays."""
 

@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol
 from zoneinfo import ZoneInfo
 
 import airportsdata
@@ -15,6 +14,7 @@ from django.db import OperationalError, connection, transaction
 from django.db.models import ProtectedError
 
 from airline.network import fleet
+from airline.network.follow_up import follow_up_open
 from airline.network.inventory import legs_lock
 from airline.network.itineraries import on_network_change
 from airline.network.models import (
@@ -26,6 +26,7 @@ from airline.network.models import (
     LegInventory,
     NetworkVersion,
     ScheduledLeg,
+    ScheduleFollowUp,
     ScheduleLoad,
     SeatConfiguration,
     Station,
@@ -46,27 +47,9 @@ logger = logging.getLogger(__name__)
 
 BATCH = 2000
 LOCK_CHUNK = 5000  # ids per statement when locking or reading many legs
-LOCK_ROUNDS = 5  # tries to lock a change's legs with every booking on them (flights_changing)
-DEADLOCK_DETECTED, LOCK_NOT_AVAILABLE = "40P01", "55P03"  # PostgreSQL's SQLSTATEs
+DEADLOCK_DETECTED = "40P01"  # PostgreSQL's SQLSTATEs
 SCHEDULE_WRITERS_LOCK = 0x5C4ED01E  # pg_advisory_xact_lock key: one schedule writer at a time
 
-
-class LegHolders(Protocol):
-    """Whoever holds seats on flight-date legs and must hear that they change.
-    orders.airline_changes registers the bookings (orders.apps); the network layer knows
-    nothing of orders beyond this."""
-
-    def holding(self, leg_ids: Sequence[int]) -> set[int]:
-        """Ids of the holders (orders) on these legs, as committed now; no lock taken."""
-
-    def lock(self, holder_ids: Iterable[int], *, nowait: bool = False) -> None:
-        """Lock these holders' rows in the caller's transaction, in id order."""
-
-    def changed(self, holder_ids: Iterable[int], *, now: datetime) -> None:
-        """The legs are written: tell these (locked) holders what changed for them."""
-
-
-LEG_HOLDERS: list[LegHolders] = []
 
 # Told how a load goes, for the back office (jobs.py): (stage, done, total).
 Progress = Callable[[str, int, int], None]
@@ -76,52 +59,19 @@ def _no_progress(stage: str, done: int, total: int) -> None:
     pass
 
 
-def flights_changing(leg_ids: Iterable[int], *, now: datetime) -> Callable[[], None]:
-    """Lock flight-date legs that a schedule change (load, admin edit) is about to write,
-    and every booking on them, in the caller's transaction; the returned callable tells
-    the bookings what changed once the legs are written (call it in the same transaction).
+def flights_changing(leg_ids: Iterable[int]) -> None:
+    """Lock flight-date legs that a schedule change is about to write, in the caller's
+    transaction, in ascending id order. From then until it commits no booking can take a
+    seat on them: a sale locks its legs (inventory.legs_lock), so one that came first has
+    committed and is seen by whatever the change reads next (follow_up.follow_up_open),
+    and one that comes after waits, then checks its offer against the legs as written.
 
-    The race (issue 24): bookings collected before the legs are locked miss a booking
-    that commits in between, and that booking, having checked the legs as they were, flies
-    a flight that is no longer its own without an airline change. Collected after, they
-    are complete: a booking takes its legs' locks to sell (inventory.legs_lock), so once
-    the change holds them no booking can land on them until it commits, and then sees
-    the new legs.
-
-    Lock order: orders before legs, as every change of an order takes them, so the two
-    never wait on each other in a circle. So the bookings seen first are locked first,
-    then the legs, then the bookings are read again: one that committed in between (a new
-    order, whose lock nobody should hold) is locked with NOWAIT; should that fail, the
-    round is rolled back to its savepoint, releasing the legs, and taken again with the
-    bigger set."""
+    Only the legs are locked, not the bookings on them: those are told after commit, in
+    batches (airline/network/follow_up.py), so the locks are held for as long as the
+    legs take to write, whatever the number of bookings on them."""
     legs = sorted(set(leg_ids))
-    if not legs:
-        return lambda: None
-    held = [holders.holding(legs) for holders in LEG_HOLDERS]
-    for _ in range(LOCK_ROUNDS):
-        try:
-            with transaction.atomic():  # a savepoint: a failed round releases its locks
-                for holders, ids in zip(LEG_HOLDERS, held, strict=True):
-                    holders.lock(ids)
-                for start in range(0, len(legs), LOCK_CHUNK):  # ascending throughout
-                    legs_lock(legs[start : start + LOCK_CHUNK])
-                for holders, ids in zip(LEG_HOLDERS, held, strict=True):
-                    late = holders.holding(legs) - ids
-                    ids |= late
-                    holders.lock(late, nowait=True)
-        except OperationalError as exc:
-            if sqlstate(exc) != LOCK_NOT_AVAILABLE:
-                raise
-            continue
-
-        def written() -> None:
-            for holders, ids in zip(LEG_HOLDERS, held, strict=True):
-                holders.changed(ids, now=now)
-
-        return written
-    raise ScheduleError(
-        "bookings on the flights it changes kept changing while it waited for them; try again"
-    )
+    for start in range(0, len(legs), LOCK_CHUNK):  # ascending throughout
+        legs_lock(legs[start : start + LOCK_CHUNK])
 
 
 def schedule_writers_queue() -> None:
@@ -291,6 +241,10 @@ class LoadResult:
     # Every flight-date leg the load created, changed, cancelled or deleted: what each
     # worker's schedule index must re-read (itineraries).
     changed_leg_ids: set[int] = field(default_factory=set)
+    # The legs changed or dropped (locked while written), whose bookings are told after
+    # commit by `follow_up` (None: no such leg).
+    changing: list[int] = field(default_factory=list)
+    follow_up: ScheduleFollowUp | None = None
 
 
 def schedule_load_file(*, path: Path, now: datetime) -> LoadResult:
@@ -320,7 +274,22 @@ def load_summary(file_name: str, result: LoadResult) -> str:
         f"Loaded {file_name} (version {result.load.pk}): "
         f"{result.legs_created} flight-date legs created, {result.legs_updated} updated, "
         f"{result.legs_removed} removed, {result.legs_kept_with_sales} kept as cancelled "
-        "because they have sales."
+        "because they have sales." + follow_up_summary(result.follow_up)
+    )
+
+
+def follow_up_summary(follow_up: ScheduleFollowUp | None) -> str:
+    """What a load's follow-up has told its bookings so far, as a sentence to append."""
+    if follow_up is None:
+        return ""
+    if follow_up.finished_at is not None:
+        return (
+            f" {follow_up.total} bookings on the changed flights told; "
+            f"{follow_up.changes} airline changes recorded."
+        )
+    return (
+        f" {follow_up.total} bookings on the changed flights are being told "
+        f"({follow_up.done} so far): manage.py load_status {follow_up.load_id}."
     )
 
 
@@ -337,8 +306,10 @@ def schedule_load(
     Only the flights the file touches are diffed (schedule_diff): their new flight-date
     legs are created with their inventory, changed ones updated, dropped ones deleted,
     except legs that have sales, which are kept and marked cancelled so no booking loses
-    its flight. The legs that change are written under their row locks, with the bookings
-    on them (`flights_changing`). Loading the file that was loaded last again changes
+    its flight. The legs that change are written under their row locks
+    (`flights_changing`), and the bookings on them noted in the same transaction: they
+    are told after it commits, in batches (`result.follow_up`, airline/network/
+    follow_up.py). Loading the file that was loaded last again changes
     nothing. Once committed, a load that wrote many legs analyses the schedule tables
     (a caller that holds a transaction of its own does so after it commits: seed_demo).
 
@@ -392,7 +363,7 @@ def _schedule_load_once(
         (_scheduled_leg(leg, stations, configurations) for leg in schedule.legs), batch_size=BATCH
     )
     result = _apply_dated_legs(diff, configurations, now=now, progress=progress)
-    result.load = ScheduleLoad.objects.create(
+    load = ScheduleLoad.objects.create(
         carrier=",".join(sorted(carriers)),
         file_name=file_name,
         sha256=sha256,
@@ -404,6 +375,9 @@ def _schedule_load_once(
         flights_removed=result.removed,
         flights_kept_with_sales=result.kept_with_sales,
     )
+    result.load = load
+    progress("noting the bookings on changed flights", 0, 0)
+    result.follow_up = follow_up_open(result.changing, load=load, now=now)
     NetworkVersion.bump(leg_ids=result.changed_leg_ids)
     return result
 
@@ -439,12 +413,22 @@ def _apply_dated_legs(
         if any(getattr(old, f) != getattr(new := wanted[_key(old)], f) for f in COMPARED)
     ]
     dropped = diff.dropped
-    # Lock the legs about to change and the bookings on them. From here until commit no
-    # booking can take a seat on them: one that committed first is seen below (its
-    # sales, its order), one that comes after waits and then sees the new legs.
-    changing = [old.pk for old, _ in changed] + [leg.pk for leg in dropped]
-    progress("locking the flights that change and their bookings", 0, len(changing))
-    written = flights_changing(changing, now=now)
+    # New legs first: no booking can see them before commit, so they need no lock, and
+    # the changed legs' locks below are held only while those are written.
+    new = [leg for key, leg in wanted.items() if key not in diff.existing]
+    created: list[FlightLeg] = []
+    for start in range(0, len(new), BATCH):
+        progress("creating flight-date legs", start, len(new))
+        created += FlightLeg.objects.bulk_create(new[start : start + BATCH])
+    result.legs_created = len(created)
+    inventory_create_for_legs(created, progress=progress)
+
+    # Lock the legs about to change. From here until commit no booking can take a seat
+    # on them: one that committed first is seen by the follow-up's snapshot of their
+    # bookings, one that comes after waits and then sees the new legs.
+    result.changing = [old.pk for old, _ in changed] + [leg.pk for leg in dropped]
+    progress("locking the flights that change", 0, len(result.changing))
+    flights_changing(result.changing)
     with_sales = _legs_with_sales([leg.pk for leg in dropped])
 
     kept = [leg for leg in dropped if leg.pk in with_sales]
@@ -467,17 +451,7 @@ def _apply_dated_legs(
             setattr(old, f, getattr(new, f))
     _legs_update([old for old, _ in changed], [f.removesuffix("_id") for f in COMPARED])
     result.legs_updated = len(changed)
-
-    new = [leg for key, leg in wanted.items() if key not in diff.existing]
-    created: list[FlightLeg] = []
-    for start in range(0, len(new), BATCH):
-        progress("creating flight-date legs", start, len(new))
-        created += FlightLeg.objects.bulk_create(new[start : start + BATCH])
-    result.legs_created = len(created)
-    inventory_create_for_legs(created, progress=progress)
     _resize_inventory(reconfigured)
-    progress("telling the bookings on changed flights", 0, 0)
-    written()
     result.changed_leg_ids = (
         {leg.pk for leg in created}
         | {old.pk for old, _ in changed}

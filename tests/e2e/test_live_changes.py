@@ -240,7 +240,7 @@ def watch_commit(load_id_before: int, committed: dict, done: threading.Event) ->
 def run_load(env, path, result: dict) -> None:
     started = time.monotonic()
     process = subprocess.run(
-        [sys.executable, "manage.py", "load_schedule", str(path)],
+        [sys.executable, "manage.py", "load_schedule", str(path), "--wait"],
         cwd=REPO,
         env=env,
         capture_output=True,

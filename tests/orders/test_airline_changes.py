@@ -7,6 +7,7 @@ from dataclasses import replace
 from datetime import datetime, time, timedelta
 from decimal import Decimal
 from io import StringIO
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -54,7 +55,14 @@ def network_legs(start) -> dict[int, list[Leg]]:
 
 def reload(tmp_path, start, **flights) -> None:
     """Load the test network again from SSIM, with flights changed: `f101=None` drops
-    MX101, `f101={"departs": ..., "arrives": ...}` changes its (every) leg."""
+    MX101, `f101={"departs": ..., "arrives": ...}` changes its (every) leg; the bookings
+    on changed flights told before it returns (--wait)."""
+    path = ssim_again(tmp_path, start, **flights)
+    call_command("load_schedule", str(path), "--wait", stdout=StringIO())
+
+
+def ssim_again(tmp_path, start, **flights) -> Path:
+    """The test network as an SSIM file, with flights changed as `reload` takes them."""
     legs = network_legs(start)
     for name, changed in flights.items():
         number = int(name[1:])
@@ -62,8 +70,9 @@ def reload(tmp_path, start, **flights) -> None:
             del legs[number]
         else:
             legs[number] = [replace(leg, **changed) for leg in legs[number]]
-    (tmp_path / "again.ssim").write_text(ssim_file([leg for ls in legs.values() for leg in ls]))
-    call_command("load_schedule", str(tmp_path / "again.ssim"), stdout=StringIO())
+    path = tmp_path / f"again-{len(list(tmp_path.glob('again-*.ssim')))}.ssim"
+    path.write_text(ssim_file([leg for ls in legs.values() for leg in ls]))
+    return path
 
 
 ROUTES = {101: ("PVD", "CHS"), 102: ("CHS", "PVD"), 501: ("PVD", "CHS")}

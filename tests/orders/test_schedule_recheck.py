@@ -27,7 +27,7 @@ def reload_schedule(tmp_path, start, flight_101: dict | None) -> None:
     if flight_101 is not None:
         legs.append(Leg(101, "PVD", "CHS", start=start, end=end, **flight_101))
     (tmp_path / "again.ssim").write_text(ssim_file(legs))
-    call_command("load_schedule", str(tmp_path / "again.ssim"), stdout=StringIO())
+    call_command("load_schedule", str(tmp_path / "again.ssim"), "--wait", stdout=StringIO())
 
 
 SAME_101 = {"departs": time(7, 0), "arrives": time(9, 5)}
