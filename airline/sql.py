@@ -32,7 +32,7 @@ from contextvars import ContextVar
 from functools import cache
 
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, OperationalError, connections
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, OperationalError, connections
 from django.db.backends.utils import CursorWrapper
 from django.db.models import Model
 
@@ -163,8 +163,17 @@ def lock_wait_bounded(busy: str) -> Iterator[None]:
         # cause is logged here and not chained.
         logger.warning("lock wait cut short", extra={"fields": {"busy": busy, "bound_ms": bound}})
         raise LockBusy(busy) from None
+    except DatabaseError:
+        raise  # the transaction is spoiled: nothing to set back
+    except BaseException:
+        _lock_timeout_set(was)  # the transaction is sound and its caller may go on
+        raise
+    _lock_timeout_set(was)
+
+
+def _lock_timeout_set(value: str) -> None:
     with statement_cursor() as cursor:
-        cursor.execute("SELECT set_config('lock_timeout', %s, true)", [was])
+        cursor.execute("SELECT set_config('lock_timeout', %s, true)", [value])
 
 
 @contextmanager

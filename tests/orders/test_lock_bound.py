@@ -156,3 +156,7 @@ def test_the_bound_leaves_the_transactions_own_lock_timeout_as_it_was(db):
         with lock_wait_bounded("busy"):
             assert lock_timeout() == f"{BOUND_MS}ms"
         assert lock_timeout() == "7s"
+        # Also when the block fails without spoiling the transaction (a refusal).
+        with pytest.raises(LookupError), lock_wait_bounded("busy"):
+            raise LookupError("refused")
+        assert lock_timeout() == "7s"
