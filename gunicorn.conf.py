@@ -23,6 +23,29 @@ preload_app = True
 # them to be reset (airline/gunicorn_worker.py).
 worker_class = "airline.gunicorn_worker.RefusingSyncWorker"
 
+# How long a worker may spend on one request before gunicorn kills it (the client then
+# gets gunicorn's HTML 500, or the proxy's 502): a guard against a stuck worker, never a
+# bound of the service's own. Every wait of a request is bounded by the service itself,
+# so this must exceed the longest request those bounds allow, or it fires on a request
+# that would have been answered (a card charged, then the worker killed):
+# - calls to the payment gateway, each bounded by STRIPE_TIMEOUT_SECONDS (10 s): the
+#   charge (create, confirm), its capture at ticketing (STRIPE_CAPTURE=manual) and, when
+#   the write fails after the charge, giving it back (look up, then void or refund):
+#   GATEWAY_CALLS_IN_A_ROW of them at most, 50 s;
+# - row-lock waits, each bounded by LOCK_WAIT_TIMEOUT_MS (2 s, then 503 ERR-9000): a
+#   change paid by card waits for its order's row twice, its legs and a seat map:
+#   LOCK_WAITS_IN_A_ROW, 8 s;
+# - the database work itself (well under a second) and a margin: 75 s in all.
+# on_starting warns when the settings allow longer. Above it: the proxy's read timeout
+# (deploy/nginx/airline.conf), PAYMENT_INTENT_GRACE_SECONDS and IDEMPOTENCY_LEASE_SECONDS
+# (a request still running must not be taken for dead).
+GATEWAY_CALLS_IN_A_ROW, LOCK_WAITS_IN_A_ROW = 5, 4
+timeout = int(os.environ.get("GUNICORN_TIMEOUT", "75"))
+# A stopping node (SIGTERM) lets the request in hand run as long as any may, rather than
+# kill it after gunicorn's default 30 s, halfway through a card booking. Whatever stops
+# the master (systemd's TimeoutStopSec, 90 s by default) must give it longer.
+graceful_timeout = int(os.environ.get("GUNICORN_GRACEFUL_TIMEOUT", str(timeout)))
+
 # A worker is replaced after about this many requests (the jitter keeps a node's workers
 # from restarting together): whatever a long-lived process accumulates is returned. The
 # new worker is forked from the master with its schedule index (airline/wsgi.py) and
@@ -57,6 +80,18 @@ def on_starting(server):
     a different one stops it here, before it answers anything."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "airline.settings")
     from django.conf import settings
+
+    longest = (
+        GATEWAY_CALLS_IN_A_ROW * settings.STRIPE_TIMEOUT_SECONDS
+        + LOCK_WAITS_IN_A_ROW * settings.LOCK_WAIT_TIMEOUT_MS / 1000
+    )
+    if server.cfg.timeout and server.cfg.timeout <= longest:
+        server.log.warning(
+            "gunicorn's timeout (%s s) is not above the longest request the settings allow "
+            "(%.0f s: gunicorn.conf.py); raise GUNICORN_TIMEOUT",
+            server.cfg.timeout,
+            longest,
+        )
 
     if settings.METRICS_ENABLED:
         from airline.api.metrics import multiprocess_dir_prepare

@@ -406,6 +406,15 @@ IDEMPOTENCY_TTL_HOURS = 24  # DESIGN.md §4
 # worker; the key can then be used again.
 IDEMPOTENCY_LEASE_SECONDS = env_int("IDEMPOTENCY_LEASE_SECONDS", 120)
 
+# How long a request waits for a row another transaction holds locked, on PostgreSQL:
+# a flight-date leg it sells on, the seat configuration of a seat it sells, an order it
+# changes (airline.sql.lock_wait_bounded). A schedule load, a back-office edit or a
+# batch of airline changes holds those rows while it writes, maybe for many seconds; a
+# request that waits longer than this is answered 503 ERR-9000 with Retry-After, and
+# nothing of it is written. Other requests hold them for milliseconds. 0: no bound.
+# gunicorn's timeout (gunicorn.conf.py) counts this wait among a request's longest.
+LOCK_WAIT_TIMEOUT_MS = env_int("LOCK_WAIT_TIMEOUT_MS", 2000)
+
 # --- Webhooks (DESIGN.md §10, webhooks/) -----------------------------------------------
 # http://127.0.0.1 and other loopback URLs admitted, for tests and development only.
 WEBHOOK_ALLOW_LOOPBACK = env_bool("WEBHOOK_ALLOW_LOOPBACK", False)

@@ -25,14 +25,20 @@ service's 8.6 against 9.3 ms (1.08x) (`python -m benchmarks.shortcuts`, 60 holds
 way on a busy 2-core machine). `DB_PREPARED_STATEMENTS=0` (settings) turns it off.
 """
 
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import cache
 
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, OperationalError, connections
 from django.db.backends.utils import CursorWrapper
 from django.db.models import Model
+
+from airline.api.errors import ApiError, Err
+
+logger = logging.getLogger(__name__)
 
 # psycopg prepares a statement on its first execution while its connection's threshold
 # is 0 (its own default, 5, would send each statement unprepared five times per
@@ -95,6 +101,90 @@ def commit_without_flush() -> None:
     if settings.DB_COMMIT_WITHOUT_FLUSH and connections[DEFAULT_DB_ALIAS].vendor == "postgresql":
         with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
             cursor.execute("SET LOCAL synchronous_commit TO OFF")
+
+
+LOCK_NOT_AVAILABLE = "55P03"  # PostgreSQL's SQLSTATE for a lock_timeout or NOWAIT refused
+LOCK_BUSY_RETRY_AFTER = "2"  # seconds, the Retry-After of a lock wait cut short
+
+# False in the background worker's jobs (lock_waits_unbounded): no client waits there, and
+# a job cut short would wait just the same at its next round.
+_bounded: ContextVar[bool] = ContextVar("lock_waits_bounded", default=True)
+
+
+class LockBusy(ApiError):
+    """A row the request needs stayed locked by a long writer (a schedule load, a back
+    office edit, a batch of airline changes) for longer than LOCK_WAIT_TIMEOUT_MS: 503
+    ERR-9000 with Retry-After, in the request's channel. The request's transaction is
+    rolled back whole."""
+
+    def __init__(self, busy: str) -> None:
+        super().__init__(
+            Err.SERVICE_UNAVAILABLE,
+            f"{busy}; nothing was changed, retry in a few seconds",
+            headers={"Retry-After": LOCK_BUSY_RETRY_AFTER},
+        )
+
+
+@contextmanager
+def lock_wait_bounded(busy: str) -> Iterator[None]:
+    """The row-lock waits of the block (inside the caller's transaction) bounded by
+    settings.LOCK_WAIT_TIMEOUT_MS, so that a request never waits on a long writer beyond
+    it: a lock not granted in time raises LockBusy (`busy` says what is being changed,
+    e.g. "The flight is being updated"), and the caller's transaction is spoiled, to be
+    rolled back by whoever opened it.
+
+    PostgreSQL's `lock_timeout`, set local to the transaction (as `SET LOCAL`, so through
+    a pooler in transaction mode too) and set back to what it was once the block is done:
+    the rest of the transaction waits as it would have (a unique key another transaction
+    is inserting, say). Writers that must wait for the requests (a schedule load waits
+    for the bookings on its legs, which are short) do not use this. Nothing to bound on
+    SQLite (no row locks), outside a transaction (a lock taken and given back at once),
+    with the setting at 0, or in the worker's jobs (lock_waits_unbounded)."""
+    db = connections[DEFAULT_DB_ALIAS]
+    bound = settings.LOCK_WAIT_TIMEOUT_MS
+    if db.vendor != "postgresql" or not bound or not _bounded.get() or not db.in_atomic_block:
+        yield
+        return
+    with statement_cursor() as cursor:
+        # The value in force is read before the new one is set: the subquery is planned
+        # apart (OFFSET 0) and evaluated first.
+        cursor.execute(
+            "SELECT was.setting, set_config('lock_timeout', %s, true) "
+            "FROM (SELECT current_setting('lock_timeout') AS setting OFFSET 0) was",
+            [f"{bound}ms"],
+        )
+        (was, _now) = cursor.fetchone()
+    try:
+        yield
+    except OperationalError as exc:
+        if getattr(exc.__cause__, "sqlstate", None) != LOCK_NOT_AVAILABLE:
+            raise
+        # Not a storage failure (the metrics count those by the ApiError's cause), so the
+        # cause is logged here and not chained.
+        logger.warning("lock wait cut short", extra={"fields": {"busy": busy, "bound_ms": bound}})
+        raise LockBusy(busy) from None
+    except DatabaseError:
+        raise  # the transaction is spoiled: nothing to set back
+    except BaseException:
+        _lock_timeout_set(was)  # the transaction is sound and its caller may go on
+        raise
+    _lock_timeout_set(was)
+
+
+def _lock_timeout_set(value: str) -> None:
+    with statement_cursor() as cursor:
+        cursor.execute("SELECT set_config('lock_timeout', %s, true)", [value])
+
+
+@contextmanager
+def lock_waits_unbounded() -> Iterator[None]:
+    """Lock waits of the block not bounded by lock_wait_bounded: for the background
+    worker's jobs, which no client waits for."""
+    token = _bounded.set(False)
+    try:
+        yield
+    finally:
+        _bounded.reset(token)
 
 
 def analyze(*models: type[Model], using: str = DEFAULT_DB_ALIAS) -> None:

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 from django.db import close_old_connections, connection
 
+from airline.sql import lock_waits_unbounded
+
 logger = logging.getLogger("airline.worker")
 
 
@@ -115,7 +117,10 @@ def _run(job: Job) -> bool:
     _close_stale_connections()
     started = time.perf_counter()
     try:
-        done = job.run()
+        # No client waits for a job: it waits for the locks a schedule load holds rather
+        # than fail and find them held again at its next round.
+        with lock_waits_unbounded():
+            done = job.run()
     except Exception:
         logger.exception("job failed", extra={"fields": {"job": job.name}})
         return False

@@ -31,6 +31,7 @@ from airline.api.errors import ApiError, Err
 from airline.api.idempotency import idempotency_mark_applied
 from airline.fares.money import ZERO
 from airline.network.inventory import LegCheck, legs_lock
+from airline.sql import lock_wait_bounded
 from offers.ancillaries import Traveller
 from orders import airline_changes, amend, cancel, events, exchange
 from orders.ancillaries import (
@@ -70,6 +71,11 @@ from orders.refunds import refundable, refunds_owe, refunds_send
 from orders.selectors import SLIM_PREFETCH, OrderScope, order_get
 from orders.tickets import payment_record, tickets_issue
 from sellers.authentication import Principal
+
+# What a change cut short waiting for the order row is told (LockBusy, 503 ERR-9000): a
+# schedule load or a back-office edit holds the rows of the orders on the flights it
+# changes while it writes them their airline changes.
+ORDER_BUSY = "The order is being updated by the airline (a schedule change)"
 
 
 def order_change(
@@ -121,7 +127,8 @@ def _intent_claim(plan: Plan, *, card: Card) -> PaymentIntent:
     PENDING without a note, younger than the reconciler's grace: one that timed out
     carries a note, and one whose worker died is the reconciler's after the grace."""
     order = plan.order
-    locked = Order.objects.select_for_update().only("pk", "version").get(pk=order.pk)
+    with lock_wait_bounded(ORDER_BUSY):
+        locked = Order.objects.select_for_update().only("pk", "version").get(pk=order.pk)
     if locked.version != order.version:
         raise ApiError(
             Err.CHANGE_NOT_APPLIED,
@@ -182,7 +189,8 @@ def _apply(plan: Plan, *, charge, intent: PaymentIntent | None) -> None:
     the payment and the events."""
     order = plan.order
     # Changes of one order queue here; what the checks read must still be so.
-    locked = Order.objects.select_for_update().get(pk=order.pk)
+    with lock_wait_bounded(ORDER_BUSY):
+        locked = Order.objects.select_for_update().get(pk=order.pk)
     if locked.version != order.version:
         raise ApiError(
             Err.CHANGE_NOT_APPLIED,
@@ -260,7 +268,7 @@ def _check_still_flying(leg_ids: set[int], checks: Sequence[LegCheck] = ()) -> N
     schedule may be a second old), and each of `checks` holds of the legs as locked."""
     if not leg_ids:
         return
-    locked = legs_lock(leg_ids)
+    locked = legs_lock(leg_ids, bounded=True)
     if any(leg_id not in locked or locked[leg_id].is_cancelled for leg_id in leg_ids):
         raise ApiError(
             Err.CHANGE_NOT_APPLIED,

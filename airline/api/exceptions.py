@@ -19,6 +19,7 @@ from airline.api import metrics
 from airline.api.errors import MAX_FIELDS, ApiError, Err
 from airline.api.responses import error_response
 from airline.api.serializers import UNLISTED
+from airline.sql import LOCK_NOT_AVAILABLE, LockBusy
 
 logger = logging.getLogger("airline.errors")
 
@@ -61,6 +62,11 @@ def to_api_error(exc: BaseException) -> ApiError:
         # slipped past validation: the request's fault, never an outage.
         logger.warning("value refused by the database", exc_info=exc)
         return ApiError(Err.VALIDATION, "A value of the request cannot be stored")
+    if isinstance(exc, DatabaseError) and _sqlstate(exc) == LOCK_NOT_AVAILABLE:
+        # A lock wait cut short (a lock_timeout, a NOWAIT) that no service turned into
+        # LockBusy itself: the database is up, a writer holds a row; retrying will do.
+        logger.warning("lock not available", exc_info=exc)
+        return LockBusy("A record of this request is being updated")
     if isinstance(
         exc, DatabaseError | redis.exceptions.ConnectionError | redis.exceptions.TimeoutError
     ):
@@ -70,6 +76,11 @@ def to_api_error(exc: BaseException) -> ApiError:
         return err
     logger.error("unhandled exception", exc_info=exc)
     return ApiError(Err.INTERNAL)
+
+
+def _sqlstate(exc: DatabaseError) -> str | None:
+    """PostgreSQL's SQLSTATE of a database error (psycopg's error, Django's cause)."""
+    return getattr(exc.__cause__, "sqlstate", None)
 
 
 def validation_error(detail: Any) -> ApiError:

@@ -103,8 +103,9 @@ ERROR_RESPONSES = _answers(
         429: "ERR-8003: request volume exceeded; see Retry-After",
         500: "ERR-2002 availability failed; ERR-9001 unexpected upstream; ERR-9003 the "
         "request could not be processed",
-        503: "ERR-8002 authentication store, ERR-9000 a required service, ERR-9002 offer "
-        "cache unavailable; ERR-6005 payment timed out",
+        503: "ERR-8002 authentication store, ERR-9000 a required service (or a flight or "
+        "order of the request being updated by the airline: retry after Retry-After), "
+        "ERR-9002 offer cache unavailable; ERR-6005 payment timed out",
     },
 )
 AUTH_ERROR_RESPONSES = _answers(

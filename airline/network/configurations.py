@@ -13,6 +13,7 @@ makes the sale wait, and the sale then reads the block. No seat is sold past a b
 """
 
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, Protocol
@@ -21,6 +22,7 @@ from django.db import OperationalError, connection, transaction
 
 from airline.network import fleet
 from airline.network.models import CabinLayout, SeatConfiguration
+from airline.sql import lock_wait_bounded
 
 Layout = dict[str, fleet.SeatSpec]  # a configuration's seats by designator ("20A")
 
@@ -29,6 +31,8 @@ EDIT_ATTEMPTS = 5
 
 
 RowLock = Literal["FOR SHARE", "FOR UPDATE"]
+# What a seat sale cut short waiting for its configuration is told (503 ERR-9000).
+SEATS_BUSY = "The seat map of a flight of this request is being updated by the airline"
 
 
 def configuration_seats(
@@ -37,14 +41,18 @@ def configuration_seats(
     """The seats of these configurations as they stand, read under `lock` of their rows
     (`FOR SHARE` by a sale, `FOR UPDATE` by an edit; inside the caller's transaction),
     in ascending id order. Never from the per-process layout cache (offers.ancillaries
-    `seats_of_configuration`): that may be a minute old, and this decides a sale."""
+    `seats_of_configuration`): that may be a minute old, and this decides a sale. A
+    sale's wait for its share locks is bounded (LockBusy, airline.sql.lock_wait_bounded:
+    an edit may hold the row while it writes the bookings it changes); an edit's is not:
+    it waits for the sales, which are short."""
     ids = sorted(set(configuration_ids))
     if not ids:
         return {}
     table = SeatConfiguration._meta.db_table
     # SQLite (the embedded default) has no row locks: its writers are serialized whole.
     locking = f" {lock}" if lock and connection.features.has_select_for_update else ""
-    with connection.cursor() as cursor:
+    bounded = lock_wait_bounded(SEATS_BUSY) if lock == "FOR SHARE" else nullcontext()
+    with bounded, connection.cursor() as cursor:
         cursor.execute(
             f'SELECT "id", "blocked_seats" FROM "{table}" '  # noqa: S608
             f'WHERE "id" IN ({", ".join(["%s"] * len(ids))}) ORDER BY "id"{locking}',

@@ -13,6 +13,7 @@ over the same legs queue instead of deadlocking.
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -20,7 +21,7 @@ from typing import Protocol
 from django.db import connection, transaction
 
 from airline.network.models import AircraftType, BookingClass, FlightLeg, LegInventory
-from airline.sql import statement_cursor
+from airline.sql import lock_wait_bounded, statement_cursor
 
 
 class SoldOut(Exception):
@@ -111,12 +112,21 @@ def checks_all(*checks: LegCheck | None) -> LegCheck:
     return check
 
 
-def legs_lock(leg_ids: Iterable[int]) -> dict[int, LockedLeg]:
+# What a sale cut short waiting for its legs is told (LockBusy, 503 ERR-9000).
+LEGS_BUSY = "A flight of this request is being updated by the airline"
+
+
+def legs_lock(leg_ids: Iterable[int], *, bounded: bool = False) -> dict[int, LockedLeg]:
     """Lock these flight-date legs (inside the caller's transaction), in ascending id
     order, and read them as they stand. A schedule load that cancels or retimes a leg
     updates its row, so it waits for the sale holding the lock, or the sale waits for it
     and then reads what it wrote: a sale never commits on a leg it did not check. A leg
     missing from the answer no longer exists.
+
+    `bounded` (a sale, a change of an order: a client waits): the wait for the locks is
+    at most LOCK_WAIT_TIMEOUT_MS, then LockBusy (503 ERR-9000) and the caller's
+    transaction is spoiled; a load may hold legs for many seconds. Unbounded (the load
+    itself): it waits for the sales, which hold their legs for milliseconds.
 
     Plain SQL, as the ORM would write it: every booking sends it, and the ORM's own work
     on it cost several times the database's."""
@@ -127,7 +137,7 @@ def legs_lock(leg_ids: Iterable[int]) -> dict[int, LockedLeg]:
     # SQLite (the embedded default) has no row locks: its writers are serialized whole,
     # as the ORM's select_for_update is a no-op there.
     lock = " FOR UPDATE OF l" if connection.features.has_select_for_update_of else ""
-    with statement_cursor() as cursor:
+    with lock_wait_bounded(LEGS_BUSY) if bounded else nullcontext(), statement_cursor() as cursor:
         cursor.execute(
             f'SELECT l."id", l."is_cancelled", l."departs_at", l."arrives_at", t."iata_code", '  # noqa: S608
             'l."configuration_id" '
@@ -149,9 +159,11 @@ def inventory_apply(changes: Sequence[SeatChange], *, check: LegCheck | None = N
     """Apply every change (a whole booking's segments) or none: SoldOut when a class on
     some leg has too few seats. `check` is handed the legs as they stand under their
     locks before any seat is taken, and raises to refuse the sale (the legs a booking was
-    priced on were cancelled or moved since). Inside a caller's transaction it opens no
-    savepoint (two round trips a booking): an error marks that transaction for rollback,
-    and the caller's whole write is undone with the changes made so far."""
+    priced on were cancelled or moved since). The wait for those locks is bounded
+    (legs_lock: LockBusy when a schedule change holds them too long). Inside a caller's
+    transaction it opens no savepoint (two round trips a booking): an error marks that
+    transaction for rollback, and the caller's whole write is undone with the changes
+    made so far."""
     changes = [c for c in changes if c.seats]
     if not changes:
         return
@@ -163,7 +175,7 @@ def inventory_apply(changes: Sequence[SeatChange], *, check: LegCheck | None = N
         # such UPDATEs can meet those rows in different physical orders (row versions
         # move), which deadlocks when the transaction is still open behind them, as a
         # booking's is while its order is written.
-        locked = legs_lock(every_leg)
+        locked = legs_lock(every_leg, bounded=True)
         if check is not None:
             check(locked)
         _change_legs(

@@ -341,8 +341,8 @@ def test_a_dead_upstream_is_a_502_in_the_api_shapes(tmp_path, path, root):
 )
 def test_an_upstream_that_never_answers_is_a_504_in_the_api_shapes(tmp_path, path, root):
     def short_timeout(conf: str) -> str:
-        assert "proxy_read_timeout 35s;" in conf
-        return conf.replace("proxy_read_timeout 35s;", "proxy_read_timeout 1s;")
+        assert "proxy_read_timeout 80s;" in conf
+        return conf.replace("proxy_read_timeout 80s;", "proxy_read_timeout 1s;")
 
     with socket.socket() as silent:  # accepts connections, never answers
         silent.bind(("127.0.0.1", 0))

@@ -155,3 +155,24 @@ def test_a_database_outage_is_err_9000(api, auth, booked, monkeypatch):
 
     monkeypatch.setattr("orders.selectors.order_header", down)
     error_of(retrieve(api, auth, booked["order"]["orderId"]), 503, "ERR-9000")
+
+
+def test_a_lock_not_granted_is_err_9000_with_retry_after_not_an_outage(
+    api, auth, booked, monkeypatch
+):
+    """A lock wait PostgreSQL cut short (an operator's lock_timeout, a NOWAIT) that no
+    service answered itself: the row is busy, the database is up."""
+    import psycopg
+    from django.db import OperationalError
+
+    def busy(**kwargs):
+        try:
+            raise psycopg.errors.LockNotAvailable("canceling statement due to lock timeout")
+        except psycopg.Error as exc:
+            raise OperationalError(str(exc)) from exc
+
+    monkeypatch.setattr("orders.selectors.order_header", busy)
+    response = retrieve(api, auth, booked["order"]["orderId"])
+    error = error_of(response, 503, "ERR-9000")
+    assert "being updated" in error["description"]
+    assert response["Retry-After"] == "2"

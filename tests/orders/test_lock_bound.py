@@ -1,0 +1,162 @@
+"""A request never waits on a long writer beyond LOCK_WAIT_TIMEOUT_MS (PostgreSQL): while
+another transaction holds a flight's legs (a schedule load writing them) or an order's
+row (the airline changes it records), a booking or a change on them is answered 503
+ERR-9000 with Retry-After once the bound has passed, and nothing of it is written."""
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+
+import pytest
+from django.db import connection, connections, transaction
+from django.db.models import Sum
+from lxml import etree
+
+from airline.network.models import FlightLeg, LegInventory
+from airline.sql import lock_wait_bounded
+from orders.models import Order, OrderStatus, PaymentIntent
+from tests.conftest import error_of
+from tests.ndc.conftest import ndc_error_of, post
+from tests.ndc.test_orders import create_request
+from tests.orders.conftest import CARD, HOLD, book, booking_body, price_offer
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+    pytest.mark.skipif("connection.vendor != 'postgresql'"),
+]
+WAIT = 30  # seconds: a bound on each wait for the other thread, never a pause
+BOUND_MS = 200
+
+
+@pytest.fixture(autouse=True)
+def _short_bound(settings) -> None:
+    settings.LOCK_WAIT_TIMEOUT_MS = BOUND_MS
+
+
+class Held:
+    """Rows locked FOR UPDATE by a transaction in its own thread (and connection), as a
+    schedule load holds them while it writes, until `release()`; it lets go by itself
+    after WAIT seconds, so a request that waited for it would then go through."""
+
+    def __init__(self, rows) -> None:
+        self.locked, self.go = threading.Event(), threading.Event()
+        self.thread = threading.Thread(target=self._hold, args=(rows,))
+        self.thread.start()
+        assert self.locked.wait(WAIT), "the rows were never locked"
+
+    def _hold(self, rows) -> None:
+        try:
+            with transaction.atomic():
+                assert list(rows.select_for_update())
+                self.locked.set()
+                self.go.wait(WAIT)
+        finally:
+            connections.close_all()
+
+    @property
+    def holding(self) -> bool:
+        return self.thread.is_alive() and not self.go.is_set()
+
+    def release(self) -> None:
+        self.go.set()
+        self.thread.join(WAIT)
+        assert not self.thread.is_alive()
+
+
+@contextmanager
+def held(rows) -> Iterator[Held]:
+    holder = Held(rows)
+    try:
+        yield holder
+    finally:
+        holder.release()
+
+
+def legs_of(day, back=None):
+    """Every flight-date leg flying around `day` to `back` (the offer's among them)."""
+    return FlightLeg.objects.filter(flight_date__range=(day - timedelta(days=1), back or day))
+
+
+def seats_sold() -> int:
+    return LegInventory.objects.aggregate(sold=Sum("sold"))["sold"]
+
+
+def test_a_booking_on_legs_a_schedule_change_holds_is_answered_503_and_writes_nothing(
+    api, auth, travel_day
+):
+    priced = price_offer(api, auth, travel_day)
+    body = booking_body(priced, payment=CARD)
+    sold = seats_sold()
+
+    with held(legs_of(travel_day)) as legs:
+        response = book(api, auth, body)
+        assert legs.holding  # answered within the bound, not once the legs were let go
+
+    error = error_of(response, 503, "ERR-9000")
+    assert "being updated" in error["description"]
+    assert "retry" in error["description"]
+    assert response["Retry-After"] == "2"
+    assert not Order.objects.exists()
+    assert not PaymentIntent.objects.exists()  # no card charged for it
+    assert seats_sold() == sold
+    # The same request, retried once the load is done, books.
+    assert book(api, auth, body).status_code == 201
+
+
+def test_an_ndc_order_create_on_held_legs_is_answered_503_in_its_shape(api, auth, travel_day):
+    back = travel_day + timedelta(days=7)
+    priced = price_offer(api, auth, travel_day, back=back)  # the example's two items
+    sold = seats_sold()
+
+    with held(legs_of(travel_day, back)) as legs:
+        response = post(api, "OrderCreate", etree.tostring(create_request(priced)), auth)
+        assert legs.holding
+
+    fields = ndc_error_of(response, 503, "ERR-9000", "IATA_OrderViewRS")
+    assert "being updated" in fields["DescText"]
+    assert response["Retry-After"] == "2"
+    assert not Order.objects.exists()
+    assert seats_sold() == sold
+
+
+def test_a_change_of_an_order_the_airline_holds_is_answered_503_and_changes_nothing(
+    api, auth, travel_day
+):
+    booked = book(api, auth, booking_body(price_offer(api, auth, travel_day), payment=HOLD))
+    assert booked.status_code == 201, booked.content
+    order_id = booked.json()["data"]["order"]["orderId"]
+    sold = seats_sold()
+
+    with held(Order.objects.filter(order_id=order_id)) as order:
+        response = api.patch(
+            f"/json/v1/orders/{order_id}",
+            {"changes": [{"type": "CancelUnpaidOrder"}]},
+            format="json",
+            **auth,
+        )
+        assert order.holding
+
+    error = error_of(response, 503, "ERR-9000")
+    assert "order is being updated" in error["description"]
+    assert response["Retry-After"] == "2"
+    assert Order.objects.get(order_id=order_id).status == OrderStatus.ONHOLD
+    assert seats_sold() == sold
+
+
+def test_the_bound_leaves_the_transactions_own_lock_timeout_as_it_was(db):
+    def lock_timeout() -> str:
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW lock_timeout")
+            return cursor.fetchone()[0]
+
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL lock_timeout = '7s'")
+        with lock_wait_bounded("busy"):
+            assert lock_timeout() == f"{BOUND_MS}ms"
+        assert lock_timeout() == "7s"
+        # Also when the block fails without spoiling the transaction (a refusal).
+        with pytest.raises(LookupError), lock_wait_bounded("busy"):
+            raise LookupError("refused")
+        assert lock_timeout() == "7s"
