@@ -1,8 +1,9 @@
 """Webhooks in the back office (DESIGN.md §10): endpoints (the secret shown once, when
-created), each one's newest deliveries (status, attempts, last response code and time),
-the deliveries list filtered by status, last code, endpoint and event type, and the
-actions resend failed deliveries, retry pending ones now, disable and enable an
-endpoint, all through the services the API uses (STYLE.md 11)."""
+created; deleted ones behind a filter), each one's newest deliveries (status, attempts,
+last response code and time), the deliveries list filtered by status, last code,
+endpoint and event type, and the actions resend failed deliveries, retry pending ones
+now, disable, enable and delete an endpoint, all through the services the API uses
+(STYLE.md 11)."""
 
 from django import forms
 from django.contrib import admin, messages
@@ -21,6 +22,7 @@ from webhooks.services import (
     endpoint_disable,
     endpoint_enable,
     endpoint_register,
+    endpoints_delete,
 )
 
 
@@ -63,6 +65,35 @@ def deliveries_url(**filters: str) -> str:
     return f"{reverse('admin:webhooks_webhookdelivery_changelist')}?{query}"
 
 
+class DeletedFilter(admin.SimpleListFilter):
+    """Deleted endpoints are kept with their deliveries' history, out of the list unless
+    asked for."""
+
+    title = "deleted"
+    parameter_name = "deleted"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "Deleted"), ("all", "All")]
+
+    def choices(self, changelist):
+        yield {
+            "selected": self.value() is None,
+            "query_string": changelist.get_query_string(remove=[self.parameter_name]),
+            "display": "Not deleted",
+        }
+        for value, label in self.lookup_choices:
+            yield {
+                "selected": self.value() == value,
+                "query_string": changelist.get_query_string({self.parameter_name: value}),
+                "display": label,
+            }
+
+    def queryset(self, request, queryset):
+        if self.value() == "all":
+            return queryset
+        return queryset.filter(deleted_at__isnull=self.value() != "yes")
+
+
 @admin.register(WebhookEndpoint)
 class WebhookEndpointAdmin(admin.ModelAdmin):
     form = WebhookEndpointForm
@@ -75,7 +106,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
         "failing_since",
         "created_at",
     ]
-    list_filter = ["active", "format"]
+    list_filter = [DeletedFilter, "active", "format"]
     search_fields = ["webhook_id", "url", "seller__code"]
     list_select_related = ["seller"]
     # The secret is never a field: it is shown once, in the message after creation.
@@ -86,6 +117,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
         "failing_since",
         "disabled_at",
         "disabled_reason",
+        "deleted_at",
         "newest_deliveries",
     ]
     actions = ["resend_failed", "retry_pending_now", "disable", "enable"]
@@ -167,6 +199,23 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
             endpoint=registered.endpoint,
             secret=registered.secret,
         )
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        if obj is not None and obj.deleted_at is not None:
+            return False  # deleted already: nothing more to do
+        return super().has_delete_permission(request, obj)
+
+    # Django's delete (the page's button and the "delete selected" action) is the soft
+    # delete of the API: the rows stay, with their deliveries.
+    def get_deleted_objects(self, objs, request):
+        endpoints = list(objs)
+        return [str(e) for e in endpoints], {"webhook endpoints": len(endpoints)}, set(), []
+
+    def delete_model(self, request, obj):
+        endpoints_delete(endpoints=WebhookEndpoint.objects.filter(pk=obj.pk), now=clock.now())
+
+    def delete_queryset(self, request, queryset):
+        endpoints_delete(endpoints=queryset, now=clock.now())
 
     def has_resend_permission(self, request) -> bool:
         return request.user.has_perm("webhooks.resend_webhookdelivery")

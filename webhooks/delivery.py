@@ -184,12 +184,13 @@ def webhooks_deliver(
     if not claimed:
         return {}
     send = sender or http_send
+    # "cancelled" (an endpoint deleted mid-round) is counted only when there is one.
     done = {"delivered": 0, "retrying": 0, "failed": 0}
     with ThreadPoolExecutor(max_workers=settings.WEBHOOK_THREADS) as pool:
         futures = {pool.submit(_attempt, send, c): c for c in claimed}
         for future in as_completed(futures):
             result = delivery_record(futures[future], future.result(), now=clock.now())
-            done[result] += 1
+            done[result] = done.get(result, 0) + 1
     return done
 
 
@@ -232,13 +233,18 @@ def _attempt(send: Sender, c: Claimed) -> Outcome:
 
 
 def _due(now: datetime) -> Q:
-    return Q(status__in=UNFINISHED, next_attempt_at__lte=now, endpoint__active=True)
+    # A disabled endpoint's deliveries wait; a deleted one's are due, to be cancelled.
+    return Q(status__in=UNFINISHED, next_attempt_at__lte=now) & (
+        Q(endpoint__active=True) | Q(endpoint__deleted_at__isnull=False)
+    )
 
 
 def deliveries_claim(*, now: datetime, limit: int) -> list[Claimed]:
     """Take up to `limit` due deliveries for this worker (at most WEBHOOK_PER_ENDPOINT per
     endpoint, so one endpoint's backlog cannot fill the pool): IN_FLIGHT until now +
-    WEBHOOK_LEASE_SECONDS."""
+    WEBHOOK_LEASE_SECONDS. Due deliveries of a deleted endpoint are CANCELLED instead:
+    those a booking wrote while the endpoint was being deleted
+    (webhooks.services.endpoints_delete), or left IN_FLIGHT by a worker that died."""
     earlier_unfinished = WebhookDelivery.objects.filter(
         endpoint_id=OuterRef("endpoint_id"),
         order_id=OuterRef("order_id"),
@@ -255,11 +261,14 @@ def deliveries_claim(*, now: datetime, limit: int) -> list[Claimed]:
             .filter(_due(now))
             .filter(Q(order__isnull=True) | ~Exists(earlier_unfinished))
             .order_by("next_attempt_at", "id")
-            .values("pk", "attempts", "endpoint_id")[: limit * 2]
+            .values("pk", "attempts", "endpoint_id", "endpoint__deleted_at")[: limit * 2]
         )
         per_endpoint: dict[int, int] = {}
-        taken = []
+        taken, cancelled = [], []
         for row in rows:
+            if row["endpoint__deleted_at"] is not None:
+                cancelled.append(row["pk"])
+                continue
             count = per_endpoint.get(row["endpoint_id"], 0)
             if count < settings.WEBHOOK_PER_ENDPOINT and len(taken) < limit:
                 per_endpoint[row["endpoint_id"]] = count + 1
@@ -271,6 +280,10 @@ def deliveries_claim(*, now: datetime, limit: int) -> list[Claimed]:
             next_attempt_at=lease_until,  # due again if this worker never reports back
             last_attempt_at=now,
         )
+        if cancelled:
+            WebhookDelivery.objects.filter(pk__in=cancelled).update(
+                status=Status.CANCELLED, lease_until=None
+            )
     claims = (
         WebhookDelivery.objects.filter(pk__in=taken)
         .select_related("endpoint", "event__seller")
@@ -322,8 +335,8 @@ def _json_body(event: WebhookEvent, data: str) -> tuple[bytes, str]:
 
 
 def delivery_record(claim: Claimed, outcome: Outcome, *, now: datetime) -> str:
-    """Write one attempt's result: delivered, retrying (backoff) or failed (72 h gone).
-    Says which."""
+    """Write one attempt's result: delivered, retrying (backoff), failed (72 h gone), or
+    cancelled (its endpoint was deleted while it was sent: no retry). Says which."""
     mine = WebhookDelivery.objects.filter(
         pk=claim.pk, status=Status.IN_FLIGHT, attempts=claim.attempt
     )
@@ -338,7 +351,21 @@ def delivery_record(claim: Claimed, outcome: Outcome, *, now: datetime) -> str:
             failing_since=None
         )
         return "delivered"
-    give_up_at = WebhookDelivery.objects.values_list("give_up_at", flat=True).get(pk=claim.pk)
+    row = (
+        WebhookDelivery.objects.filter(pk=claim.pk)
+        .values_list("give_up_at", "endpoint__deleted_at")
+        .first()
+    )
+    if row is None or row[1] is not None:
+        # The endpoint was deleted after the claim (or removed with its seller, its
+        # deliveries with it): nothing is retried, and the rest of the round goes on.
+        mine.update(status=Status.CANCELLED, next_attempt_at=now, **common)
+        logger.info(
+            "webhook delivery cancelled: endpoint deleted",
+            extra={"fields": {"delivery": claim.pk, "eventId": claim.event_id}},
+        )
+        return "cancelled"
+    give_up_at = row[0]
     retry_at = now + backoff(claim.attempt)
     if retry_at >= give_up_at:
         mine.update(status=Status.FAILED, next_attempt_at=now, **common)

@@ -30,4 +30,7 @@ def _pending(now: datetime):
 
 
 def _pending_disabled(now: datetime):
-    return WebhookDelivery.objects.filter(status__in=UNFINISHED, endpoint__active=False)
+    # Not a deleted endpoint's: the worker cancels those as they come due.
+    return WebhookDelivery.objects.filter(
+        status__in=UNFINISHED, endpoint__active=False, endpoint__deleted_at=None
+    )

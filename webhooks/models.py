@@ -13,7 +13,8 @@ from sellers.models import Seller
 
 
 class WebhookEndpoint(models.Model):
-    """A seller's URL that receives its orders' events, signed with `secret`."""
+    """A seller's URL that receives its orders' events, signed with `secret`; a deleted
+    one is kept (inactive, `deleted_at` set) with its deliveries' history."""
 
     class Format(models.TextChoices):
         # The signed JSON event (README "## Webhooks"), or the same event as an
@@ -37,10 +38,21 @@ class WebhookEndpoint(models.Model):
     failing_since = models.DateTimeField(null=True, blank=True)
     disabled_at = models.DateTimeField(null=True, blank=True)
     disabled_reason = models.CharField(max_length=200, blank=True, default="")
+    # Set by the seller's DELETE (or the admin's): the endpoint is gone for the seller and
+    # the outbox, but the row stays, so a booking whose transaction wrote a delivery to
+    # it meanwhile still commits, and its deliveries keep their history.
+    deleted_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["seller_id", "id"]
         indexes = [models.Index(fields=["seller", "active"], name="webhook_by_seller")]
+        constraints = [
+            # The outbox's fan-out reads `active` alone: a deleted endpoint is never active.
+            models.CheckConstraint(
+                condition=Q(deleted_at__isnull=True) | Q(active=False),
+                name="deleted_webhook_inactive",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.webhook_id} {self.url}"
@@ -102,13 +114,16 @@ class WebhookSequence(models.Model):
 
 class WebhookDelivery(models.Model):
     """One event to one endpoint: pending, in flight (claimed by a worker until
-    `lease_until`), delivered, or failed after WEBHOOK_RETRY_HOURS of attempts."""
+    `lease_until`), delivered, failed after WEBHOOK_RETRY_HOURS of attempts, or cancelled
+    unsent because its endpoint was deleted."""
 
     class Status(models.TextChoices):
         PENDING = "PENDING"
         IN_FLIGHT = "IN_FLIGHT"
         DELIVERED = "DELIVERED"
         FAILED = "FAILED"
+        # Closed without (further) attempts: its endpoint was deleted. Never resent.
+        CANCELLED = "CANCELLED"
 
     id = models.BigAutoField(primary_key=True)
     event = models.ForeignKey(WebhookEvent, on_delete=models.CASCADE, related_name="deliveries")

@@ -101,9 +101,11 @@ def ping_record(endpoint: WebhookEndpoint, *, now: datetime) -> WebhookEvent:
 
 
 def _endpoints_wanting(seller_id, event_type: str) -> list[int]:
-    """The ids of the seller's active endpoints that want `event_type`. Plain SQL: every
-    order event asks, most sellers have no endpoint, and the ORM's own work on the
-    query cost several times the database's."""
+    """The ids of the seller's active endpoints that want `event_type` (a deleted one is
+    never active). Plain SQL: every order event asks, most sellers have no endpoint,
+    and the ORM's own work on the query cost several times the database's. No lock: an
+    endpoint deleted after this read, before the change commits, still gets its
+    delivery row, which the worker cancels (webhooks.services.endpoints_delete)."""
     table = WebhookEndpoint._meta.db_table
     events = WebhookEndpoint._meta.get_field("events")
     # The seller's key as this database stores it (a uuid in PostgreSQL, text in SQLite).

@@ -10,14 +10,15 @@ from webhooks.models import WebhookDelivery, WebhookEndpoint
 
 
 def endpoints_list(*, seller: Seller) -> QuerySet[WebhookEndpoint]:
-    """The seller's endpoints, oldest first."""
-    return WebhookEndpoint.objects.filter(seller=seller).order_by("id")
+    """The seller's endpoints, oldest first (not the deleted ones)."""
+    return WebhookEndpoint.objects.filter(seller=seller, deleted_at=None).order_by("id")
 
 
 def endpoint_get(*, seller: Seller, webhook_id: str) -> WebhookEndpoint:
-    """One of the seller's endpoints; another seller's is as unknown as none (ERR-1000)."""
+    """One of the seller's endpoints; another seller's, or a deleted one, is as unknown as
+    none (ERR-1000)."""
     try:
-        return WebhookEndpoint.objects.get(seller=seller, webhook_id=webhook_id)
+        return WebhookEndpoint.objects.get(seller=seller, webhook_id=webhook_id, deleted_at=None)
     except WebhookEndpoint.DoesNotExist:
         raise ApiError(Err.NOT_FOUND, f"No webhook {webhook_id}", path="webhookId") from None
 

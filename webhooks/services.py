@@ -70,9 +70,38 @@ def endpoint_register(
     return Registered(endpoint=endpoint, secret=secret)
 
 
-def endpoint_delete(*, seller: Seller, webhook_id: str) -> None:
-    """Remove the seller's endpoint and its undelivered events."""
-    endpoint_get(seller=seller, webhook_id=webhook_id).delete()
+def endpoint_delete(*, seller: Seller, webhook_id: str, now: datetime) -> None:
+    """Delete the seller's endpoint: gone from its list, its ping and the outbox; its
+    pending deliveries CANCELLED, never sent; its deliveries' history kept."""
+    endpoint = endpoint_get(seller=seller, webhook_id=webhook_id)
+    endpoints_delete(endpoints=WebhookEndpoint.objects.filter(pk=endpoint.pk), now=now)
+
+
+def endpoints_delete(*, endpoints: QuerySet[WebhookEndpoint], now: datetime) -> int:
+    """Mark the endpoints deleted (a soft delete) and cancel their pending deliveries; how
+    many were deleted now.
+
+    The row stays because bookings write deliveries to an endpoint without locking it: a
+    transaction that read it for its fan-out (webhooks.outbox) before this commits, and
+    commits after, still commits, its foreign key (checked at commit) finding the row.
+    The row is locked FOR NO KEY UPDATE, which that check's key-share lock never waits
+    for, nor the other way round. Such a delivery is PENDING to a deleted endpoint,
+    unseen by the cancel below: the worker's claim cancels it when it comes due
+    (webhooks.delivery.deliveries_claim). A delivery IN_FLIGHT is left to its worker,
+    which records that attempt and cancels it rather than retry."""
+    with transaction.atomic():
+        # Locked until commit: a concurrent delete of the same endpoint waits, then finds
+        # it deleted and does nothing.
+        pks = list(
+            WebhookEndpoint.objects.filter(pk__in=endpoints.values("pk"), deleted_at=None)
+            .select_for_update(no_key=True)
+            .values_list("pk", flat=True)
+        )
+        WebhookEndpoint.objects.filter(pk__in=pks).update(active=False, deleted_at=now)
+        WebhookDelivery.objects.filter(
+            endpoint_id__in=pks, status=WebhookDelivery.Status.PENDING
+        ).update(status=WebhookDelivery.Status.CANCELLED)
+    return len(pks)
 
 
 def endpoint_ping(*, seller: Seller, webhook_id: str, now: datetime) -> WebhookEvent:
@@ -105,15 +134,19 @@ def endpoint_disable(*, endpoint: WebhookEndpoint, now: datetime, reason: str) -
 
 
 def endpoint_enable(*, endpoint: WebhookEndpoint) -> None:
-    """Send to a disabled endpoint again, its failure clock reset."""
-    WebhookEndpoint.objects.filter(pk=endpoint.pk).update(
+    """Send to a disabled endpoint again, its failure clock reset (a deleted one stays
+    deleted)."""
+    WebhookEndpoint.objects.filter(pk=endpoint.pk, deleted_at=None).update(
         active=True, disabled_at=None, disabled_reason="", failing_since=None
     )
 
 
 def deliveries_resend(*, deliveries: QuerySet[WebhookDelivery], now: datetime) -> int:
-    """Failed deliveries due again now, with a new 72-hour window counted from now."""
-    failed = deliveries.filter(status=WebhookDelivery.Status.FAILED)
+    """Failed deliveries due again now, with a new 72-hour window counted from now; not
+    those of a deleted endpoint, which are never sent again."""
+    failed = deliveries.filter(
+        status=WebhookDelivery.Status.FAILED, endpoint__deleted_at__isnull=True
+    )
     return WebhookDelivery.objects.filter(pk__in=failed.values("pk")).update(
         status=WebhookDelivery.Status.PENDING,
         next_attempt_at=now,

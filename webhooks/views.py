@@ -101,8 +101,9 @@ class WebhookView(ServiceView):
         },
     )
     def delete(self, request, version, webhookId):
-        """Remove an endpoint; events not yet delivered to it are dropped."""
-        endpoint_delete(seller=self.principal.seller, webhook_id=webhookId)
+        """Delete an endpoint: nothing more is sent to it, and its deliveries not yet made
+        are cancelled. A deleted endpoint is ERR-1000, as one that never existed."""
+        endpoint_delete(seller=self.principal.seller, webhook_id=webhookId, now=clock.now())
         return ok({"webhookId": webhookId})
 
 

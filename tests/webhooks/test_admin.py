@@ -260,3 +260,55 @@ def test_a_disabled_endpoints_backlog_has_its_own_gauge(
     admin_client.post(ENDPOINTS, {"action": "enable", "_selected_action": [other.pk]})
     assert value(api, "airline_webhook_deliveries_pending") == 5
     assert value(api, "airline_webhook_deliveries_pending_disabled") == 0
+
+
+def test_delete_in_the_admin_keeps_the_endpoint_behind_a_filter(
+    admin_client, default_seller, receiver, clock
+):
+    doomed, kept = (
+        endpoint_register(seller=default_seller, url=receiver.url, events=[], now=clock.at).endpoint
+        for _ in range(2)
+    )
+    pings(default_seller, doomed, clock, 2)
+    WebhookDelivery.objects.filter(pk=WebhookDelivery.objects.order_by("id")[0].pk).update(
+        status="FAILED"
+    )
+
+    confirm = admin_client.post(
+        ENDPOINTS, {"action": "delete_selected", "_selected_action": [doomed.pk]}
+    )
+    assert confirm.status_code == 200  # the confirmation page
+    admin_client.post(
+        ENDPOINTS,
+        {"action": "delete_selected", "_selected_action": [doomed.pk], "post": "yes"},
+    )
+
+    doomed.refresh_from_db()
+    assert (doomed.active, doomed.deleted_at) == (False, clock.at)
+    statuses = list(WebhookDelivery.objects.order_by("id").values_list("status", flat=True))
+    assert statuses == ["FAILED", "CANCELLED"]
+
+    def listed(**query):
+        page = admin_client.get(ENDPOINTS, query)
+        return {e.pk for e in page.context["cl"].result_list}
+
+    assert listed() == {kept.pk}
+    assert listed(deleted="yes") == {doomed.pk}
+    assert listed(deleted="all") == {doomed.pk, kept.pk}
+    page = admin_client.get(f"{ENDPOINTS}{doomed.pk}/change/")
+    assert page.status_code == 200
+    assert "CANCELLED" in page.content.decode()
+    assert admin_client.get(f"{ENDPOINTS}{doomed.pk}/delete/").status_code == 403
+
+    # Neither enabled again nor resent.
+    for action in ("enable", "resend_failed", "retry_pending_now"):
+        admin_client.post(ENDPOINTS, {"action": action, "_selected_action": [doomed.pk]})
+    doomed.refresh_from_db()
+    assert doomed.active is False
+    assert list(WebhookDelivery.objects.order_by("id").values_list("status", flat=True)) == statuses
+    assert webhooks_deliver() == {}
+    assert receiver.received == []
+    # The endpoint page's own delete is the same soft delete.
+    admin_client.post(f"{ENDPOINTS}{kept.pk}/delete/", {"post": "yes"})
+    assert WebhookEndpoint.objects.get(pk=kept.pk).deleted_at == clock.at
+    assert WebhookEndpoint.objects.count() == 2

@@ -258,3 +258,62 @@ def test_every_order_event_kind_has_a_public_type():
     from webhooks.outbox import EVENT_TYPES
 
     assert set(OrderEvent.Kind.values) == set(EVENT_TYPES)
+
+
+@pytest.mark.parametrize("removal", ["deleted", "removed with its seller's rows"])
+def test_an_endpoint_deleted_mid_round_leaves_the_rest_of_the_round_recorded(
+    default_seller, clock, monkeypatch, caplog, removal
+):
+    from webhooks import delivery
+    from webhooks.delivery import Outcome
+    from webhooks.services import endpoint_ping, endpoint_register, endpoints_delete
+
+    def endpoint(path):
+        url = f"http://127.0.0.1:9/{path}"
+        registered = endpoint_register(seller=default_seller, url=url, events=[], now=clock.at)
+        for _ in range(2):
+            endpoint_ping(
+                seller=default_seller, webhook_id=registered.endpoint.webhook_id, now=clock.at
+            )
+        return registered.endpoint
+
+    doomed, kept = endpoint("doomed"), endpoint("kept")
+    claim = delivery.deliveries_claim
+
+    def claim_then_delete(*, now, limit):
+        claimed = claim(now=now, limit=limit)
+        doomed_rows = WebhookEndpoint.objects.filter(pk=doomed.pk)
+        if removal == "deleted":
+            endpoints_delete(endpoints=doomed_rows, now=now)
+        else:
+            doomed_rows.delete()  # its deliveries go with it
+        return claimed
+
+    monkeypatch.setattr(delivery, "deliveries_claim", claim_then_delete)
+    # The deleted endpoint does not answer; the other one does.
+    sent: list[str] = []
+
+    def sender(url, body, headers):
+        sent.append(url)
+        return Outcome(None, "ConnectionError") if "doomed" in url else Outcome(204)
+
+    assert webhooks_deliver(sender=sender) == {
+        "delivered": 2,
+        "retrying": 0,
+        "failed": 0,
+        "cancelled": 2,
+    }
+
+    assert len(sent) == 4  # in flight when deleted: that attempt was made
+    assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
+    kept_statuses = WebhookDelivery.objects.filter(endpoint=kept).values_list("status", flat=True)
+    assert list(kept_statuses) == ["DELIVERED", "DELIVERED"]
+    doomed_statuses = WebhookDelivery.objects.filter(endpoint_id=doomed.pk)
+    if removal == "deleted":
+        assert [d.status for d in doomed_statuses] == ["CANCELLED", "CANCELLED"]
+        assert {d.last_error for d in doomed_statuses} == {"ConnectionError"}
+        assert WebhookEndpoint.objects.get(pk=doomed.pk).failing_since is None
+    else:
+        assert not doomed_statuses.exists()
+    monkeypatch.setattr(delivery, "deliveries_claim", claim)
+    assert webhooks_deliver(sender=sender) == {}  # nothing is retried

@@ -147,15 +147,33 @@ def test_it_refuses_another_sellers_webhook(api, auth, seller_key, resolves_to, 
     assert not WebhookDelivery.objects.exists()
 
 
-def test_it_deletes_an_endpoint(api, auth, resolves_to, clock):
-    resolves_to(PUBLIC)
-    webhook_id = register(api, auth, "https://hooks.example.com/").json()["data"]["webhookId"]
+def test_a_deleted_endpoint_is_gone_for_the_seller_and_keeps_its_deliveries(
+    api, auth, receiver, loopback_allowed, clock
+):
+    from webhooks.delivery import webhooks_deliver
+
+    webhook_id = register(api, auth, receiver.url).json()["data"]["webhookId"]
+    kept = register(api, auth, receiver.url).json()["data"]["webhookId"]
+    api.post(f"/json/v1/webhooks/{webhook_id}/ping", **auth)
+    assert webhooks_deliver()["delivered"] == 1
+    api.post(f"/json/v1/webhooks/{webhook_id}/ping", **auth)  # still pending at the delete
 
     response = api.delete(f"/json/v1/webhooks/{webhook_id}", **auth)
 
     assert response.status_code == 200, response.content
-    assert not WebhookEndpoint.objects.exists()
+    assert response.json()["data"] == {"webhookId": webhook_id}
+    listed = api.get("/json/v1/webhooks", **auth).json()["data"]["webhooks"]
+    assert [w["webhookId"] for w in listed] == [kept]
+    error_of(api.post(f"/json/v1/webhooks/{webhook_id}/ping", **auth), 404, "ERR-1000")
     error_of(api.delete(f"/json/v1/webhooks/{webhook_id}", **auth), 404, "ERR-1000")
+    endpoint = WebhookEndpoint.objects.get(webhook_id=webhook_id)
+    assert (endpoint.active, endpoint.deleted_at) == (False, clock.at)
+    statuses = WebhookDelivery.objects.filter(endpoint=endpoint).order_by("id")
+    assert [d.status for d in statuses] == ["DELIVERED", "CANCELLED"]
+    # The cancelled delivery is never sent, nor resent.
+    assert webhooks_deliver() == {}
+    assert len(receiver.received) == 1
+    assert WebhookEndpoint.objects.get(webhook_id=kept).active is True
 
 
 def test_a_ping_is_delivered_signed(api, auth, receiver, loopback_allowed, clock):
