@@ -133,15 +133,70 @@ def airline_changes_detect(*, order_ids: Iterable[int], now: datetime) -> list[A
     change, created or brought up to date, when a live journey no longer flies as
     booked; the changes written. An order whose pending change already says what it
     would say now is left as it is: telling it again would send its seller the same
-    webhook twice (two loads in a row, a follow-up batch taken again)."""
-    written = []
-    orders = Order.objects.filter(pk__in=list(order_ids)).order_by("pk").prefetch_related(*_TRIP)
-    layouts = _Layouts()
+    webhook twice (two loads in a row, a follow-up batch taken again).
+
+    Made for batches (a follow-up tells hundreds of orders at once): the orders, their
+    trips, seats and pending changes are read in a few queries, and the changes, the
+    versions and the events written in a few statements, whatever their number."""
+    pks = sorted(set(order_ids))
+    orders = list(Order.objects.filter(pk__in=pks).order_by("pk").prefetch_related(*_TRIP))
+    layouts, seats = _Layouts(), _HeldSeats(pks)
+    pending = {
+        change.order_id: change
+        for change in AirlineChange.objects.filter(order_id__in=pks, status=Status.PENDING)
+    }
+    created, updated, told = [], [], []
     for order in orders:
-        found = [(j, r) for j in _live_journeys(order) if (r := journey_reasons(j, layouts))]
-        if found and (change := _change_record(order, found, now=now)) is not None:
-            written.append(change)
-    return written
+        found = [(j, r) for j in _live_journeys(order) if (r := journey_reasons(j, layouts, seats))]
+        if not found:
+            continue
+        values = _change_values(found, now=now)
+        change = pending.get(order.pk)
+        if change is None:
+            change = AirlineChange(order=order, ref=ids.new_ref("AIC"), **values)
+            created.append(change)
+        elif any(getattr(change, k) != v for k, v in values.items() if k != "detected_at"):
+            for name, value in values.items():
+                setattr(change, name, value)
+            updated.append(change)
+        else:
+            continue  # it says all there is to say already
+        told.append((order, change))
+    if not told:
+        return []
+    AirlineChange.objects.bulk_create(created)
+    if updated:
+        AirlineChange.objects.bulk_update(updated, list(_CHANGE_FIELDS))
+    # The views and any quotes of these orders as they were are stale now.
+    Order.objects.filter(pk__in=[order.pk for order, _ in told]).update(
+        version=F("version") + 1, updated_at=now
+    )
+    events.airline_changes_detected(told, now=now)
+    return [change for _, change in told]
+
+
+_CHANGE_FIELDS = ("detected_at", "journey_refs", "reasons", "removed", "added", "actions")
+
+
+class _HeldSeats:
+    """The live seats held on segments: of the orders `order_ids`, read at once in one
+    query; of any other segment, read when asked."""
+
+    def __init__(self, order_ids: Sequence[int] = ()) -> None:
+        self._by_segment: dict[int, list[Service]] = {}
+        self._orders = set(order_ids)
+        if order_ids:
+            for seat in _live_seats().filter(order_id__in=order_ids):
+                self._by_segment.setdefault(seat.segment_id, []).append(seat)
+
+    def __call__(self, segment: Segment) -> list[Service]:
+        if segment.order_id in self._orders:
+            return self._by_segment.get(segment.pk, [])
+        return list(_live_seats().filter(segment=segment))
+
+
+def _live_seats():
+    return Service.objects.filter(status=Service.Status.ACTIVE, seat_row__isnull=False)
 
 
 @dataclass(frozen=True)
@@ -181,10 +236,14 @@ class _Layouts:
         return self._read.get(configuration_id, {})
 
 
-def journey_reasons(journey: Journey, layouts: Callable[[int], Layout] | None = None) -> list[str]:
+def journey_reasons(
+    journey: Journey,
+    layouts: Callable[[int], Layout] | None = None,
+    seats: Callable[[Segment], list[Service]] | None = None,
+) -> list[str]:
     """Why a live journey (its segments and legs prefetched with their flight legs) no
     longer flies as booked; empty when it does."""
-    layouts = layouts or _Layouts()
+    layouts, seats = layouts or _Layouts(), seats or _HeldSeats()
     flights = _now(journey)
     reasons = set()
     for flight in flights:
@@ -193,7 +252,7 @@ def journey_reasons(journey: Journey, layouts: Callable[[int], Layout] | None = 
             reasons.add(Reason.CANCELLED)
         elif (segment.departs_at, segment.arrives_at) != (flight.departs_at, flight.arrives_at):
             reasons.add(Reason.RETIMED)
-        if _equipment_lost(segment, flight.legs, layouts):
+        if _equipment_lost(segment, flight.legs, layouts, seats):
             reasons.add(Reason.EQUIPMENT)
     for before, after in itertools.pairwise(flights):
         if after.departs_at - before.arrives_at < MINIMUM_CONNECTING_TIME:
@@ -202,7 +261,10 @@ def journey_reasons(journey: Journey, layouts: Callable[[int], Layout] | None = 
 
 
 def _equipment_lost(
-    segment: Segment, legs: Sequence[FlightLeg], layouts: Callable[[int], Layout]
+    segment: Segment,
+    legs: Sequence[FlightLeg],
+    layouts: Callable[[int], Layout],
+    seats: Callable[[Segment], list[Service]],
 ) -> bool:
     """The segment's cabin is not on a leg's aircraft now, or a seat held on the segment
     is not (or is blocked)."""
@@ -211,19 +273,19 @@ def _equipment_lost(
         for leg in legs
     ):
         return True
-    return bool(_seats_lost(segment, legs, layouts))
+    return bool(_seats_lost(segment, legs, layouts, seats))
 
 
 def _seats_lost(
-    segment: Segment, legs: Sequence[FlightLeg], layouts: Callable[[int], Layout]
+    segment: Segment,
+    legs: Sequence[FlightLeg],
+    layouts: Callable[[int], Layout],
+    seats: Callable[[Segment], list[Service]],
 ) -> list[Service]:
     """The live seats on the segment that the aircraft now flying its legs does not have."""
     configuration = {leg.pk: leg.configuration_id for leg in legs}
-    seats = Service.objects.filter(
-        segment=segment, status=Service.Status.ACTIVE, seat_row__isnull=False
-    )
     lost = []
-    for seat in seats:
+    for seat in seats(segment):
         held = layouts(configuration.get(seat.flight_leg_id, 0)).get(
             f"{seat.seat_row}{seat.seat_column}"
         )
@@ -232,12 +294,11 @@ def _seats_lost(
     return lost
 
 
-def _change_record(
-    order: Order, found: Sequence[tuple[Journey, list[str]]], *, now: datetime
-) -> AirlineChange | None:
+def _change_values(found: Sequence[tuple[Journey, list[str]]], *, now: datetime) -> dict:
+    """An airline change's fields for the journeys found and why."""
     reasons = sorted({r for _, rs in found for r in rs}, key=Reason.values.index)
     actions = [RESHOP, CANCEL] if Reason.CANCELLED in reasons else [ACCEPT, RESHOP, CANCEL]
-    values = {
+    return {
         "detected_at": now,
         "journey_refs": [j.ref for j, _ in found],
         "reasons": reasons,
@@ -246,19 +307,6 @@ def _change_record(
         "added": [journey_now_wire(j) for j, rs in found if Reason.CANCELLED not in rs],
         "actions": actions,
     }
-    change = AirlineChange.objects.filter(order=order, status=Status.PENDING).first()
-    if change is None:
-        change = AirlineChange.objects.create(order=order, ref=ids.new_ref("AIC"), **values)
-    elif all(getattr(change, k) == v for k, v in values.items() if k != "detected_at"):
-        return None  # it says all there is to say already
-    else:
-        for name, value in values.items():
-            setattr(change, name, value)
-        change.save(update_fields=list(values))
-    # The view and any quote of the order as it was are stale now.
-    Order.objects.filter(pk=order.pk).update(version=F("version") + 1, updated_at=now)
-    events.airline_change_detected(order, now=now, change=change)
-    return change
 
 
 def journey_booked_wire(journey: Journey) -> dict[str, Any]:
@@ -421,12 +469,12 @@ def check_accept_airline_change(plan: Plan, entries: Sequence[AcceptAirlineChang
             pk__in=[leg.flight_leg_id for s in segments for leg in s.legs.all()]
         )
     }
-    layouts = _Layouts()
+    layouts, seats = _Layouts(), _HeldSeats()
     lost = [
         seat
         for s in segments
         for seat in _seats_lost(
-            s, [flight_legs[leg.flight_leg_id] for leg in s.legs.all()], layouts
+            s, [flight_legs[leg.flight_leg_id] for leg in s.legs.all()], layouts, seats
         )
     ]
     value = sum((seat.total for seat in lost), ZERO)

@@ -25,6 +25,10 @@ OrderEventKind = OrderEvent.Kind
 # webhooks.outbox), so that orders need not import the webhooks app built on them. A
 # listener that raises rolls the change back with it.
 order_event_recorded = Signal()
+# The same for events of one kind recorded for many orders at once (a schedule change's
+# batch of bookings told), with `orders`, `kind` and `now`: the outbox writes their rows
+# in a few statements rather than a few per order.
+order_events_recorded = Signal()
 
 
 def actor_of(principal: Principal) -> str:
@@ -251,18 +255,35 @@ def contact_updated(order: Order, *, actor: str, now: datetime) -> None:
     _record(order, OrderEventKind.CONTACT_UPDATED, actor=actor, now=now)
 
 
-def airline_change_detected(order: Order, *, now: datetime, change: AirlineChange) -> None:
-    """A schedule load changed flights of the order (orders.airline_changes): the change
-    record, the journeys it covers and why. Sellers get it as
-    `order.airline_initiated_change_detected` (webhooks.outbox)."""
-    _record(
-        order,
-        OrderEventKind.AIRLINE_CHANGE_DETECTED,
-        actor="schedule",
-        now=now,
-        change=change.ref,
-        journeys=list(change.journey_refs),
-        reasons=list(change.reasons),
+def airline_changes_detected(
+    changes: Sequence[tuple[Order, AirlineChange]], *, now: datetime
+) -> None:
+    """Schedule changes changed flights of these orders (orders.airline_changes): each
+    one's change record, the journeys it covers and why, recorded for all of them at
+    once. Sellers get each as `order.airline_initiated_change_detected`
+    (webhooks.outbox)."""
+    kind = OrderEventKind.AIRLINE_CHANGE_DETECTED
+    rows = [
+        OrderEvent(
+            order=order,
+            at=now,
+            actor="schedule",
+            kind=kind,
+            detail={
+                "change": change.ref,
+                "journeys": list(change.journey_refs),
+                "reasons": list(change.reasons),
+            },
+        )
+        for order, change in changes
+    ]
+    if not rows:
+        return
+    rows_insert(rows)
+    for event in rows:
+        _saved(event)
+    order_events_recorded.send(
+        sender=OrderEvent, orders=[order for order, _ in changes], kind=kind, now=now
     )
 
 
@@ -280,6 +301,11 @@ def _record(order: Order, kind: str, *, actor: str, now: datetime, **detail: Any
     # rest of its rows together; and then the signal save() would send, so whoever
     # listens (the booking counters of orders/metrics.py) still hears of it.
     rows_insert([event])
+    _saved(event)
+    order_event_recorded.send(sender=OrderEvent, order=order, kind=kind, now=now)
+
+
+def _saved(event: OrderEvent) -> None:
     post_save.send(
         sender=OrderEvent,
         instance=event,
@@ -288,4 +314,3 @@ def _record(order: Order, kind: str, *, actor: str, now: datetime, **detail: Any
         raw=False,
         using=event._state.db,
     )
-    order_event_recorded.send(sender=OrderEvent, order=order, kind=kind, now=now)

@@ -8,13 +8,14 @@ class WebhooksConfig(AppConfig):
     def ready(self) -> None:
         from airline.worker import job_register
         from orders.deliveries import deliveries_reader_register
-        from orders.events import order_event_recorded
+        from orders.events import order_event_recorded, order_events_recorded
         from webhooks import metrics
-        from webhooks.outbox import order_event_listen
+        from webhooks.outbox import order_event_listen, order_events_listen
         from webhooks.selectors import order_deliveries
 
         # Every order event writes its outbox rows in the change's transaction.
         order_event_recorded.connect(order_event_listen, dispatch_uid="webhooks.outbox")
+        order_events_recorded.connect(order_events_listen, dispatch_uid="webhooks.outbox-batch")
         metrics.connect()
         job_register(delivery_job)
         # The booking page (orders' back office) lists the deliveries of its events.

@@ -6,7 +6,7 @@ happened. The worker (webhooks.delivery) sends them.
 """
 
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 
 import orjson
@@ -87,6 +87,45 @@ def order_event_recorded(order: Order, kind: str, *, now: datetime) -> None:
     transaction.on_commit(lambda: event_data_render(event.pk), robust=True)
 
 
+def order_events_listen(
+    sender, *, orders: Sequence[Order], kind: str, now: datetime, **kwargs
+) -> None:
+    """Receiver of orders.events.order_events_recorded (connected by WebhooksConfig.ready)."""
+    order_events_recorded(orders, kind, now=now)
+
+
+def order_events_recorded(orders: Sequence[Order], kind: str, *, now: datetime) -> None:
+    """The outbox rows of one event of `kind` for each of many orders (a schedule
+    change's batch of bookings told), in a few statements whatever their number: the
+    same rows order_event_recorded writes for each. Their `data` is rendered by their
+    first delivery rather than on commit: a batch of hundreds would otherwise render
+    hundreds of order views before its next batch could start."""
+    event_type = EVENT_TYPES[kind]
+    wanting = {
+        seller: _endpoints_wanting(seller, event_type) for seller in {o.seller_id for o in orders}
+    }
+    told = sorted((o for o in orders if wanting[o.seller_id]), key=lambda o: o.pk)
+    if not told:
+        return
+    sequences = _next_sequences(told)
+    events = WebhookEvent.objects.bulk_create(
+        WebhookEvent(
+            event_id=new_event_id(),
+            seller_id=order.seller_id,
+            order=order,
+            type=event_type,
+            sequence=sequences[order.pk],
+            created_at=now,
+        )
+        for order in told
+    )
+    WebhookDelivery.objects.bulk_create(
+        _delivery(event, endpoint_id, now=now)
+        for event, order in zip(events, told, strict=True)
+        for endpoint_id in wanting[order.seller_id]
+    )
+
+
 def ping_record(endpoint: WebhookEndpoint, *, now: datetime) -> WebhookEvent:
     """A `ping` event for one endpoint: no order, no sequence."""
     event = WebhookEvent.objects.create(
@@ -125,17 +164,18 @@ def _endpoints_wanting(seller_id, event_type: str) -> list[int]:
 
 
 def _deliveries_create(event: WebhookEvent, endpoint_ids: Iterable[int], *, now: datetime) -> None:
-    WebhookDelivery.objects.bulk_create(
-        WebhookDelivery(
-            event=event,
-            endpoint_id=e,
-            order_id=event.order_id,
-            sequence=event.sequence,
-            created_at=now,
-            next_attempt_at=now,
-            give_up_at=now + timedelta(hours=settings.WEBHOOK_RETRY_HOURS),
-        )
-        for e in endpoint_ids
+    WebhookDelivery.objects.bulk_create(_delivery(event, e, now=now) for e in endpoint_ids)
+
+
+def _delivery(event: WebhookEvent, endpoint_id: int, *, now: datetime) -> WebhookDelivery:
+    return WebhookDelivery(
+        event=event,
+        endpoint_id=endpoint_id,
+        order_id=event.order_id,
+        sequence=event.sequence,
+        created_at=now,
+        next_attempt_at=now,
+        give_up_at=now + timedelta(hours=settings.WEBHOOK_RETRY_HOURS),
     )
 
 
@@ -150,6 +190,21 @@ def _next_sequence(order: Order) -> int:
             [order.pk],
         )
         return cursor.fetchone()[0]
+
+
+def _next_sequences(orders: Sequence[Order]) -> dict[int, int]:
+    """_next_sequence of many orders (distinct, in id order: the counter rows are locked
+    in that order, as every lock of many orders is taken) in one upsert."""
+    table = WebhookSequence._meta.db_table
+    rows = ", ".join(["(%s, 1)"] * len(orders))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (order_id, last) VALUES {rows} "  # noqa: S608
+            f"ON CONFLICT (order_id) DO UPDATE SET last = {table}.last + 1 "
+            "RETURNING order_id, last",
+            [order.pk for order in orders],
+        )
+        return dict(cursor.fetchall())
 
 
 def event_data_render(event_pk: int) -> str:
