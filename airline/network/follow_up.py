@@ -20,6 +20,7 @@ no booking waits on a load for the time its bookings take to be told.
 """
 
 import itertools
+import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Protocol
@@ -30,6 +31,7 @@ from airline.api import clock
 from airline.network.models import ScheduleFollowUp, ScheduleFollowUpHolder, ScheduleLoad
 
 FOLLOW_UP_BATCH = 200  # holders told per transaction: the orders one batch locks
+RUN_BUDGET_SECONDS = 2.0  # batches the worker runs before its other jobs get a turn
 SNAPSHOT_ROWS = 5000  # holder rows per INSERT
 
 
@@ -121,13 +123,20 @@ def follow_up_batch(
     return follow_up
 
 
-def follow_ups_run(*, now: Callable[[], datetime] = clock.now) -> dict[str, int]:
-    """One batch of the oldest open follow-up (the worker's job, run again at once while
-    it finds work)."""
-    follow_up = follow_up_batch(now=now)
-    if follow_up is None:
-        return {}
-    return {"schedule_holders_told": follow_up.done}
+def follow_ups_run(
+    *, budget: float = RUN_BUDGET_SECONDS, now: Callable[[], datetime] = clock.now
+) -> dict[str, int]:
+    """Batches of the open follow-ups, one after another until none is left or `budget`
+    seconds have gone (the worker's job, run again at once while it finds work): the
+    worker's other jobs (webhook delivery above all, which the told bookings feed) get
+    their turn between two runs, and a season's bookings are told in as few turns."""
+    deadline = time.monotonic() + budget
+    batches = 0
+    while follow_up_batch(now=now) is not None:
+        batches += 1
+        if time.monotonic() >= deadline:
+            break
+    return {"schedule_follow_up_batches": batches} if batches else {}
 
 
 def follow_up_finish(

@@ -290,14 +290,16 @@ def season_retime(
     kill_worker_mid_way: bool = False,
 ) -> SeasonRun:
     """Seed `bookings` on MX101, then retime it on every date under traffic (module
-    docstring); returns what was measured once the follow-up has told every booking."""
+    docstring); returns what was measured once the follow-up has told every booking.
+    Both sellers book and have a webhook endpoint; the seeded bookings are DEMO1's."""
     run = SeasonRun(bookings=bookings)
     a = nodes[0]
     headers = {code: demo.headers(a, code) for code in ("DEMO1", "DEMO2")}
-    registered = requests.post(
-        a.url + "/json/v1/webhooks", json={"url": webhook_url}, headers=headers["DEMO1"], timeout=10
-    )
-    assert registered.status_code == 201, registered.text
+    for auth in headers.values():  # each seller's bookings are told to its own endpoint
+        registered = requests.post(
+            a.url + "/json/v1/webhooks", json={"url": webhook_url}, headers=auth, timeout=10
+        )
+        assert registered.status_code == 201, registered.text
     template = template_booking(demo, a, headers["DEMO1"])
     flight_bookings_seed(template=template, count=bookings - 1)
 
