@@ -9,11 +9,19 @@ class NetworkConfig(AppConfig):
     label = "network"
 
     def ready(self) -> None:
+        from airline.api import metrics
         from airline.api.readiness import register_readiness_check
+        from airline.network.follow_up import bookings_untold
         from airline.network.itineraries import network_is_ready
         from airline.worker import job_register
 
         register_readiness_check("schedule", network_is_ready)
+        metrics.queue_register(
+            "airline_schedule_bookings_untold",
+            "Bookings on flights a schedule load changed, not yet told (their airline "
+            "change and webhook): the worker's follow-up backlog",
+            bookings_untold,
+        )
         job_register(schedule_load_job)
         job_register(schedule_follow_up_job)
 

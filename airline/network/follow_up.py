@@ -26,6 +26,7 @@ from datetime import datetime
 from typing import Protocol
 
 from django.db import transaction
+from django.db.models import F, QuerySet
 
 from airline.api import clock
 from airline.network.models import ScheduleFollowUp, ScheduleFollowUpHolder, ScheduleLoad
@@ -82,6 +83,13 @@ def follow_up_open(
         batch_size=SNAPSHOT_ROWS,
     )
     return follow_up
+
+
+def bookings_untold(now: datetime) -> QuerySet[ScheduleFollowUpHolder]:
+    """The holders of open follow-ups not told yet (a metrics gauge: the backlog)."""
+    return ScheduleFollowUpHolder.objects.filter(
+        follow_up__finished_at__isnull=True, pk__gt=F("follow_up__cursor")
+    )
 
 
 def follow_up_batch(

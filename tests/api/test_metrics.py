@@ -106,6 +106,7 @@ class TestAccess:
             "airline_payments_due_to_reconcile",
             "airline_webhook_deliveries_pending",
             "airline_webhook_deliveries_pending_disabled",
+            "airline_schedule_bookings_untold",
         } <= names
 
     def test_it_takes_only_get(self, api, metrics_on):

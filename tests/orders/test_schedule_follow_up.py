@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from airline.network import follow_up as follow_ups
-from airline.network.follow_up import follow_up_batch
+from airline.network.follow_up import bookings_untold, follow_up_batch
 from airline.network.models import FlightLeg, ScheduleFollowUp, ScheduleLoad
 from orders.airline_changes import Bookings
 from orders.models import AirlineChange, Order, OrderEvent
@@ -62,15 +62,18 @@ def test_a_load_returns_at_its_commit_and_its_bookings_are_told_in_batches(
     assert (follow_up.total, follow_up.done, follow_up.finished_at) == (3, 0, None)
     assert "3 bookings on the changed flights are being told" in said
     assert not AirlineChange.objects.exists()  # the flights moved; nobody told yet
+    assert bookings_untold(None).count() == 3  # the metrics gauge
     assert FlightLeg.objects.get(pk=leg.pk).departs_at == leg.departs_at + timedelta(minutes=90)
 
     first = follow_up_batch()
     assert (first.done, first.changes, first.finished_at) == (2, 2, None)
     assert AirlineChange.objects.count() == 2
+    assert bookings_untold(None).count() == 1
     second = follow_up_batch()
     assert (second.done, second.changes) == (3, 3)
     assert second.finished_at is not None
     assert follow_up_batch() is None
+    assert bookings_untold(None).count() == 0
 
     told_once(three_bookings)
     view = view_of(api, auth, three_bookings[0])
