@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Protocol
 
 from django.db import connection, transaction
@@ -145,7 +145,17 @@ def legs_lock(leg_ids: Iterable[int], *, bounded: bool = False) -> dict[int, Loc
             f'WHERE l."id" IN ({", ".join(["%s"] * len(ids))}) ORDER BY l."id"{lock}',
             ids,
         )
-        return {row[0]: LockedLeg(*row) for row in cursor.fetchall()}
+        rows = cursor.fetchall()
+    return {
+        leg_id: LockedLeg(leg_id, cancelled, _utc(departs), _utc(arrives), *rest)
+        for leg_id, cancelled, departs, arrives, *rest in rows
+    }
+
+
+def _utc(moment: datetime) -> datetime:
+    """A time read by plain SQL, aware: SQLite's driver gives the stored UTC time naive
+    (PostgreSQL's gives it aware), and a naive time compares unequal to every aware one."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def inventory_sell(*, leg_ids: Sequence[int], rbd: str, seats: int) -> None:
