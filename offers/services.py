@@ -33,7 +33,7 @@ from airline.fares.pricing import (
 )
 from airline.fares.terms import BundleTerms, FareTerms
 from airline.network.inventory import leg_availability, segment_availability
-from airline.network.itineraries import Journey, NetworkIndex, network_index
+from airline.network.itineraries import Journey, NetworkIndex, network_index, on_network_change
 from offers.passengers import Pax, check_pax, mix_of
 from offers.store import (
     OfferBatch,
@@ -373,6 +373,16 @@ _NO_SEATS = ((), ())
 # party, all part of the key, so an edit to any of them is a new key, never a stale answer.
 FLIGHT_CACHE_SIZE = 20_000
 _flights: dict[tuple, tuple[str, str, orjson.Fragment]] = {}
+
+
+def _forget_flights(version: int | None) -> None:
+    """A process whose index is dropped (a test's database replaced under it) may meet
+    the same version numbers again, over other legs: its flight wires go with it."""
+    if version is None:
+        _flights.clear()
+
+
+on_network_change(_forget_flights)
 
 
 @functools.lru_cache(maxsize=20_000)
