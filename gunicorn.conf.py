@@ -49,7 +49,8 @@ graceful_timeout = int(os.environ.get("GUNICORN_GRACEFUL_TIMEOUT", str(timeout))
 # A worker is replaced after about this many requests (the jitter keeps a node's workers
 # from restarting together): whatever a long-lived process accumulates is returned. The
 # new worker is forked from the master with its schedule index (airline/wsgi.py) and
-# catches up through the change log, so it answers at once. 0 turns recycling off.
+# catches up through the change log as it starts (post_worker_init), so it answers at
+# once. 0 turns recycling off.
 max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "20000"))
 max_requests_jitter = int(os.environ.get("GUNICORN_MAX_REQUESTS_JITTER", "2000"))
 
@@ -132,10 +133,21 @@ def when_ready(server):
 
 
 def post_worker_init(worker):
-    """Start this worker's schedule poller: it follows the network version from the index
-    the master built (or builds one, if the master could not), so /health turns ok
-    without waiting for a first request to ask (SPEC.md §4.3); keep this node's
-    SECRET_KEY fingerprint alive, and /health at 503 should another live node's differ."""
+    """Start this worker's schedule poller; keep this node's SECRET_KEY fingerprint alive,
+    and /health at 503 should another live node's differ.
+
+    A worker forked after a schedule load (a restart after a timeout, max_requests
+    recycling, a crash) inherits its master's index, built before that load. The
+    poller's first poll, made as the thread starts, compares that index's version with
+    the database's and patches the difference in from the change log (or builds the
+    index, if the master had none), so /health turns ok without waiting for a first
+    request to ask (SPEC.md §4.3). It runs in the poller's thread, on its own
+    connection: this hook returns at once and /health answers from the first request,
+    whatever the database or a build takes. A price, booking or reshop that arrives
+    before the patch is in waits a moment for it, or is refused 503 ERR-9000 with
+    Retry-After; it is never answered from the inherited schedule (airline/network/
+    itineraries.py, network_index(current=True)). Searches answer from it meanwhile:
+    what they offer is priced again."""
     from airline.api.readiness import register_readiness_check
     from airline.network.itineraries import follow_network_changes
     from airline.nodes import heartbeat_in_background, secret_key_agrees

@@ -33,7 +33,7 @@ from airline.fares.pricing import (
 )
 from airline.fares.terms import BundleTerms, FareTerms
 from airline.network.inventory import leg_availability, segment_availability
-from airline.network.itineraries import Journey, NetworkIndex, network_index
+from airline.network.itineraries import Journey, NetworkIndex, network_index, on_network_change
 from offers.passengers import Pax, check_pax, mix_of
 from offers.store import (
     OfferBatch,
@@ -223,7 +223,7 @@ def offers_price(
     _check_directions(chosen)
     _check_same_party(pax, shopped_party)
 
-    index = _index()
+    index = _index(current=True)
     journeys = []
     for offer in chosen:
         journey = index.journey_of(offer.segments)
@@ -279,7 +279,7 @@ def journey_options(
 ) -> list[tuple[Journey, Option]]:
     """Every journey of a market on a day that can be sold to the party in `bundle`,
     priced as shopping prices it (reshop's replacement flights, orders.exchange)."""
-    index = _index()
+    index = _index(current=True)
     journeys = index.journeys(origin, destination, day)
     context = _context(index, journeys, pax)
     found = ((journey, _option(journey, bundle, context)) for journey in journeys)
@@ -291,7 +291,7 @@ def journey_reprice(
 ) -> tuple[Journey, Option] | None:
     """A stored option's journey priced again on live inventory (quote order), or None
     when it no longer flies or cannot be sold to the party."""
-    index = _index()
+    index = _index(current=True)
     journey = index.journey_of(segments)
     if journey is None:
         return None
@@ -375,6 +375,16 @@ FLIGHT_CACHE_SIZE = 20_000
 _flights: dict[tuple, tuple[str, str, orjson.Fragment]] = {}
 
 
+def _forget_flights(version: int | None) -> None:
+    """A process whose index is dropped (a test's database replaced under it) may meet
+    the same version numbers again, over other legs: its flight wires go with it."""
+    if version is None:
+        _flights.clear()
+
+
+on_network_change(_forget_flights)
+
+
 @functools.lru_cache(maxsize=20_000)
 def _priced(
     to_price: tuple[SegmentToPrice, ...],
@@ -455,9 +465,12 @@ def _bundles(principal: Principal, cabin: str | None) -> list[BundleTerms]:
     return [b for b in reference.bundles(allowed) if cabin is None or b.cabin == cabin]
 
 
-def _index() -> NetworkIndex:
+def _index(*, current: bool = False) -> NetworkIndex:
+    """This worker's schedule index; `current`: of the database's network version
+    (network_index), for what prices and sells. A search may answer from the
+    index a moment old: what it offers is priced again, on the current one."""
     try:
-        return network_index()
+        return network_index(current=current)
     except DatabaseError as exc:
         raise ApiError(
             Err.AVAILABILITY_FAILED, "The schedule could not be read; retry later"

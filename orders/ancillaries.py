@@ -464,11 +464,12 @@ def emds_number(services: Sequence[Service]) -> None:
 
 
 def _seat_layouts(leg_ids: set[int]) -> dict[int, dict[str, fleet.SeatSpec]]:
-    """Each leg's seats by designator, from the configuration the worker's schedule gives
-    it (read from the database for a leg the schedule no longer has)."""
+    """Each leg's seats by designator, from the configuration the schedule gives it, as
+    of the database's network version (read from the database for a leg the schedule no
+    longer has)."""
     if not leg_ids:
         return {}
-    index = network_index()
+    index = network_index(current=True)
     configurations = {
         leg_id: leg.configuration_id for leg_id in leg_ids if (leg := index.leg(leg_id)) is not None
     }

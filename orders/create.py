@@ -354,7 +354,7 @@ def _booked_journeys(
                 "the offer again for fewer passengers",
                 path="offerItemSelections.passengerIds",
             )
-    index = network_index()
+    index = network_index(current=True)
     booked = []
     for item_id in item_ids:
         item = items[item_id]

@@ -660,6 +660,10 @@ def check_accept_reshop_offer(plan: Plan, entries: Sequence[AcceptReshopOffer]) 
         )
     entry = entries[0]
     order = plan.order
+    # The quote's flights are read from this worker's schedule index (_service_moves
+    # here, _swaps_flown under the order's lock): brought to the database's network
+    # version now, before any lock is taken, so no exchange is made on an older schedule.
+    network_index(current=True)
     offer = _quote_of(plan, entry)
     if sorted(entry.offer_item_ids) != sorted(r.offer_item_id for r in offer.items):
         raise ApiError(

@@ -12,7 +12,8 @@ from django.core.cache import cache
 from airline.api import clock
 from airline.api.responses import dumps
 from airline.fares.money import ZERO, Fee, Price, Tax, money_wire, price_sum
-from airline.network.itineraries import network_index
+from airline.network.itineraries import network_version_served
+from airline.network.models import NetworkVersion
 from airline.network.services import station_zone
 from offers.store import STORE_ERRORS
 from offers.wire import iso_duration, local_time
@@ -49,31 +50,40 @@ OPERATIONAL_EXCHANGED = "EXCHANGED"
 
 
 def order_view_key(order: Order) -> str:
-    """The shared cache's key of the order's view: the order's version and the version
-    of the schedule it is rendered from. Every change of the order bumps the first; the
-    view also shows what the schedule says of its legs now (times, aircraft, a flight
-    cancelled), which changes without the order's (an aircraft swap or a seat
-    configuration edit that takes nothing from it, a load on another node): the network
-    version this worker's index was built from names that. A worker whose index is
-    older than another's renders under its own version and never serves the other's
-    older rendering for a newer schedule. VIEW_FORMAT names the view's shape: a release
-    that changes it renders anew."""
-    key = f"orderview:{VIEW_FORMAT}:{order.pk}:{order.version}:{network_index().version}"
+    """The shared cache's key of the order's view: the order's version and the network
+    version of the database the order is read from (the primary, or the standby a
+    retrieve may read). Every change of the order bumps the first; the view also shows
+    what the schedule says of its legs now (times, aircraft, a flight cancelled), which
+    changes without the order's (an aircraft swap or a seat configuration edit that takes
+    nothing from it, a load on another node): the network version names that. It is
+    read before the order's parts, from the same database, so a rendering kept under a
+    version shows that version's legs or later ones: an aircraft swap shows on the next
+    retrieve after its load commits, whichever worker answers and whatever version its
+    schedule index has. VIEW_FORMAT names the view's shape: a release that changes it
+    renders anew."""
+    return _view_key(order)[0]
+
+
+def _view_key(order: Order) -> tuple[str, int]:
+    """order_view_key, and the network version it names."""
+    network = NetworkVersion.current(using=order._state.db)
+    key = f"orderview:{VIEW_FORMAT}:{order.pk}:{order.version}:{network}"
     # A lapsed hold presented as expired (selectors.order_as_it_stands) is not the
     # rendering of its stored version: a key of its own.
-    return f"{key}:lapsed" if order.lapsed else key
+    return (f"{key}:lapsed" if order.lapsed else key), network
 
 
 def order_view_cached(order: Order, *, parts: OrderParts | None = None) -> orjson.Fragment:
     """The order view as ready JSON, rendered once per version of the order and of the
     schedule (order_view_key) and kept in the shared cache: a retrieve is then the order
-    row and one cache read, where rendering costs a dozen queries. A changed order, or
-    one whose flights changed, is never served from an older rendering. A caller holding
-    the parts of a version no one has rendered yet (a new order) passes them: rendered
-    from them, with no cache read and no query."""
-    raw = None if parts is not None else _view_kept(order)
+    row, the network version and one cache read, where rendering costs a dozen queries.
+    A changed order, or one whose flights changed, is never served from an older
+    rendering. A caller holding the parts of a version no one has rendered yet (a new
+    order) passes them: rendered from them, with no cache read."""
+    key = _view_key(order)
+    raw = None if parts is not None else _view_kept(key)
     if raw is None:
-        raw = _view_keep(order, order_view(parts or order_parts(order)))
+        raw = _view_keep(key, order_view(parts or order_parts(order)))
     return orjson.Fragment(raw)
 
 
@@ -83,25 +93,32 @@ def order_view_data(order: Order, *, parts: OrderParts | None = None) -> dict[st
     `parts`, when given), kept for the next retrieve, and handed over as it is, without
     reading back the JSON just written (money then as a Decimal, which the JSON holds
     as a number)."""
-    raw = None if parts is not None else _view_kept(order)
+    key = _view_key(order)
+    raw = None if parts is not None else _view_kept(key)
     if raw is not None:
         return orjson.loads(raw)
     view = order_view(parts or order_parts(order))
-    _view_keep(order, view)
+    _view_keep(key, view)
     return view
 
 
-def _view_kept(order: Order) -> bytes | None:
+def _view_kept(key: tuple[str, int]) -> bytes | None:
     try:
-        return cache.get(order_view_key(order))
+        return cache.get(key[0])
     except STORE_ERRORS:
         return None
 
 
-def _view_keep(order: Order, view: dict[str, Any]) -> bytes:
+def _view_keep(key: tuple[str, int], view: dict[str, Any]) -> bytes:
+    """The view as JSON, kept under `key` when this process's per-process network caches
+    (station zones, which the view's local times are read from) are of its network
+    version or later: a worker whose schedule index is still older renders from the
+    database, but leaves the keeping to one that has caught up."""
     raw = dumps(view)
-    with contextlib.suppress(STORE_ERRORS):  # the cache is down: render every time
-        cache.set(order_view_key(order), raw, VIEW_CACHE_SECONDS)
+    served = network_version_served()
+    if served is not None and served >= key[1]:
+        with contextlib.suppress(STORE_ERRORS):  # the cache is down: render every time
+            cache.set(key[0], raw, VIEW_CACHE_SECONDS)
     return raw
 
 

@@ -45,6 +45,7 @@ SERIAL = (
     "tests/e2e/test_seat_block.py",
     "tests/e2e/test_server_stop.py",
     "tests/e2e/test_two_nodes.py",
+    "tests/network/test_current_index.py",
     "tests/network/test_index_rebuild.py",
     "tests/offers/test_live_index.py",
     "tests/orders/test_stripe.py",

@@ -44,6 +44,7 @@ MINIMUM_CONNECTING_TIME = timedelta(minutes=45)
 MAXIMUM_CONNECTING_TIME = timedelta(hours=6)
 VERSION_CHECK_SECONDS = 1.0  # tests (no poller): how often a request checks the version
 POLL_SECONDS = 0.1  # production: how often a worker's poller reads the version (a PK read)
+FRESH_WAIT_SECONDS = 0.5  # production: how long a sale waits for its worker's patch, at most
 PATCH_MAX_LEGS = 20_000  # legs changed since the index's version beyond which it is rebuilt
 BUILD_SWITCH_INTERVAL = 0.001  # seconds; the GIL hand-over while an index is built (5 ms otherwise)
 
@@ -421,7 +422,9 @@ class _IndexHolder:
 
     Either way a new index is swapped in with one assignment; requests keep the object
     they read. One refresh at a time (`_refresh_lock`); `_index` is read without it, so
-    /health and searches never wait on a build."""
+    /health and searches never wait on a build. A price, booking or reshop asks for the
+    index of the database's version (`current`): it may wait on `_swapped`, which every
+    swap and the start of every full build signal."""
 
     def __init__(self) -> None:
         self._index: NetworkIndex | None = None
@@ -430,6 +433,9 @@ class _IndexHolder:
         self._poller: threading.Thread | None = None
         self._poller_pid = 0
         self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._swapped = threading.Condition(threading.Lock())
+        self._building = False  # a full build is under way (`refresh`)
         self._checked_at = 0.0
 
     @property
@@ -446,6 +452,33 @@ class _IndexHolder:
         if index is not None and time.monotonic() - self._checked_at < VERSION_CHECK_SECONDS:
             return index
         return self.refresh()
+
+    def current(self) -> NetworkIndex:
+        """The index of the database's network version, or NetworkIndexLoading
+        (network_index(current=True)). Tests: refreshed here, in the request's
+        transaction."""
+        if not settings.NETWORK_REBUILD_IN_BACKGROUND:
+            return self.refresh()
+        self.follow_in_background()
+        index = self._index
+        if index is None:
+            raise NetworkIndexLoading
+        version = schedule_version()
+        if index.version >= version:
+            return index
+        self._wake.set()  # the poller patches now rather than at its next poll
+        with self._swapped:
+            self._swapped.wait_for(
+                lambda: self._holds(version) or self._building, timeout=FRESH_WAIT_SECONDS
+            )
+        index = self._index
+        if index is None or index.version < version:
+            raise NetworkIndexLoading
+        return index
+
+    def _holds(self, version: int) -> bool:
+        index = self._index
+        return index is not None and index.version >= version
 
     @property
     def has_schedule(self) -> bool:
@@ -483,11 +516,20 @@ class _IndexHolder:
             return self._index
 
     def _build(self, version: int) -> NetworkIndex:
-        with _yielding_to_requests():
-            return build_index(version)
+        # A sale waiting for this version gives up now: a full build is no short wait.
+        with self._swapped:
+            self._building = True
+            self._swapped.notify_all()
+        try:
+            with _yielding_to_requests():
+                return build_index(version)
+        finally:
+            self._building = False
 
     def _swap(self, new: NetworkIndex | None) -> None:
-        old, self._index = self._index, new  # the swap: requests pick it up on their next read
+        with self._swapped:
+            old, self._index = self._index, new  # the swap: requests see it on their next read
+            self._swapped.notify_all()
         if old is None or new is None or old.version != new.version:
             _notify(new.version if new is not None else None)
 
@@ -500,14 +542,20 @@ class _IndexHolder:
         with self._poller_lock:
             if self._poller_pid == pid and self._poller is not None and self._poller.is_alive():
                 return
-            self._stop = threading.Event()
+            self._stop, self._wake = threading.Event(), threading.Event()
             self._poller = threading.Thread(
-                target=self._follow, args=(self._stop,), name="network-index", daemon=True
+                target=self._follow,
+                args=(self._stop, self._wake),
+                name="network-index",
+                daemon=True,
             )
             self._poller_pid = pid
             self._poller.start()
 
-    def _follow(self, stop: threading.Event) -> None:
+    def _follow(self, stop: threading.Event, wake: threading.Event) -> None:
+        """The poller: polls at once (a worker forked from a master whose index is older
+        than the database's starts patching as it starts), then every POLL_SECONDS, or
+        as soon as a request finds the index older than the database (`wake`)."""
         failing = False
         try:
             while not stop.is_set():
@@ -522,13 +570,17 @@ class _IndexHolder:
                         logger.exception("network index refresh failed")
                     failing = True
                     connection.close()
-                stop.wait(POLL_SECONDS)
+                # Cleared before the next poll, which reads the version: a request that
+                # woke the poller after this has its version read by that poll.
+                wake.wait(POLL_SECONDS)
+                wake.clear()
         finally:
             connection.close()  # this thread's own connection
 
     def stop_following(self) -> None:
         with self._poller_lock:
             self._stop.set()
+            self._wake.set()
             poller, self._poller = self._poller, None
         if poller is not None and poller is not threading.current_thread():
             poller.join(timeout=30)
@@ -623,14 +675,34 @@ def _notify(version: int | None) -> None:
             logger.exception("network change callback %r failed", callback)
 
 
-def network_index() -> NetworkIndex:
-    """This process's index of the current schedule. In production it is never built
-    here: a worker starts with its master's, and its poller keeps it within POLL_SECONDS
-    of the version; a process that has none raises NetworkIndexLoading (503 ERR-9000)
-    and starts building in the background. Pricing and booking re-read the legs from the
-    database (inventory.leg_availability, inventory.legs_lock), so a stale index never
-    sells a flight that is gone."""
-    return _holder.get()
+def network_index(*, current: bool = False) -> NetworkIndex:
+    """This process's index of the schedule.
+
+    As it has it (what searches read; what a search offers is priced again before it is
+    sold): no query in production. There it is never built here: a worker starts with
+    its master's and its poller patches each change in a moment after it commits; a
+    process that has none raises NetworkIndexLoading (503 ERR-9000) and starts building
+    in the background.
+
+    `current`: the index of the network version the database has now, for pricing,
+    booking, reshop and seat sales, so none answers from a schedule older than the
+    database's (a worker forked from a master whose index is older, one whose poller has
+    not patched the latest load in yet); one primary-key read when it is current. An
+    older index is waited for, at most FRESH_WAIT_SECONDS, while this worker's poller
+    (woken at once) patches it in; if the poller is building in full instead, the wait
+    runs out, or the process has no index: NetworkIndexLoading at once. A request never
+    builds an index itself: a full build is long CPU work under the GIL in a worker that
+    serves one request at a time, so that worker's other requests and /health answers
+    would queue behind it, every worker of every node would build at once after a load,
+    and the request would hold its connection meanwhile. The poller builds beside the
+    requests, yielding the GIL (`_yielding_to_requests`); a refused client retries, on a
+    worker whose index is current. Tests (NETWORK_REBUILD_IN_BACKGROUND off): brought to
+    the version here, in the request's transaction, on every call.
+
+    Either way pricing and booking re-read the legs from the database
+    (inventory.leg_availability, inventory.legs_lock), so an index never sells a flight
+    that is gone."""
+    return _holder.current() if current else _holder.get()
 
 
 def network_version_served() -> int | None:
@@ -640,8 +712,10 @@ def network_version_served() -> int | None:
 
 
 def follow_network_changes() -> None:
-    """Start this process's poller (gunicorn's post_worker_init): it builds the index if
-    the process has none, then follows the version."""
+    """Start this process's poller (gunicorn's post_worker_init) and return at once: its
+    first poll, made as it starts, compares the index the process has (a worker's: its
+    master's, from before the fork) with the database's version and patches it in, or
+    builds it if the process has none; then it follows the version."""
     _holder.follow_in_background()
 
 
@@ -677,7 +751,8 @@ def network_is_ready() -> bool:
 def schedule_version() -> int:
     """The network's version (NetworkVersion: moved by every schedule load and every edit
     of a station, aircraft type or seat configuration); one primary-key read, by each
-    worker's poller every POLL_SECONDS (tests: per request, every VERSION_CHECK_SECONDS)."""
+    worker's poller every POLL_SECONDS and by each price, booking and reshop
+    (network_index(current=True)); tests: per request, every VERSION_CHECK_SECONDS."""
     return NetworkVersion.current()
 
 

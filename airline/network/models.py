@@ -455,8 +455,10 @@ class NetworkVersion(models.Model):
         return number
 
     @classmethod
-    def current(cls) -> int:
-        return cls.objects.filter(pk=1).values_list("number", flat=True).first() or 0
+    def current(cls, *, using: str | None = None) -> int:
+        """The version now, read from `using` (the primary unless named): one primary-key
+        read."""
+        return cls.objects.using(using).filter(pk=1).values_list("number", flat=True).first() or 0
 
 
 CHANGE_LOG_MAX_LEGS = 10_000  # beyond this a change is logged `full`: a rebuild is cheaper

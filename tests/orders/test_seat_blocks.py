@@ -7,7 +7,6 @@ from datetime import timedelta
 
 import pytest
 
-from airline.network import itineraries
 from airline.network.models import FlightLeg, SeatConfiguration
 from offers.ancillaries import seats_of_configuration
 from orders.models import AirlineChange, Order, Service
@@ -103,7 +102,7 @@ def aircraft_in_ndc(api, auth, order_id) -> list[str]:
 
 
 def test_an_aircraft_swap_that_changes_nothing_booked_is_shown_on_retrieve(
-    api, auth, network, tmp_path, clock, monkeypatch
+    api, auth, network, tmp_path, clock
 ):
     day = network + timedelta(days=5)
     order_id = booked(api, auth, day, flight=501, bundle="Nice")["order"]["orderId"]
@@ -111,9 +110,6 @@ def test_an_aircraft_swap_that_changes_nothing_booked_is_shown_on_retrieve(
     assert aircraft_in_ndc(api, auth, order_id) == ["320"]
 
     reload(tmp_path, network, f501={"aircraft": "E75", "configuration": "Y76"})
-    # This worker notices the network version at its next request (the index's version
-    # check, at most VERSION_CHECK_SECONDS old: made now instead of waiting for it).
-    monkeypatch.setattr(itineraries, "VERSION_CHECK_SECONDS", 0)
 
     # Economy is on the E75 and no seat was held: no airline change, the order's own
     # version unchanged; only the schedule's moved.
