@@ -18,6 +18,7 @@ from offers.store import STORE_ERRORS
 from offers.wire import iso_duration, local_time
 from orders.models import (
     AirlineChange,
+    AirlineCredit,
     Journey,
     Order,
     OrderFee,
@@ -48,7 +49,7 @@ OPERATIONAL_CANCELLED = "CANCELLED"
 OPERATIONAL_EXCHANGED = "EXCHANGED"
 
 
-def order_view_key(order: Order) -> str:
+def order_view_key(order: Order, *, credits: Sequence[AirlineCredit] | None = None) -> str:
     """The shared cache's key of the order's view: the order's version and the version
     of the schedule it is rendered from. Every change of the order bumps the first; the
     view also shows what the schedule says of its legs now (times, aircraft, a flight
@@ -57,8 +58,23 @@ def order_view_key(order: Order) -> str:
     version this worker's index was built from names that. A worker whose index is
     older than another's renders under its own version and never serves the other's
     older rendering for a newer schedule. VIEW_FORMAT names the view's shape: a release
-    that changes it renders anew."""
+    that changes it renders anew.
+
+    The airline credit an order gave back (`credits[]`) is spent and given back by other
+    orders, which leave this one's version as it is: the key of an order that gave credit
+    also names what each credit holds, `credits` (the rows rendered) when given, else as
+    stored now. A rendering is then kept under the state of the credits it shows, and a
+    retrieve after a spend finds no rendering of before it."""
     key = f"orderview:{VIEW_FORMAT}:{order.pk}:{order.version}:{network_index().version}"
+    if order.credited:
+        held = (
+            [(c.pk, c.remaining) for c in credits]
+            if credits is not None
+            else AirlineCredit.objects.filter(source_order_id=order.pk).values_list(
+                "pk", "remaining"
+            )
+        )
+        key += ":credits:" + ",".join(f"{pk}={remaining}" for pk, remaining in sorted(held))
     # A lapsed hold presented as expired (selectors.order_as_it_stands) is not the
     # rendering of its stored version: a key of its own.
     return f"{key}:lapsed" if order.lapsed else key
@@ -73,7 +89,8 @@ def order_view_cached(order: Order, *, parts: OrderParts | None = None) -> orjso
     from them, with no cache read and no query."""
     raw = None if parts is not None else _view_kept(order)
     if raw is None:
-        raw = _view_keep(order, order_view(parts or order_parts(order)))
+        parts = parts or order_parts(order)
+        raw = _view_keep(parts, order_view(parts))
     return orjson.Fragment(raw)
 
 
@@ -86,8 +103,9 @@ def order_view_data(order: Order, *, parts: OrderParts | None = None) -> dict[st
     raw = None if parts is not None else _view_kept(order)
     if raw is not None:
         return orjson.loads(raw)
-    view = order_view(parts or order_parts(order))
-    _view_keep(order, view)
+    parts = parts or order_parts(order)
+    view = order_view(parts)
+    _view_keep(parts, view)
     return view
 
 
@@ -98,10 +116,11 @@ def _view_kept(order: Order) -> bytes | None:
         return None
 
 
-def _view_keep(order: Order, view: dict[str, Any]) -> bytes:
+def _view_keep(parts: OrderParts, view: dict[str, Any]) -> bytes:
+    """Keeps `view`, rendered from `parts`, under the key of what it shows."""
     raw = dumps(view)
     with contextlib.suppress(STORE_ERRORS):  # the cache is down: render every time
-        cache.set(order_view_key(order), raw, VIEW_CACHE_SECONDS)
+        cache.set(order_view_key(parts.order, credits=parts.credits), raw, VIEW_CACHE_SECONDS)
     return raw
 
 

@@ -162,6 +162,51 @@ def test_a_credit_bundle_gives_the_full_value_as_airline_credit(api, auth, netwo
     assert not Refund.objects.filter(payment__order=order).exists()
 
 
+def test_the_issuing_orders_view_shows_what_its_credit_still_holds(api, auth, network, clock):
+    day = network + timedelta(days=20)
+    two = [{"type": "ADT"}, {"type": "ADT"}]
+    view = booked(api, auth, day, bundle="Nice", party=two)
+    clock.advance(hours=25)
+    order_id = view["order"]["orderId"]
+    _, after = quote_then_cancel_all(api, auth, view)
+    code = after["credits"][0]["creditCode"]
+    issued = amount(after["credits"][0]["amount"])
+
+    def remaining_shown():
+        response = api.get(f"/json/v1/orders/{order_id}", **auth)
+        assert response.status_code == 200, response.content
+        [credit] = response.json()["data"]["credits"]
+        return amount(credit["remaining"])
+
+    assert remaining_shown() == issued  # rendered once and kept
+
+    # Half the party's fare: part of the credit.
+    spending = booked(
+        api, auth, day, bundle="Nice", payment={"type": "AirlineCredit", "creditCode": code}
+    )
+    spent = amount(spending["order"]["totalPrice"]["total"])
+    assert 0 < spent < issued
+    held = AirlineCredit.objects.get(code=code).remaining
+    assert held == issued - spent
+    assert remaining_shown() == held
+
+    # The rest of it, a card paying what the credit does not cover.
+    card = {k: v for k, v in CARD.items() if k != "type"}
+    booked(
+        api,
+        auth,
+        day,
+        bundle="Nice",
+        party=two,
+        payment={"type": "AirlineCredit", "creditCode": code, "card": card},
+    )
+    assert AirlineCredit.objects.get(code=code).remaining == 0
+    assert remaining_shown() == 0
+    # Unchanged since: the kept rendering, and still the database's.
+    assert remaining_shown() == 0
+    assert Order.objects.get(order_id=order_id).credited == issued
+
+
 def test_no_flex_gives_credit_on_its_lead_time_scale_and_keeps_the_rest(api, auth, network, clock):
     day = network + timedelta(days=40)
     view = booked(api, auth, day, bundle="No Flex")
