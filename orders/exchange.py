@@ -61,7 +61,6 @@ from orders.fees import CHANGE, fee_charge
 from orders.inputs import AcceptReshopOffer
 from orders.models import (
     AirlineChange,
-    Coupon,
     Journey,
     Leg,
     Order,
@@ -74,7 +73,7 @@ from orders.plan import GiveBack, Plan
 from orders.presenters import order_pax_header
 from orders.reshop_request import ReshopRequest, named_passengers
 from orders.selectors import SLIM_PREFETCH, OrderScope, order_get
-from orders.tickets import tickets_issue
+from orders.tickets import tickets_reissue
 from sellers.authentication import Principal
 
 MAX_OFFERS = 20  # replacement offers in one reshop answer (one per combination of journeys)
@@ -913,11 +912,8 @@ def _exchange(plan: Plan, order: Order, swaps) -> None:
             now=plan.now,
         )
     if order.status == OrderStatus.CONFIRMED:
-        # Reissue: every open coupon is exchanged for a new ticket over the live journeys.
-        Coupon.objects.filter(ticket__order=order, status=Coupon.Status.OPEN).update(
-            status=Coupon.Status.EXCHANGED
-        )
-        tickets_issue(order, now=plan.now)
+        # Reissue over the live journeys still to fly; a flown coupon stays USED.
+        tickets_reissue(order, now=plan.now)
     events.itinerary_exchanged(
         order,
         actor=plan.actor,
