@@ -559,6 +559,8 @@ SPECTACULAR_SETTINGS = {
             "BaggageFee",
             "PaymentFee",
         ],
+        # The `type` the card beside an airline credit may carry (orders.serializers.CardIn).
+        "CardPaymentType": ["CreditCard"],
     },
 }
 

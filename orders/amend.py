@@ -21,10 +21,10 @@ from orders import events
 from orders.checks import AGE_LIMITS, _check_name, age_on, check_email, check_phone
 from orders.fees import NAME_CHANGE, fee_charge
 from orders.inputs import PassengerPatch, UpdateContact, UpdatePassenger
-from orders.models import Contact, Coupon, Order, OrderStatus, Passenger
+from orders.models import Contact, Order, OrderStatus, Passenger
 from orders.plan import Plan
 from orders.reshop_request import ReshopRequest
-from orders.tickets import tickets_issue
+from orders.tickets import tickets_reissue
 
 LIVE = "CONFIRMED"  # an order item's status while it flies
 
@@ -167,12 +167,9 @@ def passenger_update(
     charged = ZERO
     if renamed and order.status == OrderStatus.CONFIRMED:
         # The ticket carries the name: the old one's open coupons are exchanged for a new
-        # ticket in the new name.
-        Coupon.objects.filter(ticket__passenger=p, status=Coupon.Status.OPEN).update(
-            status=Coupon.Status.EXCHANGED
-        )
+        # ticket in the new name (its flown ones stay USED).
         p.refresh_from_db()
-        tickets_issue(order, now=plan.now, passengers=[p])
+        tickets_reissue(order, now=plan.now, passengers=[p])
         charged = fee
         fee_charge(order, NAME_CHANGE, fee, now=plan.now, passenger=p)
     events.passenger_updated(

@@ -106,6 +106,10 @@ def cancellation_terms(order: Order, journeys: Sequence[Journey], *, now: dateti
     items = {i.journey_id: i for i in order.items.all() if i.status == LIVE}
     live = [j for j in order.journeys.all() if j.pk in items]
     whole = {j.pk for j in journeys} == {j.pk for j in live}
+    # Once a journey has flown, what is left of the reservation is the journeys still to
+    # fly: cancelling all of them is the whole reservation to a bundle's terms, and the
+    # order, still holding the flown journey, stays.
+    rest = {j.pk for j in journeys} == {j.pk for j in live if j.departs_at > now}
     if not journeys or not live:
         raise ApiError(
             Err.CHANGE_NOT_APPLIED, "The order has no journey left to cancel", path="changes"
@@ -128,7 +132,7 @@ def cancellation_terms(order: Order, journeys: Sequence[Journey], *, now: dateti
             )
         item = items[journey.pk]
         bundle = bundle_terms(item.bundle)
-        if not whole and not full_refund and _whole_reservation_only(bundle):
+        if not rest and not full_refund and _whole_reservation_only(bundle):
             raise ApiError(
                 Err.CHANGE_NOT_APPLIED,
                 f"The {bundle.name} bundle is cancelled for the whole reservation only; "
@@ -303,10 +307,20 @@ def journeys_cancel(plan: Plan, order: Order, cancellation: Cancellation) -> Non
 
 
 def reshop_cancel_order(request: ReshopRequest) -> dict[str, Any]:
-    """`cancellation` of cancelling every live journey of the order (SPEC.md §2.7)."""
+    """`cancellation` of cancelling the whole order (SPEC.md §2.7, §4.12): every live
+    journey still to fly, committed by a CancelJourney of each. Once a journey has
+    departed, that is the unflown rest (a flown journey is not cancelled, and the order
+    keeps it); ERR-4002 when every live journey has departed."""
     order = request.order
     items = {i.journey_id for i in order.items.all() if i.status == LIVE}
-    journeys = [j for j in order.journeys.all() if j.pk in items]
+    live = [j for j in order.journeys.all() if j.pk in items]
+    journeys = [j for j in live if j.departs_at > request.now]
+    if live and not journeys:
+        raise ApiError(
+            Err.CHANGE_NOT_APPLIED,
+            "Every journey of the order has departed; nothing is left to cancel",
+            path="instruction",
+        )
     return _quoted(order, journeys, request.now)
 
 

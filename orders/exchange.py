@@ -48,19 +48,19 @@ from airline.network.inventory import (
 )
 from airline.network.itineraries import DatedLeg, network_index
 from airline.network.itineraries import Journey as NetworkJourney
-from offers.ancillaries import bundle_terms, seats_of_configuration, seats_taken
+from offers.ancillaries import Traveller, bundle_terms, seats_of_configuration, seats_taken
 from offers.passengers import Pax
 from offers.services import bundles_for, journey_options, journey_reprice
 from offers.store import OfferBatch, OfferOwner, OfferSource, batch_save, new_batch, offer_load
 from offers.wire import ref_id
 from orders import events, ids
 from orders.airline_changes import change_exchanged, journey_airline_cancelled, pending_change_of
+from orders.ancillaries import IN_CHANGE, Sale, inclusion_lines, services_write
 from orders.create import journey_row, segments_write
 from orders.fees import CHANGE, fee_charge
 from orders.inputs import AcceptReshopOffer
 from orders.models import (
     AirlineChange,
-    Coupon,
     Journey,
     Leg,
     Order,
@@ -73,7 +73,7 @@ from orders.plan import GiveBack, Plan
 from orders.presenters import order_pax_header
 from orders.reshop_request import ReshopRequest, named_passengers
 from orders.selectors import SLIM_PREFETCH, OrderScope, order_get
-from orders.tickets import tickets_issue
+from orders.tickets import tickets_reissue
 from sellers.authentication import Principal
 
 MAX_OFFERS = 20  # replacement offers in one reshop answer (one per combination of journeys)
@@ -444,6 +444,13 @@ def service_changes_wire(items: Sequence[Replacement], refs: ServiceRefs) -> lis
 
 
 def _drop_reason(service: Service, r: Replacement, refs: ServiceRefs) -> str:
+    bundle = bundle_terms(r.bundle)
+    if _bundle_decides(service, bundle):
+        return (
+            f"The {bundle.name} fare does not include it"
+            if service.included
+            else f"The {bundle.name} fare includes it"
+        )
     old = refs.segments.get(service.segment_id)
     flown = network_index().journey_of(r.segments)
     markets = {(s.origin, s.destination) for s in flown.segments} if flown else set()
@@ -779,9 +786,10 @@ def _service_moves(
     segment index, new leg id) — a bag or other journey service to the new journey, a
     seat to the same seat on the matching leg of the new flight if it has that seat
     free — or None: it cannot follow and is cancelled, its value given back with the
-    difference."""
+    difference. A bundle's inclusions go with the bundle (_bundle_decides)."""
     if not services:
         return []
+    bundle = bundle_terms(r.bundle)
     old_segments = list(item.journey.segments.all())
     new_legs = [legs for legs in r.segments]
     index = network_index()
@@ -789,6 +797,9 @@ def _service_moves(
     taken = seats_taken([leg for legs in new_legs for leg in legs])
     moves: list[tuple[Service, tuple[int, int | None] | None]] = []
     for service in services:
+        if _bundle_decides(service, bundle):
+            moves.append((service, None))
+            continue
         if service.segment_id is None:
             moves.append((service, (0, None)))
             continue
@@ -820,6 +831,45 @@ def _service_moves(
     return moves
 
 
+def _bundle_decides(service: Service, bundle: BundleTerms) -> bool:
+    """Whether the new journey's bundle, not the service, decides it (DESIGN.md §11
+    "Bundle inclusions": they belong to the bundle): an inclusion the new bundle does not
+    include is dropped, at 0; a bag bought on the journey that the new bundle includes is
+    dropped too, its price given back, for the inclusion written anew
+    (_inclusions_write). An inclusion the new bundle also includes moves, still at 0."""
+    if service.seat_row is not None or service.segment_id is not None:
+        return False
+    return service.included != bundle.includes_service(service.code)
+
+
+def _inclusions_write(
+    order: Order, journey: Journey, bundle: BundleTerms, moves, *, now: datetime
+) -> None:
+    """The new journey's bundle inclusions for each passenger who takes a seat, at 0,
+    but those the passenger's moved inclusions already are."""
+    kept = {(s.passenger_id, s.code) for s, target in moves if target is not None and s.included}
+    passengers = {p.ref: p for p in order.passengers.all()}
+    lines = [
+        line
+        for line in inclusion_lines(
+            bundle=bundle,
+            journey_ref=journey.ref,
+            travellers=[Traveller(p.ref, p.ptc) for p in passengers.values()],
+        )
+        if (passengers[line.pax_ref].pk, line.product.code) not in kept
+    ]
+    if lines:
+        services_write(
+            Sale(lines=tuple(lines)),
+            order=order,
+            passengers=passengers,
+            journeys={journey.ref: journey},
+            segments={},
+            now=now,
+            refuse=IN_CHANGE,
+        )
+
+
 def _matching_leg(service: Service, old: Segment, segment):
     """The new segment's leg in the position the seat's leg had in the old segment."""
     old_legs = list(old.legs.all())
@@ -844,7 +894,15 @@ def _exchange(plan: Plan, order: Order, swaps) -> None:
     replaced, added = [], []
     for item, r, moves, flown in journeys:
         new_item = _journey_replace(
-            order, item, r, moves, flown, seats=seats, used_refs=used_refs, taken=taken
+            order,
+            item,
+            r,
+            moves,
+            flown,
+            seats=seats,
+            used_refs=used_refs,
+            taken=taken,
+            now=plan.now,
         )
         fee_charge(order, CHANGE, Decimal(r.change_fee), now=plan.now)
         replaced.append(item.ref)
@@ -858,11 +916,8 @@ def _exchange(plan: Plan, order: Order, swaps) -> None:
             now=plan.now,
         )
     if order.status == OrderStatus.CONFIRMED:
-        # Reissue: every open coupon is exchanged for a new ticket over the live journeys.
-        Coupon.objects.filter(ticket__order=order, status=Coupon.Status.OPEN).update(
-            status=Coupon.Status.EXCHANGED
-        )
-        tickets_issue(order, now=plan.now)
+        # Reissue over the live journeys still to fly; a flown coupon stays USED.
+        tickets_reissue(order, now=plan.now)
     events.itinerary_exchanged(
         order,
         actor=plan.actor,
@@ -948,6 +1003,7 @@ def _journey_replace(
     seats: int,
     used_refs: set[str],
     taken: set[str],
+    now: datetime,
 ) -> OrderItem:
     """The journey of `item` replaced by the one `r` flies: the new journey, its item,
     segments and legs written and the seats and services `moves` carried over; the old
@@ -979,6 +1035,7 @@ def _journey_replace(
         taken=taken,
     )
     _move_services(moves, journey, new_item, segment_rows)
+    _inclusions_write(order, journey, bundle_terms(r.bundle), moves, now=now)
     return new_item
 
 

@@ -730,7 +730,11 @@ class ServiceChange(s.Serializer):
     segmentRefId = s.CharField(
         required=False, help_text="MOVED, on a segment: the new segment (journeys[].segments[])"
     )
-    reason = s.CharField(required=False, help_text="DROPPED: why it cannot follow")
+    reason = s.CharField(
+        required=False,
+        help_text="DROPPED: why it cannot follow (seat taken, segment not flown, or the new "
+        "fare decides a bundle inclusion)",
+    )
 
 
 class ReshopOffer(s.Serializer):

@@ -19,6 +19,7 @@ from offers.store import STORE_ERRORS
 from offers.wire import iso_duration, local_time
 from orders.models import (
     AirlineChange,
+    AirlineCredit,
     Journey,
     Order,
     OrderFee,
@@ -49,7 +50,7 @@ OPERATIONAL_CANCELLED = "CANCELLED"
 OPERATIONAL_EXCHANGED = "EXCHANGED"
 
 
-def order_view_key(order: Order) -> str:
+def order_view_key(order: Order, *, credits: Sequence[AirlineCredit] | None = None) -> str:
     """The shared cache's key of the order's view: the order's version and the network
     version of the database the order is read from (the primary, or the standby a
     retrieve may read). Every change of the order bumps the first; the view also shows
@@ -60,14 +61,35 @@ def order_view_key(order: Order) -> str:
     version shows that version's legs or later ones: an aircraft swap shows on the next
     retrieve after its load commits, whichever worker answers and whatever version its
     schedule index has. VIEW_FORMAT names the view's shape: a release that changes it
-    renders anew."""
-    return _view_key(order)[0]
+    renders anew.
+
+    The airline credit an order gave back (`credits[]`) is spent and given back by other
+    orders, which leave this one's version as it is: the key of an order that gave credit
+    also names what each credit holds, `credits` (the rows rendered) when given, else as
+    stored now. A rendering is then kept under the state of the credits it shows, and a
+    retrieve after a spend finds no rendering of before it."""
+    return _view_key(order, credits=credits)[0]
 
 
-def _view_key(order: Order) -> tuple[str, int]:
-    """order_view_key, and the network version it names."""
-    network = NetworkVersion.current(using=order._state.db)
+def _view_key(
+    order: Order,
+    *,
+    credits: Sequence[AirlineCredit] | None = None,
+    network: int | None = None,
+) -> tuple[str, int]:
+    """order_view_key, and the network version it names (`network`: read already)."""
+    if network is None:
+        network = NetworkVersion.current(using=order._state.db)
     key = f"orderview:{VIEW_FORMAT}:{order.pk}:{order.version}:{network}"
+    if order.credited:
+        held = (
+            [(c.pk, c.remaining) for c in credits]
+            if credits is not None
+            else AirlineCredit.objects.filter(source_order_id=order.pk).values_list(
+                "pk", "remaining"
+            )
+        )
+        key += ":credits:" + ",".join(f"{pk}={remaining}" for pk, remaining in sorted(held))
     # A lapsed hold presented as expired (selectors.order_as_it_stands) is not the
     # rendering of its stored version: a key of its own.
     return (f"{key}:lapsed" if order.lapsed else key), network
@@ -83,7 +105,8 @@ def order_view_cached(order: Order, *, parts: OrderParts | None = None) -> orjso
     key = _view_key(order)
     raw = None if parts is not None else _view_kept(key)
     if raw is None:
-        raw = _view_keep(key, order_view(parts or order_parts(order)))
+        parts = parts or order_parts(order)
+        raw = _view_keep(key, parts, order_view(parts))
     return orjson.Fragment(raw)
 
 
@@ -97,8 +120,9 @@ def order_view_data(order: Order, *, parts: OrderParts | None = None) -> dict[st
     raw = None if parts is not None else _view_kept(key)
     if raw is not None:
         return orjson.loads(raw)
-    view = order_view(parts or order_parts(order))
-    _view_keep(key, view)
+    parts = parts or order_parts(order)
+    view = order_view(parts)
+    _view_keep(key, parts, view)
     return view
 
 
@@ -109,16 +133,18 @@ def _view_kept(key: tuple[str, int]) -> bytes | None:
         return None
 
 
-def _view_keep(key: tuple[str, int], view: dict[str, Any]) -> bytes:
-    """The view as JSON, kept under `key` when this process's per-process network caches
-    (station zones, which the view's local times are read from) are of its network
-    version or later: a worker whose schedule index is still older renders from the
-    database, but leaves the keeping to one that has caught up."""
+def _view_keep(key: tuple[str, int], parts: OrderParts, view: dict[str, Any]) -> bytes:
+    """The view as JSON, rendered from `parts`, kept under the key of what it shows (the
+    network version `key` names, the credits `parts` hold) when this process's
+    per-process network caches (station zones, which the view's local times are read
+    from) are of that network version or later: a worker whose schedule index is still
+    older renders from the database, but leaves the keeping to one that has caught up."""
     raw = dumps(view)
     served = network_version_served()
     if served is not None and served >= key[1]:
+        kept = _view_key(parts.order, credits=parts.credits, network=key[1])[0]
         with contextlib.suppress(STORE_ERRORS):  # the cache is down: render every time
-            cache.set(key[0], raw, VIEW_CACHE_SECONDS)
+            cache.set(kept, raw, VIEW_CACHE_SECONDS)
     return raw
 
 

@@ -118,9 +118,15 @@ CARD_FIELDS = ("cardType", "cardNumber", "expiryDate", "securityCode")
 
 
 class CardIn(StrictSerializer):
-    """The card fields of a CreditCard payment (SPEC.md §2.5.1), without `type`: the card
-    that pays the rest of an AirlineCredit payment."""
+    """The card that pays the rest of an AirlineCredit payment: the CreditCard payment's
+    fields (SPEC.md §2.5.1; DESIGN.md §11 "Airline credit"), its `type` optional and
+    CreditCard when sent, and no other payment's."""
 
+    type = serializers.ChoiceField(
+        choices=["CreditCard"],
+        required=False,
+        help_text="Optional: CreditCard, as the card payment it is",
+    )
     cardType = serializers.CharField(max_length=4, help_text="VI, CA, AX, DS")
     cardNumber = serializers.CharField(max_length=23)
     expiryDate = serializers.CharField(max_length=4, help_text="MMYY")

@@ -39,6 +39,28 @@ def payment_record(
     )
 
 
+def tickets_reissue(
+    order: Order, *, now: datetime, passengers: Sequence[Passenger] | None = None
+) -> None:
+    """A paid order's tickets (those of `passengers`, or all) reissued after a change of
+    its flights or names: the open coupons of segments that have departed become USED
+    (flown: a coupon is never reissued open for a flight that has left), every other
+    open coupon EXCHANGED for a new ticket per passenger over the live segments still
+    to fly (none when nothing is left to fly)."""
+    open_coupons = Coupon.objects.filter(ticket__order=order, status=Coupon.Status.OPEN)
+    if passengers is not None:
+        open_coupons = open_coupons.filter(ticket__passenger__in=passengers)
+    open_coupons.filter(segment__departs_at__lte=now).update(status=Coupon.Status.USED)
+    open_coupons.update(status=Coupon.Status.EXCHANGED)
+    segments = list(
+        Segment.objects.filter(order=order, departs_at__gt=now)
+        .exclude(journey__item__status="CANCELLED")
+        .order_by("journey__position", "position")
+    )
+    if segments:
+        tickets_issue(order, now=now, passengers=passengers, segments=segments)
+
+
 def tickets_issue(
     order: Order,
     *,

@@ -138,6 +138,13 @@ def test_payment_changes_and_reshop_instructions_are_one_variant_per_type(client
     assert set(card["required"]) == {"type", "cardType", "cardNumber", "expiryDate", "securityCode"}
     assert card["additionalProperties"] is False
     assert set(schemas["AirlineCreditPaymentRequest"]["required"]) == {"type", "creditCode"}
+    # The card beside a credit: the CreditCard payment's fields, `type` optional.
+    card_in = schemas["CardInRequest"]
+    [kind] = card_in["properties"]["type"]["allOf"]
+    assert schemas[kind["$ref"].rsplit("/", 1)[1]]["enum"] == ["CreditCard"]
+    assert "type" not in card_in["required"]
+    assert set(card_in["properties"]) == set(card["properties"]) - {"creditCode", "card", "amount"}
+    assert card_in["additionalProperties"] is False
     assert schemas["HoldPaymentRequest"]["required"] == ["type"]
 
     changes = schemas["ChangeInRequest"]["discriminator"]["mapping"]

@@ -14,7 +14,7 @@ from tests.conftest import bearer, error_of, token_for
 from tests.gateways import provider_refund
 from tests.offers.conftest import search_body
 from tests.orders.conftest import CARD, HOLD, book, booking_body
-from tests.orders.test_exchange import booked, money_adds_up, reshop
+from tests.orders.test_exchange import accept, booked, itinerary, money_adds_up, quote, reshop
 
 # Both gateways, the provider's books held against the orders' after each test (issue 26).
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("card_gateway")]
@@ -160,6 +160,51 @@ def test_a_credit_bundle_gives_the_full_value_as_airline_credit(api, auth, netwo
     assert order.status == "CANCELLED"
     assert order.credited == total
     assert not Refund.objects.filter(payment__order=order).exists()
+
+
+def test_the_issuing_orders_view_shows_what_its_credit_still_holds(api, auth, network, clock):
+    day = network + timedelta(days=20)
+    two = [{"type": "ADT"}, {"type": "ADT"}]
+    view = booked(api, auth, day, bundle="Nice", party=two)
+    clock.advance(hours=25)
+    order_id = view["order"]["orderId"]
+    _, after = quote_then_cancel_all(api, auth, view)
+    code = after["credits"][0]["creditCode"]
+    issued = amount(after["credits"][0]["amount"])
+
+    def remaining_shown():
+        response = api.get(f"/json/v1/orders/{order_id}", **auth)
+        assert response.status_code == 200, response.content
+        [credit] = response.json()["data"]["credits"]
+        return amount(credit["remaining"])
+
+    assert remaining_shown() == issued  # rendered once and kept
+
+    # Half the party's fare: part of the credit.
+    spending = booked(
+        api, auth, day, bundle="Nice", payment={"type": "AirlineCredit", "creditCode": code}
+    )
+    spent = amount(spending["order"]["totalPrice"]["total"])
+    assert 0 < spent < issued
+    held = AirlineCredit.objects.get(code=code).remaining
+    assert held == issued - spent
+    assert remaining_shown() == held
+
+    # The rest of it, a card paying what the credit does not cover.
+    card = {k: v for k, v in CARD.items() if k != "type"}
+    booked(
+        api,
+        auth,
+        day,
+        bundle="Nice",
+        party=two,
+        payment={"type": "AirlineCredit", "creditCode": code, "card": card},
+    )
+    assert AirlineCredit.objects.get(code=code).remaining == 0
+    assert remaining_shown() == 0
+    # Unchanged since: the kept rendering, and still the database's.
+    assert remaining_shown() == 0
+    assert Order.objects.get(order_id=order_id).credited == issued
 
 
 def test_no_flex_gives_credit_on_its_lead_time_scale_and_keeps_the_rest(api, auth, network, clock):
@@ -379,3 +424,79 @@ def test_an_order_with_no_live_journey_has_nothing_to_cancel(api, auth, network,
     OrderItem.objects.filter(order__order_id=view["order"]["orderId"]).update(status="CANCELLED")
 
     error_of(reshop(api, auth, view["order"]["orderId"], CANCEL_ORDER), 400, "ERR-4002")
+
+
+def flown_outbound(api, auth, network, clock, *, bundle):
+    """A paid round trip (outbound on day 20, return on day 27) whose outbound has left:
+    the order view, its outbound and return journey ids."""
+    out_day = network + timedelta(days=20)
+    view = round_trip(api, auth, out_day, network + timedelta(days=27), bundle=bundle)
+    clock.at = departure_of_101(out_day) + timedelta(hours=1)
+    return (view, *journey_refs(view))
+
+
+def test_after_a_departure_cancel_order_quotes_the_unflown_rest(api, auth, network, clock):
+    view, outbound, inbound = flown_outbound(api, auth, network, clock, bundle="No Flex")
+    order_id = view["order"]["orderId"]
+    back_item = next(i for i in view["order"]["items"] if inbound in _journeys_of(view, i))
+
+    quoted = reshop(api, auth, order_id, CANCEL_ORDER)
+
+    assert quoted.status_code == 200, quoted.content
+    cancellation = quoted.json()["data"]["cancellation"]
+    back_value = amount(back_item["totalPrice"]["total"])
+    given = amount(cancellation["creditAmount"]) + amount(cancellation["refundAmount"])
+    assert given + amount(cancellation["penaltyAmount"]) == back_value
+    # Committed as quoted: the return alone, the whole of what is left (No Flex takes
+    # nothing less); the flown outbound stays on the order.
+    done = cancel(api, auth, order_id, inbound)
+    assert done.status_code == 200, done.content
+    after = done.json()["data"]
+    assert amount(sum_of(after["credits"])) == amount(cancellation["creditAmount"])
+    assert after["order"]["statusCode"] == "CONFIRMED"
+    assert journey_refs(after) == [outbound]
+    order = money_adds_up(order_id)
+    coupons = Coupon.objects.filter(ticket__order=order)
+    assert coupons.get(segment__journey__ref=outbound).status == "OPEN"  # not cancelled
+    error_of(cancel(api, auth, order_id, outbound), 400, "ERR-4002", "changes.journeyRef")
+
+
+def sum_of(credits):
+    return {"amount": float(sum((amount(c["amount"]) for c in credits), Decimal("0")))}
+
+
+def test_cancel_order_with_every_journey_departed_is_refused(api, auth, network, clock):
+    view, *_ = flown_outbound(api, auth, network, clock, bundle="Nice")
+    clock.advance(days=8)  # the return has left too
+
+    error_of(reshop(api, auth, view["order"]["orderId"], CANCEL_ORDER), 400, "ERR-4002")
+
+
+def test_exchanging_the_return_leaves_the_flown_coupon_used(api, auth, network, clock):
+    view, outbound, _inbound = flown_outbound(api, auth, network, clock, bundle="Nice")
+    order_id = view["order"]["orderId"]
+    back_day = network + timedelta(days=28)
+    offers = reshop(api, auth, order_id, itinerary(back_day, "CHS", "PVD")).json()["data"]
+    q = quote(api, auth, order_id, offers["offers"][0]).json()["data"]
+
+    response = accept(api, auth, order_id, q["offer"], payment=CARD)
+
+    assert response.status_code == 200, response.content
+    after = response.json()["data"]
+    on_outbound = [t for t in after["tickets"] if t["segmentRefId"] in segments_of(view, outbound)]
+    # The one coupon of the flown segment: USED on the first ticket, never reissued.
+    assert [t["statusCode"] for t in on_outbound] == ["USED"]
+    new_journey = q["offer"]["items"][0]["journeyRefIds"][0]
+    reissued = [t for t in after["tickets"] if t["statusCode"] == "OPEN"]
+    assert [t["segmentRefId"] for t in reissued] == list(segments_of(after, new_journey))
+    assert reissued[0]["couponNumber"] == 1
+    assert reissued[0]["ticketNumber"] != on_outbound[0]["ticketNumber"]
+    order = money_adds_up(order_id)
+    assert not Coupon.objects.filter(
+        ticket__order=order, status="OPEN", segment__departs_at__lte=clock.at
+    ).exists()
+
+
+def segments_of(view, journey_ref):
+    [journey] = [j for j in view["journeys"] if j["journeyId"] == journey_ref]
+    return {s["segmentId"]: s for s in journey["segments"]}

@@ -213,6 +213,39 @@ def test_the_card_beside_a_credit_is_checked_like_any_card(
     assert_untouched(given.code, "50.00")
 
 
+def test_the_card_beside_a_credit_may_say_it_is_a_credit_card(
+    api, auth, priced, default_seller, clock
+):
+    given = issue(default_seller, "50.00")
+    total = total_of(priced)
+
+    response = book(api, auth, booking_body(priced, payment=credit(given.code, type="CreditCard")))
+
+    assert response.status_code == 201, response.content
+    order = Order.objects.get(order_id=response.json()["data"]["order"]["orderId"])
+    by_method = dict(Payment.objects.filter(order=order).values_list("method", "amount"))
+    assert by_method == {"Credit": Decimal("50.00"), "CreditCard": total - Decimal("50.00")}
+
+
+@pytest.mark.parametrize(
+    ("extra", "path"),
+    [
+        ({"type": "Hold"}, "payment.card.type"),
+        ({"type": "AirlineCredit"}, "payment.card.type"),
+        ({"creditCode": "MXABCDEFGHJK"}, "payment.card.creditCode"),
+    ],
+)
+def test_the_card_beside_a_credit_takes_only_a_credit_cards_fields(
+    api, auth, priced, default_seller, clock, extra, path
+):
+    given = issue(default_seller, "50.00")
+
+    response = book(api, auth, booking_body(priced, payment=credit(given.code, **extra)))
+
+    error_of(response, 422, "ERR-1005", path=path)
+    assert_untouched(given.code, "50.00")
+
+
 def test_a_credit_payment_needs_its_code_and_other_types_are_unsupported(api, auth, priced, clock):
     no_code = book(api, auth, booking_body(priced, payment={"type": "AirlineCredit"}))
     voucher = book(api, auth, booking_body(priced, payment={"type": "Voucher"}))

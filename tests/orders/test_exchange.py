@@ -271,6 +271,79 @@ def test_a_cheaper_quote_in_a_refundable_bundle_refunds_the_card(api, auth, netw
     assert provider_refund(refund) == back
 
 
+def included_on(view, journey_ref):
+    """Codes of the live bundle inclusions of the view's journey `journey_ref`."""
+    return sorted(
+        s["code"]
+        for s in view["services"]
+        if s.get("included") and s["statusCode"] == "CONFIRMED" and s["journeyRefId"] == journey_ref
+    )
+
+
+def test_a_downgrade_drops_the_bundles_inclusions_at_no_value(api, auth, network, clock):
+    day = network + timedelta(days=10)
+    order = booked(api, auth, day, bundle="Nicest", flight=501)
+    order_id = order["order"]["orderId"]
+    assert included_on(order, order["journeys"][0]["journeyId"]) == ["CB1", "CB2", "COB"]
+    offers = reshop(
+        api, auth, order_id, itinerary(day + timedelta(days=1), cabinTypeCode="Y")
+    ).json()["data"]["offers"]
+    offer = offers[0]
+    assert offer["items"][0]["fare"]["bundleName"] == "Nice"  # no inclusions
+    q = quote(api, auth, order_id, offer).json()["data"]
+
+    for changes in (offer["serviceChanges"], q["serviceChanges"]):
+        assert sorted(c["code"] for c in changes) == ["CB1", "CB2", "COB"]
+        assert {c["action"] for c in changes} == {"DROPPED"}
+        assert {c["balanceDelta"]["amount"] for c in changes} == {0.0}
+        assert {c["reason"] for c in changes} == {"The Nice fare does not include it"}
+    [item] = q["itemChangeQuotes"]
+    item_total = Decimal(str(order["order"]["items"][0]["totalPrice"]["total"]["amount"]))
+    assert Decimal(str(item["oldTotal"]["amount"])) == item_total  # the inclusions cost 0
+
+    response = accept(api, auth, order_id, q["offer"])
+
+    assert response.status_code == 200, response.content
+    view = response.json()["data"]
+    new_journey = q["offer"]["items"][0]["journeyRefIds"][0]
+    assert included_on(view, new_journey) == []
+    assert not [s for s in view["services"] if s["statusCode"] == "CONFIRMED"]
+    assert api.get(f"/json/v1/orders/{order_id}", **auth).json()["data"] == view
+    money_adds_up(order_id)
+
+
+def test_an_upgrade_keeps_the_inclusions_both_bundles_have_and_adds_the_rest(
+    api, auth, network, clock
+):
+    day = network + timedelta(days=10)
+    order = booked(api, auth, day, bundle="Nicer", flight=101)
+    order_id = order["order"]["orderId"]
+    kept = {s["serviceId"] for s in order["services"] if s.get("included")}  # Nicer's CB1 and COB
+    assert included_on(order, order["journeys"][0]["journeyId"]) == ["CB1", "COB"]
+    offers = reshop(
+        api, auth, order_id, itinerary(day + timedelta(days=1), cabinTypeCode="C")
+    ).json()["data"]["offers"]
+    offer = offers[0]
+    assert offer["items"][0]["fare"]["bundleName"] == "Nicest"
+    q = quote(api, auth, order_id, offer).json()["data"]
+    assert sorted((c["code"], c["action"]) for c in q["serviceChanges"]) == [
+        ("CB1", "MOVED"),
+        ("COB", "MOVED"),
+    ]
+
+    response = accept(api, auth, order_id, q["offer"], payment=CARD)
+
+    assert response.status_code == 200, response.content
+    view = response.json()["data"]
+    new_journey = q["offer"]["items"][0]["journeyRefIds"][0]
+    assert included_on(view, new_journey) == ["CB1", "CB2", "COB"]
+    moved = {s["serviceId"] for s in view["services"] if s.get("journeyRefId") == new_journey}
+    assert kept < moved  # the same CB1 and COB, CB2 written anew
+    assert {s["totalPrice"]["total"]["amount"] for s in view["services"]} == {0.0}
+    assert not [s for s in view["services"] if "emdNumber" in s]
+    money_adds_up(order_id)
+
+
 @pytest.mark.books_rewritten
 def test_a_cheaper_quote_in_a_credit_bundle_gives_airline_credit(api, auth, network, clock):
     day = network + timedelta(days=10)
