@@ -33,6 +33,7 @@ from orders.models import Order
 from sellers.management.commands.seed_demo import DEMO_SCHEDULE_DAYS
 from tests.e2e.demo_nodes import Demo
 from tests.e2e.servers import REPO, Server
+from tests.e2e.test_live_changes import run_load
 from tests.flight_bookings import flight_bookings_seed
 from tests.network.ssim_builder import ssim_edited
 from tests.offers.conftest import search_body
@@ -341,19 +342,10 @@ def season_retime(
             connections.close_all()
 
     def load() -> None:
-        run.load_started = time.monotonic()
-        process = subprocess.run(
-            [sys.executable, "manage.py", "load_schedule", str(path)],
-            cwd=REPO,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=LOAD_TIMEOUT_SECONDS,
-            check=False,
-        )
-        run.load_ended = time.monotonic()
-        run.load_returncode = process.returncode
-        run.load_output = (process.stdout + process.stderr)[-3000:]
+        result: dict = {}
+        run_load(env, path, result)  # returns at the commit: the worker tells the bookings
+        run.load_started, run.load_ended = result["started"], result["ended"]
+        run.load_returncode, run.load_output = result["returncode"], result["output"]
 
     threads = [threading.Thread(target=client, args=(n,)) for n in range(CLIENTS)]
     stale: dict[str, float] = {}

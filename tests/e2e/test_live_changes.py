@@ -237,10 +237,11 @@ def watch_commit(load_id_before: int, committed: dict, done: threading.Event) ->
         connections.close_all()
 
 
-def run_load(env, path, result: dict) -> None:
+def run_load(env, path, result: dict, *options: str) -> None:
+    """`manage.py load_schedule PATH OPTIONS`, its times, exit code and output in `result`."""
     started = time.monotonic()
     process = subprocess.run(
-        [sys.executable, "manage.py", "load_schedule", str(path), "--wait"],
+        [sys.executable, "manage.py", "load_schedule", str(path), *options],
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -412,7 +413,7 @@ def test_a_schedule_load_under_booking_traffic_misses_no_order_and_stalls_no_sea
                     committed,
                     load_done,
                 )
-                run_load(env, path, load)
+                run_load(env, path, load, "--wait")
             finally:
                 searches.loading.clear()
                 load_done.set()
