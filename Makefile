@@ -105,10 +105,10 @@ test: $(VENV)/.dev
 	@# SERIAL: servers, the browser, time bounds; and the cluster's, tests/e2e/test_cluster.py)
 	@# alone, with both cores to themselves.
 	@# The second runs whatever the first said; either failing (an empty selection too:
-	@# pytest's exit code 5) fails the target.
+	@# pytest's exit code 5) fails the target. Each prints its 20 slowest tests.
 	status=0; \
-	$(VENV)/bin/pytest -n 2 -m 'not serial and not cluster' || status=$$?; \
-	$(VENV)/bin/pytest -m 'serial or cluster' || status=$$?; \
+	$(VENV)/bin/pytest -n 2 -m 'not serial and not cluster' --durations=20 || status=$$?; \
+	$(VENV)/bin/pytest -m 'serial or cluster' --durations=20 || status=$$?; \
 	exit $$status
 
 ## fuzz: the contract test at nightly size: schemathesis, 1000 examples per operation; then
