@@ -32,13 +32,24 @@ from orders.refunds import refunds_outside_record
 
 logger = logging.getLogger("airline.payments")
 
+# How far an event's signed time `t` may be from our clock, either way: the SDK's own
+# tolerance (stripe.Webhook.DEFAULT_TOLERANCE, 300 s). The SDK checks only the past,
+# against the wall clock; a signed event dated ahead of now would stay replayable until
+# then, so both directions are checked here against the service clock.
+SIGNATURE_TOLERANCE_SECONDS = stripe.Webhook.DEFAULT_TOLERANCE
+
 
 def provider_event_receive(*, payload: bytes, signature: str) -> ProviderEvent | None:
     """Verify and record one webhook event; None when it was recorded before. ERR-1004
-    when the signature does not verify (or the body is no event)."""
+    when the signature does not verify, is dated more than SIGNATURE_TOLERANCE_SECONDS
+    from now either way, or the body is no event."""
     try:
-        stripe.Webhook.construct_event(payload, signature, settings.STRIPE_WEBHOOK_SECRET)
+        # tolerance=None: the SDK verifies the HMAC only; the time is judged below.
+        stripe.Webhook.construct_event(
+            payload, signature, settings.STRIPE_WEBHOOK_SECRET, tolerance=None
+        )
         event = json.loads(payload)
+        _check_signed_at(signature, now=clock.now().timestamp())
     except (ValueError, stripe.SignatureVerificationError):
         raise ApiError(
             Err.INVALID_VALUE,
@@ -51,6 +62,22 @@ def provider_event_receive(*, payload: bytes, signature: str) -> ProviderEvent |
     if kind == "charge.refunded":
         found = _provider_refunds(_payment_intent_of(kind, subject))
     return _record(event, now=clock.now(), refunds=found)
+
+
+def _check_signed_at(signature: str, *, now: float) -> None:
+    """ValueError unless the verified header's signed time is within the tolerance of
+    now. The time is read as the SDK reads it (the first item named exactly `t`), so it
+    is the one the signature covered."""
+    signed_at = next(
+        (
+            value
+            for name, _, value in (i.partition("=") for i in signature.split(","))
+            if name == "t"
+        ),
+        None,
+    )
+    if signed_at is None or abs(now - int(signed_at)) > SIGNATURE_TOLERANCE_SECONDS:
+        raise ValueError("signed too far from now")
 
 
 def _provider_refunds(reference: str) -> list[ProviderRefund] | None:

@@ -29,7 +29,7 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, QuerySet
 
 from airline.api import clock
 from airline.fares.money import ZERO
@@ -126,6 +126,16 @@ def _refund_given(gateway: PaymentGateway, refund: Refund, amount: Decimal) -> b
     return True
 
 
+def refunds_due(*, now: datetime, grace: timedelta | None = None) -> QuerySet[Refund]:
+    """The refunds one run of refunds_retry sends: PENDING for longer than `grace`
+    (default PAYMENT_INTENT_GRACE_SECONDS), oldest first, at most 500."""
+    if grace is None:
+        grace = timedelta(seconds=settings.PAYMENT_INTENT_GRACE_SECONDS)
+    return Refund.objects.filter(state=Refund.State.PENDING, created_at__lte=now - grace).order_by(
+        "pk"
+    )[:500]
+
+
 def refunds_retry(*, now: datetime | None = None, grace: timedelta | None = None) -> int:
     """Send every refund PENDING for longer than `grace`; how many were pending.
 
@@ -146,13 +156,7 @@ def refunds_retry(*, now: datetime | None = None, grace: timedelta | None = None
     one waits for the next run. A gateway that lists no refunds (the test gateway) keeps
     every reference for ever: its refunds are sent as they are."""
     now = now or clock.now()
-    if grace is None:
-        grace = timedelta(seconds=settings.PAYMENT_INTENT_GRACE_SECONDS)
-    due = list(
-        Refund.objects.filter(state=Refund.State.PENDING, created_at__lte=now - grace)
-        .select_related("payment__order")
-        .order_by("pk")[:500]
-    )
+    due = list(refunds_due(now=now, grace=grace).select_related("payment__order"))
     gateway = payment_gateway()
     listing = getattr(gateway, "refunds_of", None)
     if listing is None:

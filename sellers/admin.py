@@ -4,9 +4,20 @@ import copy
 
 from django import forms
 from django.contrib import admin, messages
+from django.shortcuts import get_object_or_404, redirect
+from django.urls import path, reverse
 
 from airline.api import clock
-from airline.backoffice import log_action, one_time_page, utc_column
+from airline.backoffice import (
+    FormOnce,
+    form_once_claim,
+    form_once_release,
+    log_action,
+    one_time_page,
+    reveal_keep,
+    reveal_pop,
+    utc_column,
+)
 from sellers.models import ApiKey, Partner, Seller
 from sellers.services import (
     api_key_create,
@@ -56,6 +67,10 @@ class ApiKeyForm(forms.ModelForm):
             setattr(candidate, name, value)
         check_api_key(candidate)
         return cleaned
+
+
+class ApiKeyAddForm(FormOnce, ApiKeyForm):
+    """The form that issues a key: sent twice with the same token, it issues one."""
 
 
 class SellerInline(admin.TabularInline):
@@ -120,29 +135,66 @@ class ApiKeyAdmin(admin.ModelAdmin):
         # Who a key belongs to is fixed at creation; issue a new key instead.
         return [*self.readonly_fields, "partner", "seller"] if obj else self.readonly_fields
 
+    def get_form(self, request, obj=None, **kwargs):
+        if obj is None:
+            kwargs["form"] = ApiKeyAddForm
+        return super().get_form(request, obj, **kwargs)
+
+    def get_urls(self):
+        issued = self.admin_site.admin_view(self.issued_view)
+        return [
+            path("<path:object_id>/issued/", issued, name="sellers_apikey_issued"),
+            *super().get_urls(),
+        ]
+
+    def add_view(self, request, form_url="", extra_context=None):
+        """Issue a key at most once per add form: its one-time token is claimed before
+        anything is created, so a resubmitted form (a reload, back and send again, a
+        double click) issues nothing; a form sent back with errors returns its token."""
+        if request.method != "POST":
+            return super().add_view(request, form_url, extra_context)
+        token = request.POST.get("form_once", "")
+        if not form_once_claim(token):
+            self.message_user(
+                request,
+                "This form was sent already: no other key was created. Create a new key "
+                "from a fresh form.",
+                messages.WARNING,
+            )
+            return redirect("admin:sellers_apikey_changelist")
+        response = super().add_view(request, form_url, extra_context)
+        if response.status_code != 302:
+            form_once_release(token)
+        return response
+
     def save_model(self, request, obj, form, change):
         if change:
             api_key_update(key=obj, fields=form.changed_data)
             return
-        issued = api_key_create(**{f: form.cleaned_data[f] for f in ApiKeyForm.Meta.fields})
+        fields = {f: form.cleaned_data[f] for f in ApiKeyForm.Meta.fields}
+        issued = api_key_create(**fields)
         obj.pk, obj.prefix = issued.key.pk, issued.key.prefix
-        # Kept on this request only, for response_add: never in the session or a
-        # message (Django's message cookie is signed, not encrypted).
-        request.issued_api_key = issued
+        reveal_keep(request, f"apikey:{issued.key.pk}", issued.raw)
 
     def response_add(self, request, obj, post_url_continue=None):
-        """The one and only time the key is shown (DESIGN.md §5): in the body of the
-        answer to the create, marked never to be cached; no redirect, so it never
-        travels in a cookie and a reload cannot show it again."""
-        issued = request.issued_api_key
+        """Post/redirect/get: the create redirects to the page that shows the key once, so
+        a reload reads that page again (no secret) and never sends the form again."""
+        return redirect(reverse("admin:sellers_apikey_issued", args=[obj.pk]))
+
+    def issued_view(self, request, object_id):
+        """The one page that shows a new key (DESIGN.md §5): its secret on the first read
+        after the create, never cached; any later read says it was shown already."""
+        if not self.has_add_permission(request):
+            return redirect("admin:index")
+        key = get_object_or_404(ApiKey.objects.select_related("partner", "seller"), pk=object_id)
         return one_time_page(
             self,
             request,
             "admin/sellers/apikey/issued.html",
             title="API key created",
-            object_label=issued.key.prefix,
-            key=issued.key,
-            raw=issued.raw,
+            object_label=key.prefix,
+            key=key,
+            raw=reveal_pop(request, f"apikey:{key.pk}"),
         )
 
     @admin.action(description="Revoke the selected keys (their tokens stop working at once)")

@@ -49,15 +49,27 @@ def resolve(host: str, port: int) -> list[str]:
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
+# Unicode categories refused anywhere in a URL: controls (Cc), format characters such as
+# U+200B ZERO WIDTH SPACE and U+202E RIGHT-TO-LEFT OVERRIDE (Cf), surrogates (Cs),
+# private-use (Co) and unassigned (Cn) code points, and every separator: U+2028 LINE
+# SEPARATOR (Zl), U+2029 PARAGRAPH SEPARATOR (Zp), spaces including U+00A0 and U+3000
+# (Zs). None prints as itself, so a URL holding one is not the URL staff and the seller
+# read back.
+REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"})
+
+
 def check_url(url: str) -> Target:
     """The URL's target, or RefusedUrl: https (http only to loopback when allowed), no
-    credentials, no control character, a real port, a host whose every address is
-    public."""
+    credentials, no control, invisible or separator character, a real port, a host whose
+    every address is public."""
     # urlsplit quietly drops tabs and line breaks (WHATWG), so a URL holding them would
     # be checked as one URL, stored and shown back as another, and a CR/LF is a header
     # injection wherever the URL is ever written into a request line or a log.
-    if any(unicodedata.category(ch) == "Cc" for ch in url):
-        raise RefusedUrl("must not contain control characters")
+    for ch in url:
+        if unicodedata.category(ch) in REFUSED_CATEGORIES:
+            raise RefusedUrl(
+                f"must not contain control, invisible or space characters (U+{ord(ch):04X})"
+            )
     try:
         parts = urlsplit(url)
         port = parts.port

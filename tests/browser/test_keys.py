@@ -1,5 +1,6 @@
-"""Partner management issues an API key in Chromium: its secret is on the create's answer
-and nowhere after; revoked, its key is refused over HTTP at once (SPEC.md: ERR-8001)."""
+"""Partner management issues an API key in Chromium: its secret is on the page the create
+redirects to and nowhere after, a reload of that page included; revoked, its key is
+refused over HTTP at once (SPEC.md: ERR-8001)."""
 
 import re
 
@@ -40,6 +41,13 @@ def test_a_key_shows_its_secret_once_and_revoked_is_refused(
     key = ApiKey.objects.get(name="Browser agency")
     assert raw.startswith(key.prefix)
     assert token_status(live_server, raw) == (200, None)
+    # A reload reads the page again (post/redirect/get): no secret, no second key.
+    issued_path = browser.path
+    browser.driver.refresh()
+    browser.shot("key-reloaded")
+    assert browser.path == issued_path
+    assert raw.split(".")[1] not in browser.html
+    assert ApiKey.objects.count() == 1
     # Shown once: not on the key's page, the list, a cookie, or the page reached back.
     secret = raw.split(".")[1]
     browser.open(f"/admin/sellers/apikey/{key.pk}/change/", "key-page")

@@ -11,10 +11,13 @@ from django.core.management import CommandError, call_command
 
 from airline.api.models import IdempotencyRecord
 from airline.network.models import FlightLeg, LegInventory
-from orders.models import Coupon, Leg, Order, OrderStatus, Passenger, Segment, Ticket
+from orders.models import Coupon, Leg, Order, OrderStatus, Passenger, Refund, Segment, Ticket
 from tests.dbstats import analysed_since, database_clock
+from tests.gateways import provider_refund
 from tests.orders.conftest import CARD, book, booking_body
 from tests.orders.factories import order_with_trip
+from tests.orders.test_cancel import cancel, journey_refs
+from tests.orders.test_exchange import booked
 
 pytestmark = pytest.mark.django_db
 
@@ -599,3 +602,36 @@ def test_expire_holds_leaves_paid_and_imported_bookings(
     assert run("expire_holds").startswith("Cancelled 0 unpaid hold(s)")
     assert set(Order.objects.values_list("status", flat=True)) == {"CONFIRMED", "PENDING"}
     assert sorted(LegInventory.objects.values_list("pk", "sold")) == before
+
+
+# --- retry_refunds ------------------------------------------------------------------------
+
+
+def test_retry_refunds_sends_what_a_dead_worker_left_pending(
+    api, auth, network, clock, monkeypatch
+):
+    view = booked(api, auth, network + timedelta(days=20), bundle="Nicest", flight=501)
+    clock.advance(hours=25)  # past the 24-hour rule: the bundle's own terms refund it
+    # The worker dies after the cancel committed, before the refund was sent.
+    monkeypatch.setattr("orders.changes.refunds_send", lambda refunds: None)
+    done = cancel(api, auth, view["order"]["orderId"], *journey_refs(view))
+    assert done.status_code == 200, done.content
+    monkeypatch.undo()
+    refund = Refund.objects.get()
+    locator = refund.payment.order.record_locator
+    assert refund.state == Refund.State.PENDING
+
+    young = run("retry_refunds")  # within the grace period: left to the worker that owes it
+    clock.advance(minutes=10)
+    sent = run("retry_refunds")
+    again = run("retry_refunds", "--grace", "0")
+
+    assert young == "refunds pending past the grace: 0; now none\n"
+    assert sent.splitlines() == [
+        f"{refund.ref}  {locator}  {refund.amount} USD  SENT",
+        "refunds pending past the grace: 1; now 1 sent",
+    ]
+    assert again == "refunds pending past the grace: 0; now none\n"
+    refund.refresh_from_db()
+    assert (refund.state, refund.sent_at) == (Refund.State.SENT, clock.at)
+    assert provider_refund(refund) == refund.amount  # given back once

@@ -13,6 +13,7 @@ from decimal import Decimal
 
 import pytest
 
+from airline.api import clock as service_clock
 from airline.api.errors import ApiError, Err
 from orders.models import (
     AirlineCredit,
@@ -269,7 +270,7 @@ def test_a_retried_charge_under_one_reference_charges_once(db, stripe_gateway):
 def signed(api, body: dict, secret: str, *, at: int | None = None):
     """POST an event to our endpoint signed as Stripe signs (t=..., v1=HMAC-SHA256)."""
     payload = json.dumps(body).encode()
-    at = at or int(time.time())
+    at = at or int(service_clock.now().timestamp())
     mac = hmac.new(secret.encode(), b"%d." % at + payload, hashlib.sha256).hexdigest()
     return api.generic(
         "POST",
@@ -348,14 +349,52 @@ def test_an_event_whose_signature_does_not_verify_is_refused(api, stripe_gateway
     assert not ProviderEvent.objects.exists()
 
 
-def test_an_event_signed_with_another_secret_or_too_long_ago_is_refused(api, db, stripe_gateway):
+def test_an_event_signed_with_another_secret_or_too_long_ago_is_refused(
+    api, db, stripe_gateway, clock
+):
     event = {"id": "evt_y", "type": "payment_intent.succeeded", "data": {"object": {}}}
+    now = int(clock.at.timestamp())
 
     assert signed(api, event, "whsec_other").status_code == 400
-    assert (
-        signed(api, event, stripe_gateway.webhook_secret, at=int(time.time()) - 3600).status_code
-        == 400
-    )
+    too_old = signed(api, event, stripe_gateway.webhook_secret, at=now - 301)
+    assert too_old.status_code == 400
+    assert too_old.json()["error"]["code"] == "ERR-1004"
+    assert not ProviderEvent.objects.exists()
+
+
+@pytest.mark.parametrize("ahead", [301, 3600, 86_400 * 365])
+def test_an_event_dated_ahead_of_now_is_refused_as_a_bad_signature(
+    api, db, stripe_gateway, clock, ahead
+):
+    # Validly signed, but dated ahead: it would stay replayable until then.
+    event = {"id": "evt_z", "type": "payment_intent.succeeded", "data": {"object": {}}}
+    future = int(clock.at.timestamp()) + ahead
+
+    response = signed(api, event, stripe_gateway.webhook_secret, at=future)
+
+    assert response.status_code == 400
+    bad = signed(api, event, "whsec_other")
+    without_id = lambda error: {k: v for k, v in error.items() if k != "requestId"}  # noqa: E731
+    assert without_id(response.json()["error"]) == without_id(bad.json()["error"])
+    assert not ProviderEvent.objects.exists()
+
+
+def test_an_event_within_the_tolerance_either_way_is_taken(api, db, stripe_gateway, clock):
+    now = int(clock.at.timestamp())
+    for n, at in enumerate([now - 300, now + 300]):
+        event = {"id": f"evt_t{n}", "type": "payment_intent.succeeded", "data": {"object": {}}}
+        response = signed(api, event, stripe_gateway.webhook_secret, at=at)
+        assert response.status_code == 200, response.content
+    assert ProviderEvent.objects.count() == 2
+
+
+def test_the_time_is_judged_on_the_service_clock(api, db, stripe_gateway, clock):
+    # Signed now by the wall clock, received two hours later by ours: too old.
+    event = {"id": "evt_w", "type": "payment_intent.succeeded", "data": {"object": {}}}
+    wall = int(clock.at.timestamp())
+    clock.advance(hours=2)
+
+    assert signed(api, event, stripe_gateway.webhook_secret, at=wall).status_code == 400
     assert not ProviderEvent.objects.exists()
 
 

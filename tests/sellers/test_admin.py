@@ -21,8 +21,11 @@ def staff_client(client):
     return client
 
 
-def add_key(staff_client, partner, **fields):
-    form = {
+def key_form(staff_client, partner, **fields):
+    """The add form's fields as the browser sends them, with the form's one-time token."""
+    page = staff_client.get("/admin/sellers/apikey/add/").content.decode()
+    token = re.search(r'name="form_once" value="([^"]+)"', page).group(1)
+    return {
         "partner": partner.pk,
         "seller": "",
         "name": "Agency X",
@@ -31,18 +34,26 @@ def add_key(staff_client, partner, **fields):
         "allowed_bundles": "nice, nicer",
         "allowed_ancillary_categories": "",
         "requests_per_minute": 120,
+        "form_once": token,
         **fields,
     }
+
+
+def add_key(staff_client, partner, **fields):
+    form = key_form(staff_client, partner, **fields)
     return staff_client.post("/admin/sellers/apikey/add/", form, follow=True)
+
+
+def shown_key(response) -> str | None:
+    shown = re.search(r'<code id="issued-api-key">([^<]+)</code>', response.content.decode())
+    return shown.group(1) if shown else None
 
 
 def test_creating_a_key_shows_the_secret_once(staff_client, partner, default_seller, api):
     response = add_key(staff_client, partner)
 
-    key_html = r'<code id="issued-api-key">([0-9a-f]{12}\.[A-Za-z0-9_-]+)</code>'
-    shown = re.search(key_html, response.content.decode())
-    assert shown, response.content.decode()
-    raw = shown.group(1)
+    raw = shown_key(response)
+    assert re.fullmatch(r"[0-9a-f]{12}\.[A-Za-z0-9_-]+", raw or ""), response.content.decode()
     key = ApiKey.objects.get()
     assert key.secret_hash == hash_key(raw)
     assert (key.access_level, key.agency_code, key.allowed_bundles, key.requests_per_minute) == (
@@ -60,16 +71,63 @@ def test_creating_a_key_shows_the_secret_once(staff_client, partner, default_sel
     assert raw.split(".")[1] not in change_page + listing
 
 
+def test_the_create_redirects_and_a_reload_shows_no_secret_and_issues_nothing(
+    staff_client, partner
+):
+    response = add_key(staff_client, partner)
+    key = ApiKey.objects.get()
+    issued_url = f"/admin/sellers/apikey/{key.pk}/issued/"
+    assert response.redirect_chain == [(issued_url, 302)]
+    assert "no-store" in response["Cache-Control"]
+    secret = shown_key(response).split(".")[1]
+
+    reload = staff_client.get(issued_url)
+
+    assert reload.status_code == 200
+    assert "no-store" in reload["Cache-Control"]
+    assert shown_key(reload) is None
+    assert secret not in reload.content.decode()
+    assert 'id="issued-api-key-gone"' in reload.content.decode()
+    assert ApiKey.objects.count() == 1
+
+
+def test_the_same_form_sent_again_issues_no_second_key(staff_client, partner):
+    form = key_form(staff_client, partner)
+    first = staff_client.post("/admin/sellers/apikey/add/", form, follow=True)
+    assert shown_key(first)
+
+    again = staff_client.post("/admin/sellers/apikey/add/", form, follow=True)
+
+    assert ApiKey.objects.count() == 1
+    assert again.redirect_chain == [("/admin/sellers/apikey/", 302)]
+    assert shown_key(again) is None
+    assert "This form was sent already" in again.content.decode()
+    # A POST without the form's token (not from the form) issues nothing either.
+    staff_client.post("/admin/sellers/apikey/add/", {**form, "form_once": ""})
+    assert ApiKey.objects.count() == 1
+
+
+def test_a_form_sent_back_with_errors_can_be_corrected_and_sent(staff_client, partner):
+    form = key_form(staff_client, partner, agency_code="not a code!")
+    refused = staff_client.post("/admin/sellers/apikey/add/", form)
+    assert refused.status_code == 200
+    assert ApiKey.objects.count() == 0
+
+    sent = staff_client.post(
+        "/admin/sellers/apikey/add/", {**form, "agency_code": "AGX01"}, follow=True
+    )
+
+    assert shown_key(sent)
+    assert ApiKey.objects.count() == 1
+
+
 def test_the_secret_never_travels_in_a_cookie_or_the_session(staff_client, partner):
-    # The page is the answer to the POST itself: no redirect, so no message cookie.
     response = add_key(staff_client, partner)
 
-    assert response.redirect_chain == []
     assert response.status_code == 200
-    assert "no-store" in response["Cache-Control"]
-    raw = re.search(r'id="issued-api-key">([^<]+)<', response.content.decode()).group(1)
+    raw = shown_key(response)
     secret = raw.split(".")[1]
-    # Django's message cookie is signed, not encrypted: before issue 18 the key was in it.
+    # Django's message cookie is signed, not encrypted: no message carries the key.
     assert all(secret not in morsel.OutputString() for morsel in response.cookies.values())
     assert "messages" not in response.cookies
     session = staff_client.session
