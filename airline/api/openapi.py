@@ -9,6 +9,8 @@ from drf_spectacular.plumbing import ResolvedComponent
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, inline_serializer
 from rest_framework import serializers
 
+from airline.api.errors import Reason
+
 _error_fields = {
     "code": serializers.RegexField(r"^ERR-\d+$", help_text="Stable error code, e.g. ERR-1005"),
     "title": serializers.CharField(),
@@ -23,6 +25,12 @@ ErrorObject = inline_serializer(
         **_error_fields,
         "path": serializers.CharField(
             required=False, help_text="Offending field, no array positions"
+        ),
+        "reason": serializers.ChoiceField(
+            choices=[r.value for r in Reason],
+            required=False,
+            help_text="Why a change was refused, within ERR-4002 (reshop, quote and change "
+            "order); absent on every other error",
         ),
         "requestId": serializers.CharField(
             required=False,
