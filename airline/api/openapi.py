@@ -182,19 +182,25 @@ def typed_variants(
     *,
     kinds: Sequence[str],
     needs: Mapping[str, Sequence[str]],
+    own: Mapping[str, Sequence[str]],
     suffix: str,
 ) -> dict[str, Any]:
     """A request object whose `type` decides which members it needs (a change order
     entry, a payment, a reshop instruction) as `oneOf` one component per type,
-    discriminated by `type`: each variant takes every member the validation takes,
-    and requires those its type needs, so a generated client gets one class per type
-    (`CancelJourneyChangeRequest`) whose constructor asks for exactly those."""
+    discriminated by `type`: each variant lists only its type's own members (`own`, as
+    the validation takes them: TypedStrictSerializer) and requires those it needs, so a
+    generated client gets one class per type (`CancelJourneyChangeRequest`) whose
+    constructor asks for exactly those and offers no other type's."""
     base = strict_request_schema(auto_schema, serializer, direction)
     if direction != "request":
         return base
     refs = {}
     for kind in kinds:
         variant = copy.deepcopy(base)
+        members = {"type", *own[kind]}
+        variant["properties"] = {
+            name: schema for name, schema in variant["properties"].items() if name in members
+        }
         variant["properties"]["type"] = {"type": "string", "enum": [kind]}
         variant["required"] = ["type", *needs.get(kind, ())]
         component = ResolvedComponent(
