@@ -11,6 +11,8 @@ from rest_framework import serializers
 from airline.api.serializers import IsoDateField, StrictSerializer, TypedStrictSerializer
 from offers.passengers import MAX_LISTED
 from orders.inputs import (
+    DOCUMENT_TYPE_ALIASES,
+    DOCUMENT_TYPES,
     AcceptAirlineChange,
     AcceptOffer,
     AcceptReshopOffer,
@@ -61,7 +63,10 @@ class LoyaltyProgramIn(StrictSerializer):
 
 class TravelDocumentIn(StrictSerializer):
     documentType = serializers.ChoiceField(
-        choices=["PT", "NI", "DL", "VI", "RP"], help_text="PT passport, NI national id..."
+        choices=[*DOCUMENT_TYPES, *DOCUMENT_TYPE_ALIASES],
+        help_text="PT passport, NI national id, DL driving licence, VI visa, RP residence "
+        "permit; the SSR DOCS/APIS codes P, PP, PA (PT), I, ID (NI) and V (VI) are taken "
+        "too and kept as the type they stand for",
     )
     documentNumber = serializers.CharField(max_length=30)
     issuingCountry = serializers.RegexField(COUNTRY, required=False)
@@ -286,7 +291,7 @@ def loyalty_program(wire: Mapping[str, Any] | None) -> LoyaltyProgram | None:
 def travel_document(wire: Mapping[str, Any]) -> TravelDocument:
     """A validated TravelDocumentIn as typed input."""
     return TravelDocument(
-        document_type=wire["documentType"],
+        document_type=DOCUMENT_TYPE_ALIASES.get(wire["documentType"], wire["documentType"]),
         document_number=wire["documentNumber"],
         issuing_country=wire.get("issuingCountry", ""),
         nationality=wire.get("nationality", ""),
