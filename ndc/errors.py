@@ -5,7 +5,9 @@ request (several when a request had several field errors: ApiError.errors), answ
 with the HTTP status JSON gives the first. `Error` holds `Code` (the ERR code),
 `DescText` (what went wrong, with the failing element's XPath when there is one),
 `LangCode` EN, `StatusText` (the registry's title), `TagText` (the XPath alone) and
-`TypeCode` (the registry's error key, the `errorKey` of the JSON auth shape); the RS's
+`TypeCode` (the error's reason, JSON's `error.reason`, when it has one: 21.3 makes
+TypeCode the bilaterally agreed error type; else the registry's error key, the
+`errorKey` of the JSON auth shape); the RS's
 `PayloadAttributes/TrxID` is the x-request-id, as `error.requestId` is in JSON.
 
 Which RS: the endpoint's own response root (IATA_AirShoppingRS for AirShopping, ...).
@@ -34,7 +36,7 @@ def error_document(err: ApiError, *, path: str, request_id: str | None) -> bytes
         xml.sub(error, "StatusText", each.spec.title)
         if each.path:
             xml.sub(error, "TagText", each.path)
-        xml.sub(error, "TypeCode", each.spec.error_key)
+        xml.sub(error, "TypeCode", each.reason or each.spec.error_key)
     payload_attributes(root, request_id)
     return xml.serialize(root)
 

@@ -166,4 +166,4 @@ def translated(err: ApiError, paths: dict[str, str]) -> ApiError:
     description = err.description.replace(f"{err.path}:", f"{xpath}:", 1)
     if not description.startswith(xpath):
         description = f"{xpath}: {description}"
-    return ApiError(err.spec, description, path=xpath, headers=err.headers)
+    return ApiError(err.spec, description, path=xpath, headers=err.headers, reason=err.reason)

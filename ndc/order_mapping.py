@@ -23,6 +23,8 @@ from lxml import etree
 from airline.api.errors import ApiError, Err, ErrorCollector
 from ndc.xml import MSG, c, element_path, refused, text
 from orders.inputs import (
+    DOCUMENT_TYPE_ALIASES,
+    DOCUMENT_TYPES,
     AcceptOffer,
     AcceptReshopOffer,
     AncillaryPick,
@@ -50,10 +52,8 @@ from orders.inputs import (
 
 PTCS = ("ADT", "CHD", "INF")
 GENDERS = {"M": "Male", "F": "Female"}
-DOCUMENT_TYPES = ("PT", "NI", "DL", "VI", "RP")
-# 21.3 leaves IdentityDocTypeCode open ("Examples: PT (Passport)"); integrators send the
-# codes of their own systems, most often those of SSR DOCS and APIS (P, PP, I, ID, V).
-DOCUMENT_TYPE_ALIASES = {"P": "PT", "PP": "PT", "PA": "PT", "I": "NI", "ID": "NI", "V": "VI"}
+# 21.3 leaves IdentityDocTypeCode open ("Examples: PT (Passport)"): the types and their
+# aliases are JSON's (orders.inputs), read here in any case.
 
 _CREATE = "/IATA_OrderCreateRQ/Request"
 _OFFER = f"{_CREATE}/CreateOrder/AcceptSelectedQuotedOfferList/SelectedPricedOffer"

@@ -46,7 +46,9 @@ def order_retrieve(
         if err.path != "orderId":
             raise
         # The order was named by OrderID or by BookingID: the error names that element.
-        raise ApiError(err.spec, f"{where}: {err.description}", path=where) from None
+        raise ApiError(
+            err.spec, f"{where}: {err.description}", path=where, reason=err.reason
+        ) from None
     return order_view_rs(presenters.order_view_data(order), request_id=request_id)
 
 

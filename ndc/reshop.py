@@ -110,7 +110,9 @@ def order_quote_rs(
     except ApiError as err:
         if pax_from_refs and err.path == "passengers.paxId":
             # The passengers came from the PaxRefIDs (no PaxList was sent): point there.
-            raise ApiError(err.spec, f"{_PAX_REFS}: {err.description}", path=_PAX_REFS) from None
+            raise ApiError(
+                err.spec, f"{_PAX_REFS}: {err.description}", path=_PAX_REFS, reason=err.reason
+            ) from None
         raise
     return reshop_presenters.order_quote_rs(_plain(data), bundles=_bundles(), request_id=request_id)
 

@@ -15,7 +15,7 @@ from decimal import Decimal
 
 from django.db import IntegrityError
 
-from airline.api.errors import ApiError, Err, ErrorSpec
+from airline.api.errors import ApiError, Err, ErrorSpec, Reason
 from airline.fares import ancillaries
 from airline.fares.ancillaries import Product
 from airline.fares.money import ZERO
@@ -201,12 +201,16 @@ class RefuseAs:
 
     spec: ErrorSpec
     path: str
+    # The flow's `error.reason` for a refused sale; None where the flow gives none.
+    reason: Reason | None = None
 
-    def __call__(self, description: str) -> ApiError:
-        return ApiError(self.spec, description, path=self.path)
+    def __call__(self, description: str, *, reason: Reason | None = None) -> ApiError:
+        """The error; `reason` names a finer cause than the flow's own, if it has one."""
+        given = (reason or self.reason) if self.reason else None
+        return ApiError(self.spec, description, path=self.path, reason=given)
 
 
-IN_CHANGE = RefuseAs(Err.CHANGE_NOT_APPLIED, "changes")
+IN_CHANGE = RefuseAs(Err.CHANGE_NOT_APPLIED, "changes", Reason.ANCILLARY_REFUSED)
 IN_CREATE = RefuseAs(Err.ORDER_NOT_CREATED, "ancillaries")
 
 
@@ -229,7 +233,10 @@ def check_sale_lines(
         _, offer = offer_record(offer_id=pick.offer_id, owner=owner, now=now)
         if not isinstance(offer, AncillaryOffer) or offer.context != dict(context):
             bound_to = " ".join(f"{k} {v}" for k, v in context.items())
-            raise refuse(f"Offer {pick.offer_id} is not a seat or service offer of {bound_to}")
+            raise refuse(
+                f"Offer {pick.offer_id} is not a seat or service offer of {bound_to}",
+                reason=Reason.OFFER_UNKNOWN,
+            )
         item = offer.items.get(pick.offer_item_id)
         if item is None:
             raise ApiError(
@@ -394,7 +401,10 @@ def services_write(
             pk__in=[row.pk for row in sale.replaced], status=Service.Status.ACTIVE
         ).update(status=Service.Status.CANCELLED)
         if given_up != len(sale.replaced):
-            raise refuse("A seat being replaced has changed meanwhile; retrieve the order")
+            raise refuse(
+                "A seat being replaced has changed meanwhile; retrieve the order",
+                reason=Reason.ORDER_BUSY,
+            )
     rows = [
         Service(
             order=order,

@@ -27,7 +27,7 @@ from typing import Any
 
 from django.db.models import F, Q
 
-from airline.api.errors import ApiError, Err
+from airline.api.errors import ApiError, Err, Reason
 from airline.fares.money import ZERO, money, money_wire
 from airline.fares.terms import BundleTerms
 from airline.network.inventory import SeatChange, inventory_apply
@@ -112,7 +112,10 @@ def cancellation_terms(order: Order, journeys: Sequence[Journey], *, now: dateti
     rest = {j.pk for j in journeys} == {j.pk for j in live if j.departs_at > now}
     if not journeys or not live:
         raise ApiError(
-            Err.CHANGE_NOT_APPLIED, "The order has no journey left to cancel", path="changes"
+            Err.CHANGE_NOT_APPLIED,
+            "The order has no journey left to cancel",
+            reason=Reason.NOTHING_TO_CANCEL,
+            path="changes",
         )
     paid = order.status == OrderStatus.CONFIRMED
     first_departure = min(j.departs_at for j in live)
@@ -128,6 +131,7 @@ def cancellation_terms(order: Order, journeys: Sequence[Journey], *, now: dateti
             raise ApiError(
                 Err.CHANGE_NOT_APPLIED,
                 f"Journey {journey.ref} has departed; it cannot be cancelled",
+                reason=Reason.JOURNEY_DEPARTED,
                 path="changes.journeyRef",
             )
         item = items[journey.pk]
@@ -137,6 +141,7 @@ def cancellation_terms(order: Order, journeys: Sequence[Journey], *, now: dateti
                 Err.CHANGE_NOT_APPLIED,
                 f"The {bundle.name} bundle is cancelled for the whole reservation only; "
                 "cancel every journey in one request",
+                reason=Reason.FARE_RULES,
                 path="changes.journeyRef",
             )
         on_it = tuple(services.get(journey.pk, ()))
@@ -238,6 +243,7 @@ def check_cancel_journey(plan: Plan, entries: Sequence[CancelJourney]) -> Any:
             raise ApiError(
                 Err.CHANGE_NOT_APPLIED,
                 f"Journey {ref} is already cancelled or named twice",
+                reason=Reason.NOT_ON_ORDER,
                 path="changes.journeyRef",
             )
         chosen.append(journey)
@@ -319,6 +325,7 @@ def reshop_cancel_order(request: ReshopRequest) -> dict[str, Any]:
         raise ApiError(
             Err.CHANGE_NOT_APPLIED,
             "Every journey of the order has departed; nothing is left to cancel",
+            reason=Reason.JOURNEY_DEPARTED,
             path="instruction",
         )
     return _quoted(order, journeys, request.now)
@@ -348,6 +355,7 @@ def reshop_delete_items(request: ReshopRequest) -> dict[str, Any]:
             raise ApiError(
                 Err.CHANGE_NOT_APPLIED,
                 f"{ref} is not a live item of this order",
+                reason=Reason.NOT_ON_ORDER,
                 path="instruction.orderItemRefIds",
             )
     return _quoted(order, [journeys[live[ref].journey_id] for ref in refs], request.now)

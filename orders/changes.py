@@ -27,7 +27,7 @@ from django.db import transaction
 from django.db.models import F
 
 from airline.api import clock
-from airline.api.errors import ApiError, Err
+from airline.api.errors import ApiError, Err, Reason, order_status_reason
 from airline.api.idempotency import idempotency_mark_applied
 from airline.fares.money import ZERO
 from airline.network.inventory import LegCheck, legs_lock
@@ -133,6 +133,7 @@ def _intent_claim(plan: Plan, *, card: Card) -> PaymentIntent:
         raise ApiError(
             Err.CHANGE_NOT_APPLIED,
             "The order changed while this request was made; retrieve it and retry",
+            reason=Reason.ORDER_BUSY,
             path="changes",
         )
     grace = timedelta(seconds=settings.PAYMENT_INTENT_GRACE_SECONDS)
@@ -142,6 +143,7 @@ def _intent_claim(plan: Plan, *, card: Card) -> PaymentIntent:
         raise ApiError(
             Err.CHANGE_NOT_APPLIED,
             "Another payment for this order is under way; retrieve the order and retry",
+            reason=Reason.ORDER_BUSY,
             path="payment",
         )
     Order.objects.filter(pk=order.pk).update(version=F("version") + 1)
@@ -166,18 +168,21 @@ def _plan_steps(plan: Plan, changes: Sequence[Change], *, payment: PaymentData |
             raise ApiError(
                 Err.CHANGE_NOT_APPLIED,
                 f"{kind} is not available on this service yet",
+                reason=Reason.NOT_SUPPORTED,
                 path="changes.type",
             )
         if action.alone and (len(changes) > 1 or payment is not None):
             raise ApiError(
                 Err.CHANGE_NOT_APPLIED,
                 f"{kind} cannot be combined with other changes or a payment",
+                reason=Reason.COMBINATION,
                 path="changes",
             )
         if plan.order.status not in action.statuses:
             raise ApiError(
                 Err.CHANGE_NOT_APPLIED,
                 f"The order is {plan.order.status}; it cannot take {kind}",
+                reason=order_status_reason(plan.order.status),
                 path="changes",
             )
         plan.steps.append(action.check(plan, entries))
@@ -195,6 +200,7 @@ def _apply(plan: Plan, *, charge, intent: PaymentIntent | None) -> None:
         raise ApiError(
             Err.CHANGE_NOT_APPLIED,
             "The order changed while this request was made; retrieve it and retry",
+            reason=Reason.ORDER_BUSY,
             path="changes",
         )
     _check_still_flying(plan.leg_ids, plan.leg_checks)
@@ -273,6 +279,7 @@ def _check_still_flying(leg_ids: set[int], checks: Sequence[LegCheck] = ()) -> N
         raise ApiError(
             Err.CHANGE_NOT_APPLIED,
             "A flight of this change no longer operates; retrieve the order",
+            reason=Reason.FLIGHT_CHANGED,
             path="changes",
         )
     for check in checks:
@@ -285,7 +292,10 @@ def _check_still_flying(leg_ids: set[int], checks: Sequence[LegCheck] = ()) -> N
 def check_cancel_unpaid(plan: Plan, entries: Sequence[CancelUnpaidOrder]) -> Do:
     if plan.order.status != OrderStatus.ONHOLD or plan.order.paid:
         raise ApiError(
-            Err.CHANGE_NOT_APPLIED, "Only an unpaid hold can be cancelled", path="changes"
+            Err.CHANGE_NOT_APPLIED,
+            "Only an unpaid hold can be cancelled",
+            reason=Reason.ORDER_STATUS,
+            path="changes",
         )
     return do_cancel_unpaid
 
@@ -293,7 +303,10 @@ def check_cancel_unpaid(plan: Plan, entries: Sequence[CancelUnpaidOrder]) -> Do:
 def do_cancel_unpaid(plan: Plan, order: Order) -> None:
     if not order_cancel_hold(order=order, actor=plan.actor):
         raise ApiError(
-            Err.CHANGE_NOT_APPLIED, "Only an unpaid hold can be cancelled", path="changes"
+            Err.CHANGE_NOT_APPLIED,
+            "Only an unpaid hold can be cancelled",
+            reason=Reason.ORDER_STATUS,
+            path="changes",
         )
 
 
@@ -413,6 +426,7 @@ def _payment_for(
         raise ApiError(
             Err.CHANGE_NOT_APPLIED,
             f"{due} USD is due; send a card payment or airline credit with this change",
+            reason=Reason.AMOUNT_DUE,
             path="payment",
         )
     if isinstance(payment, CardPayment):

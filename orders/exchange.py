@@ -33,7 +33,7 @@ from django.conf import settings
 from django.db.models import F, Q
 
 from airline.api import clock
-from airline.api.errors import ApiError, Err
+from airline.api.errors import ApiError, Err, Reason, order_status_reason
 from airline.fares.money import ZERO, Fee, Price, money_wire, price_sum
 from airline.fares.terms import BundleTerms
 from airline.network.configurations import configuration_seats
@@ -218,6 +218,7 @@ def _check_whole_party(request: ReshopRequest) -> None:
         raise ApiError(
             Err.CHANGE_NOT_APPLIED,
             "An itinerary change is for every passenger of the order; name all or none",
+            reason=Reason.ALL_PASSENGERS,
             path="passengers",
         )
 
@@ -240,6 +241,7 @@ def _items_replaced(
                 raise ApiError(
                     Err.CHANGE_NOT_APPLIED,
                     f"{ref} is not a live item of this order",
+                    reason=Reason.NOT_ON_ORDER,
                     path="instruction.deleteOrderItemRefIds",
                 )
         return [live[ref] for ref in refs]
@@ -262,6 +264,7 @@ def _items_replaced(
                 Err.CHANGE_NOT_APPLIED,
                 f"The order has no journey {market[0]}-{market[1]} to replace; name it in "
                 "deleteOrderItemRefIds",
+                reason=Reason.NOT_ON_ORDER,
                 path="instruction.originDestinations",
             )
         chosen.append(match)
@@ -299,6 +302,7 @@ def _check_changeable(
             raise ApiError(
                 Err.CHANGE_NOT_APPLIED,
                 f"Journey {item.journey.ref} has departed; it cannot be changed",
+                reason=Reason.JOURNEY_DEPARTED,
                 path="instruction",
             )
         return
@@ -306,6 +310,7 @@ def _check_changeable(
         raise ApiError(
             Err.CHANGE_NOT_APPLIED,
             f"Journey {item.journey.ref} has departed; it cannot be changed",
+            reason=Reason.JOURNEY_DEPARTED,
             path="instruction",
         )
     bundle = bundle_terms(item.bundle)
@@ -314,6 +319,7 @@ def _check_changeable(
             Err.CHANGE_NOT_APPLIED,
             f"The {bundle.name} bundle allows no changes; reshop CancelOrder says what "
             "cancelling gives back",
+            reason=Reason.FARE_RULES,
             path="instruction",
         )
 
@@ -330,6 +336,7 @@ def _replacement_bundle(principal: Principal, item: OrderItem, cabin: str | None
     raise ApiError(
         Err.CHANGE_NOT_APPLIED,
         f"No bundle in cabin {cabin} can be sold with this key",
+        reason=Reason.CABIN_NOT_SOLD,
         path="instruction.cabinTypeCode",
     )
 
@@ -550,7 +557,10 @@ def order_quote(
     named_passengers(order, passengers)
     if order.status not in (OrderStatus.ONHOLD, OrderStatus.CONFIRMED):
         raise ApiError(
-            Err.CHANGE_NOT_APPLIED, f"The order is {order.status}; it cannot change", path="offerId"
+            Err.CHANGE_NOT_APPLIED,
+            f"The order is {order.status}; it cannot change",
+            reason=order_status_reason(order.status),
+            path="offerId",
         )
     _check_items_offered(chosen, item_ids=item_ids, offer_id=offer_id)
     items_of = {i.ref: i for i in order.items.all()}
@@ -612,6 +622,7 @@ def _check_items_offered(
             raise ApiError(
                 Err.CHANGE_NOT_APPLIED,
                 f"Offer {offer_id} has no item {item_id}",
+                reason=Reason.OFFER_UNKNOWN,
                 path="offerItemIds",
             )
 
@@ -636,6 +647,7 @@ def _items_reprice(
             raise ApiError(
                 Err.CHANGE_NOT_APPLIED,
                 f"{old.replaces} is no longer on the order; reshop again",
+                reason=Reason.QUOTE_STALE,
                 path="offerItemIds",
             )
         change = _covering(covering, item)
@@ -645,6 +657,7 @@ def _items_reprice(
             raise ApiError(
                 Err.CHANGE_NOT_APPLIED,
                 f"The flight of {old.offer_item_id} can no longer be sold; reshop again",
+                reason=Reason.FLIGHT_CHANGED,
                 path="offerItemIds",
             )
         journey, option = found
@@ -663,7 +676,10 @@ def check_accept_reshop_offer(plan: Plan, entries: Sequence[AcceptReshopOffer]) 
     airline credit); the seats and bags that move; the legs that must still fly."""
     if len(entries) != 1:
         raise ApiError(
-            Err.CHANGE_NOT_APPLIED, "Accept one reshop offer per request", path="changes"
+            Err.CHANGE_NOT_APPLIED,
+            "Accept one reshop offer per request",
+            reason=Reason.COMBINATION,
+            path="changes",
         )
     entry = entries[0]
     order = plan.order
@@ -676,6 +692,7 @@ def check_accept_reshop_offer(plan: Plan, entries: Sequence[AcceptReshopOffer]) 
         raise ApiError(
             Err.CHANGE_NOT_APPLIED,
             "offerItemIds must be the quote's items, each once",
+            reason=Reason.NOT_ON_ORDER,
             path="changes.offerItemIds",
         )
     items_of = {i.ref: i for i in order.items.all()}
@@ -688,6 +705,7 @@ def check_accept_reshop_offer(plan: Plan, entries: Sequence[AcceptReshopOffer]) 
             raise ApiError(
                 Err.CHANGE_NOT_APPLIED,
                 f"Airline change {r.airline_change} is no longer pending; reshop and quote again",
+                reason=Reason.QUOTE_STALE,
                 path="changes.offerId",
             )
         if change is not None and not r.airline_change:
@@ -696,12 +714,14 @@ def check_accept_reshop_offer(plan: Plan, entries: Sequence[AcceptReshopOffer]) 
                 Err.CHANGE_NOT_APPLIED,
                 f"Airline change {change.ref} now covers {item.journey.ref}; reshop and quote "
                 "again",
+                reason=Reason.QUOTE_STALE,
                 path="changes.offerId",
             )
         if item.status != LIVE:
             raise ApiError(
                 Err.CHANGE_NOT_APPLIED,
                 f"{item.ref} is no longer on the order; reshop and quote again",
+                reason=Reason.QUOTE_STALE,
                 path="changes.offerId",
             )
         _check_changeable(item, plan.now, change=change)
@@ -713,6 +733,7 @@ def check_accept_reshop_offer(plan: Plan, entries: Sequence[AcceptReshopOffer]) 
                 Err.CHANGE_NOT_APPLIED,
                 f"The seats and services of {item.journey.ref} are not as quoted; reshop "
                 "and quote again",
+                reason=Reason.QUOTE_STALE,
                 path="changes.offerId",
             )
         plan.added += Price.from_wire(r.price).total - item.total - Decimal(r.dropped)
@@ -739,15 +760,21 @@ def _quote_of(plan: Plan, entry: AcceptReshopOffer) -> ExchangeOffer:
     try:
         batch, stored = offer_load(offer_id=offer_id, owner=plan.offer_owner, now=plan.now)
     except ApiError as error:
+        if error.spec.status >= 500:
+            raise  # the offer cache is down: not the client's offer's fault
         raise ApiError(
             Err.CHANGE_NOT_APPLIED,
             f"{error.description}; reshop and quote again",
+            reason=Reason.OFFER_EXPIRED
+            if error.spec is Err.OFFER_EXPIRED
+            else Reason.OFFER_UNKNOWN,
             path="changes.offerId",
         ) from None
     if batch.source != OfferSource.QUOTE:
         raise ApiError(
             Err.CHANGE_NOT_APPLIED,
             f"Offer {offer_id} is not a quote; price a reshop offer with quote order first",
+            reason=Reason.OFFER_NOT_QUOTED,
             path="changes.offerId",
         )
     offer = ExchangeOffer.load(stored)
@@ -755,6 +782,7 @@ def _quote_of(plan: Plan, entry: AcceptReshopOffer) -> ExchangeOffer:
         raise ApiError(
             Err.CHANGE_NOT_APPLIED,
             f"Offer {offer_id} is not for this order",
+            reason=Reason.OFFER_UNKNOWN,
             path="changes.offerId",
         )
     if offer.status != plan.order.status:
@@ -763,6 +791,7 @@ def _quote_of(plan: Plan, entry: AcceptReshopOffer) -> ExchangeOffer:
         raise ApiError(
             Err.CHANGE_NOT_APPLIED,
             f"The order is {plan.order.status} now, not as quoted; reshop and quote again",
+            reason=Reason.QUOTE_STALE,
             path="changes.offerId",
         )
     return offer
@@ -937,6 +966,7 @@ def _swaps_flown(swaps) -> list[tuple]:
         raise ApiError(
             Err.CHANGE_NOT_APPLIED,
             "A flight of the quote no longer operates; reshop again",
+            reason=Reason.FLIGHT_CHANGED,
             path="changes.offerId",
         )
     return journeys
@@ -981,6 +1011,7 @@ def _seats_exchange(journeys: Sequence[tuple], *, seats: int) -> None:
         raise ApiError(
             Err.CHANGE_NOT_APPLIED,
             "A flight of the quote no longer has seats in its class; reshop again",
+            reason=Reason.FLIGHT_CHANGED,
             path="changes.offerId",
         ) from None
 
@@ -989,6 +1020,7 @@ def _not_as_shown(leg: DatedLeg, what: str) -> ApiError:
     return ApiError(
         Err.CHANGE_NOT_APPLIED,
         f"The flight leg {leg.origin}-{leg.destination} of the quote {what}; reshop again",
+        reason=Reason.FLIGHT_CHANGED,
         path="changes.offerId",
     )
 
@@ -1061,6 +1093,7 @@ def _seats_still_follow(seats: Sequence[tuple[Service, int]]) -> LegCheck:
                     Err.CHANGE_NOT_APPLIED,
                     f"Seat {designator} can no longer follow to the new flight; reshop and "
                     "quote again",
+                    reason=Reason.QUOTE_STALE,
                     path="changes.offerId",
                 )
 

@@ -63,6 +63,13 @@ class LoyaltyProgram:
         return {name: value for name, value in fields.items() if value}
 
 
+# Travel document types as an order keeps and shows them (SPEC.md §2.5.1), and the codes
+# partners' systems send for them, most often those of SSR DOCS and APIS (P, PP, I, ID,
+# V): taken alike in JSON and NDC, kept as the type they stand for.
+DOCUMENT_TYPES = ("PT", "NI", "DL", "VI", "RP")
+DOCUMENT_TYPE_ALIASES = {"P": "PT", "PP": "PT", "PA": "PT", "I": "NI", "ID": "NI", "V": "VI"}
+
+
 @dataclass(frozen=True)
 class TravelDocument:
     document_type: str  # PT passport, NI national id, DL, VI visa, RP residence permit

@@ -7,7 +7,15 @@ from rest_framework import serializers as s
 
 from airline.api.openapi import enveloped, typed_variants
 from offers.openapi import Fare, Flight, MonetaryAmount, PassengerPrice, Price
-from orders.serializers import CARD_FIELDS, CHANGE_NEEDS, CHANGE_TYPES, RESHOP_TYPES
+from orders.serializers import (
+    CARD_FIELDS,
+    CHANGE_NEEDS,
+    CHANGE_OWN_FIELDS,
+    CHANGE_TYPES,
+    PAYMENT_OWN_FIELDS,
+    RESHOP_OWN_FIELDS,
+    RESHOP_TYPES,
+)
 
 # The payment types create order and change order take (DESIGN.md §11); any other is
 # ERR-6000, which the description states by listing these.
@@ -29,6 +37,7 @@ class _TypedVariants(OpenApiSerializerExtension):
     priority = 1
     kinds: list[str]
     needs: dict[str, tuple[str, ...]]
+    own: dict[str, tuple[str, ...]]
     suffix: str
 
     def map_serializer(self, auto_schema, direction):
@@ -38,6 +47,7 @@ class _TypedVariants(OpenApiSerializerExtension):
             direction,
             kinds=self.kinds,
             needs=self.needs,
+            own=self.own,
             suffix=self.suffix,
         )
 
@@ -46,21 +56,21 @@ class PaymentScheme(_TypedVariants):
     """`payment`: Hold, CreditCard or AirlineCredit, each with the members it needs."""
 
     target_class = "orders.serializers.PaymentIn"
-    kinds, needs, suffix = PAYMENT_TYPES, PAYMENT_NEEDS, "Payment"
+    kinds, needs, own, suffix = PAYMENT_TYPES, PAYMENT_NEEDS, PAYMENT_OWN_FIELDS, "Payment"
 
 
 class ChangeScheme(_TypedVariants):
     """A change order `changes[]` entry: one variant per change type."""
 
     target_class = "orders.serializers.ChangeIn"
-    kinds, needs, suffix = CHANGE_TYPES, CHANGE_NEEDS, "Change"
+    kinds, needs, own, suffix = CHANGE_TYPES, CHANGE_NEEDS, CHANGE_OWN_FIELDS, "Change"
 
 
 class ReshopInstructionScheme(_TypedVariants):
     """A reshop `instruction`: one variant per instruction type."""
 
     target_class = "orders.serializers.ReshopInstructionIn"
-    kinds, needs, suffix = RESHOP_TYPES, RESHOP_NEEDS, "Instruction"
+    kinds, needs, own, suffix = RESHOP_TYPES, RESHOP_NEEDS, RESHOP_OWN_FIELDS, "Instruction"
 
 
 class Name(s.Serializer):

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from airline.api import clock
-from airline.api.errors import ApiError, Err
+from airline.api.errors import ApiError, Err, Reason, order_status_reason
 from orders import amend, cancel, exchange
 from orders.models import OrderStatus
 from orders.presenters import order_pax_header
@@ -41,12 +41,14 @@ def order_reshop(
         raise ApiError(
             Err.CHANGE_NOT_APPLIED,
             f"{instruction['type']} is not available on this service yet",
+            reason=Reason.NOT_SUPPORTED,
             path="instruction.type",
         )
     if order.status not in (OrderStatus.ONHOLD, OrderStatus.CONFIRMED):
         raise ApiError(
             Err.CHANGE_NOT_APPLIED,
             f"The order is {order.status}; there is nothing to reshop",
+            reason=order_status_reason(order.status),
             path="instruction",
         )
     request = ReshopRequest(

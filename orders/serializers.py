@@ -8,9 +8,11 @@ from typing import Any
 
 from rest_framework import serializers
 
-from airline.api.serializers import IsoDateField, StrictSerializer
+from airline.api.serializers import IsoDateField, StrictSerializer, TypedStrictSerializer
 from offers.passengers import MAX_LISTED
 from orders.inputs import (
+    DOCUMENT_TYPE_ALIASES,
+    DOCUMENT_TYPES,
     AcceptAirlineChange,
     AcceptOffer,
     AcceptReshopOffer,
@@ -61,7 +63,10 @@ class LoyaltyProgramIn(StrictSerializer):
 
 class TravelDocumentIn(StrictSerializer):
     documentType = serializers.ChoiceField(
-        choices=["PT", "NI", "DL", "VI", "RP"], help_text="PT passport, NI national id..."
+        choices=[*DOCUMENT_TYPES, *DOCUMENT_TYPE_ALIASES],
+        help_text="PT passport, NI national id, DL driving licence, VI visa, RP residence "
+        "permit; the SSR DOCS/APIS codes P, PP, PA (PT), I, ID (NI) and V (VI) are taken "
+        "too and kept as the type they stand for",
     )
     documentNumber = serializers.CharField(max_length=30)
     issuingCountry = serializers.RegexField(COUNTRY, required=False)
@@ -142,8 +147,18 @@ class StatedAmountIn(StrictSerializer):
     currency = serializers.RegexField(r"^[A-Z]{3}$")
 
 
-class PaymentIn(StrictSerializer):
+# The members of each payment type beyond `type` (DESIGN.md §11): another type's member
+# is ERR-1005 naming it. Hold pays nothing now, so it takes nothing else.
+PAYMENT_OWN_FIELDS = {
+    "Hold": (),
+    "CreditCard": (*CARD_FIELDS, "payer", "amount"),
+    "AirlineCredit": ("creditCode", "card", "amount"),
+}
+
+
+class PaymentIn(TypedStrictSerializer):
     # `type` is free text here: a type we do not take is ERR-6000, not a shape error.
+    own_fields = PAYMENT_OWN_FIELDS
     type = serializers.CharField(max_length=20, help_text="Hold, CreditCard or AirlineCredit")
     cardType = serializers.CharField(max_length=4, required=False, help_text="VI, CA, AX, DS")
     cardNumber = serializers.CharField(max_length=23, required=False)
@@ -276,7 +291,7 @@ def loyalty_program(wire: Mapping[str, Any] | None) -> LoyaltyProgram | None:
 def travel_document(wire: Mapping[str, Any]) -> TravelDocument:
     """A validated TravelDocumentIn as typed input."""
     return TravelDocument(
-        document_type=wire["documentType"],
+        document_type=DOCUMENT_TYPE_ALIASES.get(wire["documentType"], wire["documentType"]),
         document_number=wire["documentNumber"],
         issuing_country=wire.get("issuingCountry", ""),
         nationality=wire.get("nationality", ""),
@@ -492,9 +507,24 @@ CHANGE_NEEDS = {
 }
 
 
-class ChangeIn(StrictSerializer):
+# Every member each change type takes beyond `type`: CHANGE_NEEDS and what it may add.
+CHANGE_OWN_FIELDS = {
+    "CancelUnpaidOrder": (),
+    "CancelJourney": ("journeyRef",),
+    "UpdatePassenger": ("passengerId", "patch"),
+    "UpdateContact": ("contact",),
+    "ConfirmHold": (),
+    "AcceptOffer": ("offerId", "offerItemId", "passengerIds", "seat"),
+    "AcceptReshopOffer": ("offerId", "offerItemIds"),
+    "AcceptAirlineChange": ("airlineChangeId",),
+    "CancelForAirlineChange": ("airlineChangeId", "refundTo"),
+}
+
+
+class ChangeIn(TypedStrictSerializer):
     """One changes[] entry (SPEC.md §4.10, DESIGN.md §11)."""
 
+    own_fields = CHANGE_OWN_FIELDS
     type = serializers.ChoiceField(choices=CHANGE_TYPES)
     offerId = serializers.CharField(max_length=100, required=False)
     offerItemId = serializers.CharField(max_length=100, required=False)
@@ -561,10 +591,20 @@ class ReshopOriginDestinationIn(StrictSerializer):
     departureDate = IsoDateField()
 
 
-class ReshopInstructionIn(StrictSerializer):
-    """POST /orders/{orderId}/reshop `instruction` (SPEC.md §4.12): its `type` decides
-    which other fields it needs (the instruction's handler checks them)."""
+# Every member each reshop instruction takes beyond `type`.
+RESHOP_OWN_FIELDS = {
+    "ReshopItinerary": ("originDestinations", "deleteOrderItemRefIds", "cabinTypeCode"),
+    "CancelOrder": (),
+    "DeleteOrderItems": ("orderItemRefIds",),
+    "NameChange": ("paxRefId", "surname", "givenName"),
+}
 
+
+class ReshopInstructionIn(TypedStrictSerializer):
+    """POST /orders/{orderId}/reshop `instruction` (SPEC.md §4.12): its `type` decides
+    which other fields it takes and needs (the instruction's handler checks them)."""
+
+    own_fields = RESHOP_OWN_FIELDS
     type = serializers.ChoiceField(choices=RESHOP_TYPES)
     originDestinations = ReshopOriginDestinationIn(
         many=True, required=False, allow_empty=False, max_length=6

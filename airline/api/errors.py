@@ -7,6 +7,7 @@ envelope, the auth body shape and NDC/XML each render the same error (responses.
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, TypeVar
 
 from rest_framework.exceptions import APIException
@@ -96,6 +97,36 @@ class Err:
     INTERNAL = ErrorSpec("ERR-9003", 500, "Request could not be processed", "InternalError")
 
 
+class Reason(StrEnum):
+    """Why a change was refused: `error.reason` beside ERR-4002, which SPEC.md §4.10
+    gives every refusal of reshop, quote and change order. The code stays SPEC's; the
+    reason is ours, stable, and lets a client act without reading the description."""
+
+    OFFER_UNKNOWN = "OFFER_UNKNOWN"  # no such offer for this seller and order
+    OFFER_EXPIRED = "OFFER_EXPIRED"  # the offer or quote has expired: reshop again
+    OFFER_NOT_QUOTED = "OFFER_NOT_QUOTED"  # a reshop offer accepted before quote order
+    QUOTE_STALE = "QUOTE_STALE"  # the order changed since the quote: reshop and quote again
+    FLIGHT_CHANGED = "FLIGHT_CHANGED"  # a flight no longer operates or has no seats left
+    JOURNEY_DEPARTED = "JOURNEY_DEPARTED"  # the journey has departed; it cannot change
+    ORDER_CANCELLED = "ORDER_CANCELLED"  # the order is cancelled: it takes no changes
+    ORDER_STATUS = "ORDER_STATUS"  # the order's status (hold, closed) does not allow it
+    AMOUNT_DUE = "AMOUNT_DUE"  # money is due: send a payment with the change
+    ORDER_BUSY = "ORDER_BUSY"  # another request changed the order meanwhile: retry
+    FARE_RULES = "FARE_RULES"  # the bundle's rules do not allow this change
+    NOT_ON_ORDER = "NOT_ON_ORDER"  # an item or journey named is not (or no longer) live
+    NOTHING_TO_CANCEL = "NOTHING_TO_CANCEL"  # every journey is cancelled already
+    ALL_PASSENGERS = "ALL_PASSENGERS"  # an itinerary change names every passenger or none
+    CABIN_NOT_SOLD = "CABIN_NOT_SOLD"  # no bundle of the cabin may be sold with this key
+    COMBINATION = "COMBINATION"  # entries that cannot go together in one request
+    NOT_SUPPORTED = "NOT_SUPPORTED"  # a change type this service does not offer
+    ANCILLARY_REFUSED = "ANCILLARY_REFUSED"  # a seat or service cannot be sold as asked
+
+
+def order_status_reason(status: str) -> Reason:
+    """The reason for refusing a change because of the order's status."""
+    return Reason.ORDER_CANCELLED if status == "CANCELLED" else Reason.ORDER_STATUS
+
+
 REGISTRY: dict[str, ErrorSpec] = {
     spec.code: spec for spec in vars(Err).values() if isinstance(spec, ErrorSpec)
 }
@@ -117,8 +148,11 @@ class ApiError(APIException):
         fields: dict[str, str] | None = None,
         headers: dict[str, str] | None = None,
         errors: Sequence["ApiError"] = (),
+        reason: Reason | None = None,
     ) -> None:
         self.spec = spec
+        # Our own finer cause within the code (Reason), rendered only when set.
+        self.reason = reason
         self.description = description or spec.title
         self.path = path
         self.fields = fields
@@ -140,6 +174,8 @@ class ApiError(APIException):
             "title": self.spec.title,
             "description": self.description,
         }
+        if self.reason:
+            error["reason"] = str(self.reason)
         if self.path:
             error["path"] = self.path
         if self.fields:
@@ -180,6 +216,7 @@ def several_errors(errors: Sequence[ApiError]) -> ApiError:
         fields={p: "; ".join(messages[p]) for p in paths[:MAX_FIELDS]} or None,
         headers=first.headers,
         errors=flat,
+        reason=first.reason,
     )
 
 

@@ -9,6 +9,8 @@ from drf_spectacular.plumbing import ResolvedComponent
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, inline_serializer
 from rest_framework import serializers
 
+from airline.api.errors import Reason
+
 _error_fields = {
     "code": serializers.RegexField(r"^ERR-\d+$", help_text="Stable error code, e.g. ERR-1005"),
     "title": serializers.CharField(),
@@ -23,6 +25,12 @@ ErrorObject = inline_serializer(
         **_error_fields,
         "path": serializers.CharField(
             required=False, help_text="Offending field, no array positions"
+        ),
+        "reason": serializers.ChoiceField(
+            choices=[r.value for r in Reason],
+            required=False,
+            help_text="Why a change was refused, within ERR-4002 (reshop, quote and change "
+            "order); absent on every other error",
         ),
         "requestId": serializers.CharField(
             required=False,
@@ -174,19 +182,25 @@ def typed_variants(
     *,
     kinds: Sequence[str],
     needs: Mapping[str, Sequence[str]],
+    own: Mapping[str, Sequence[str]],
     suffix: str,
 ) -> dict[str, Any]:
     """A request object whose `type` decides which members it needs (a change order
     entry, a payment, a reshop instruction) as `oneOf` one component per type,
-    discriminated by `type`: each variant takes every member the validation takes,
-    and requires those its type needs, so a generated client gets one class per type
-    (`CancelJourneyChangeRequest`) whose constructor asks for exactly those."""
+    discriminated by `type`: each variant lists only its type's own members (`own`, as
+    the validation takes them: TypedStrictSerializer) and requires those it needs, so a
+    generated client gets one class per type (`CancelJourneyChangeRequest`) whose
+    constructor asks for exactly those and offers no other type's."""
     base = strict_request_schema(auto_schema, serializer, direction)
     if direction != "request":
         return base
     refs = {}
     for kind in kinds:
         variant = copy.deepcopy(base)
+        members = {"type", *own[kind]}
+        variant["properties"] = {
+            name: schema for name, schema in variant["properties"].items() if name in members
+        }
         variant["properties"]["type"] = {"type": "string", "enum": [kind]}
         variant["required"] = ["type", *needs.get(kind, ())]
         component = ResolvedComponent(

@@ -429,14 +429,17 @@ def test_reshop_errors_name_their_element(api, auth, order):
     past = reshop_itinerary_xml(order_id, new_day - timedelta(days=30))
     error = ndc_error_of(post(api, "OrderReshop", past, auth), 422, "ERR-1005", RS)
     assert error["TagText"] == f"{_OD}/OriginDepCriteria/Date"
+    assert error["TypeCode"] == "ValidationFailed"  # no reason: the registry's error key
 
     elsewhere = reshop_itinerary_xml(order_id, new_day, origin="TPA", destination="ORF")
     error = ndc_error_of(post(api, "OrderReshop", elsewhere, auth), 400, "ERR-4002", RS)
     assert error["DescText"].startswith(f"{_OD}:")
+    assert error["TypeCode"] == "NOT_ON_ORDER"  # JSON's error.reason
 
     not_on_order = reshop_itinerary_xml(order_id, new_day, replaces="OOI-NOPE")
     error = ndc_error_of(post(api, "OrderReshop", not_on_order, auth), 400, "ERR-4002", RS)
     assert error["TagText"].endswith("/ServiceOrder/DeleteOrderItem/OrderItemRefID")
+    assert error["TypeCode"] == "NOT_ON_ORDER"
 
     mismatch = etree.fromstring(reshop_cancel_xml(order_id))
     mismatch.find(".//c:CancelOrderRef/c:OrderRefID", NS).text = "ANOTHER"

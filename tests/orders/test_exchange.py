@@ -404,7 +404,8 @@ def test_a_dearer_exchange_of_a_paid_order_needs_a_card(api, auth, network, cloc
     q = quote(api, auth, order_id, offers[0]).json()["data"]
     assert q["priceDifferential"]["differentialTypeCode"] == "AddCol"
 
-    error_of(accept(api, auth, order_id, q["offer"]), 400, "ERR-4002", "payment")
+    refused = error_of(accept(api, auth, order_id, q["offer"]), 400, "ERR-4002", "payment")
+    assert refused["reason"] == "AMOUNT_DUE"
     assert Order.objects.get(order_id=order_id).items.count() == 1
 
     response = accept(api, auth, order_id, q["offer"], payment=CARD)
@@ -417,12 +418,13 @@ def test_no_flex_cannot_be_changed(api, auth, network, clock):
     day = network + timedelta(days=10)
     order = booked(api, auth, day, bundle="No Flex")
 
-    error_of(
+    refused = error_of(
         reshop(api, auth, order["order"]["orderId"], itinerary(day + timedelta(days=1))),
         400,
         "ERR-4002",
         "instruction",
     )
+    assert refused["reason"] == "FARE_RULES"
 
 
 def test_a_journey_already_flown_cannot_be_reshopped(api, auth, network, clock):
@@ -430,12 +432,13 @@ def test_a_journey_already_flown_cannot_be_reshopped(api, auth, network, clock):
     order = booked(api, auth, day)
     clock.advance(days=5)  # the flight of `day` has left
 
-    error_of(
+    refused = error_of(
         reshop(api, auth, order["order"]["orderId"], itinerary(day + timedelta(days=5))),
         400,
         "ERR-4002",
         "instruction",
     )
+    assert refused["reason"] == "JOURNEY_DEPARTED"
 
 
 def test_accept_refuses_an_unquoted_offer_a_stale_quote_and_an_expired_one(
@@ -448,11 +451,16 @@ def test_accept_refuses_an_unquoted_offer_a_stale_quote_and_an_expired_one(
         "offers"
     ][0]
 
-    error_of(accept(api, auth, order_id, offer), 400, "ERR-4002", "changes.offerId")
+    refused = error_of(accept(api, auth, order_id, offer), 400, "ERR-4002", "changes.offerId")
+    assert refused["reason"] == "OFFER_NOT_QUOTED"
+    unknown = {"offerId": "OF-NOPE", "items": offer["items"]}
+    refused = error_of(accept(api, auth, order_id, unknown), 400, "ERR-4002", "changes.offerId")
+    assert refused["reason"] == "OFFER_UNKNOWN"
 
     q = quote(api, auth, order_id, offer).json()["data"]
     clock.advance(minutes=31)
-    error_of(accept(api, auth, order_id, q["offer"]), 400, "ERR-4002", "changes.offerId")
+    refused = error_of(accept(api, auth, order_id, q["offer"]), 400, "ERR-4002", "changes.offerId")
+    assert refused["reason"] in {"OFFER_EXPIRED", "OFFER_UNKNOWN"}
 
     q = quote(
         api,
@@ -463,20 +471,34 @@ def test_accept_refuses_an_unquoted_offer_a_stale_quote_and_an_expired_one(
     first = accept(api, auth, order_id, q["offer"])
     assert first.status_code == 200, first.content
     # The same quote again: the order has moved on since it was quoted.
-    error_of(accept(api, auth, order_id, q["offer"]), 400, "ERR-4002", "changes.offerId")
+    refused = error_of(accept(api, auth, order_id, q["offer"]), 400, "ERR-4002", "changes.offerId")
+    assert refused["reason"] == "QUOTE_STALE"
+
+    cancelled = api.patch(
+        f"/json/v1/orders/{order_id}",
+        {"changes": [{"type": "CancelUnpaidOrder"}]},
+        format="json",
+        **auth,
+    )
+    assert cancelled.status_code == 200, cancelled.content
+    refused = error_of(
+        reshop(api, auth, order_id, itinerary(day + timedelta(days=2))), 400, "ERR-4002"
+    )
+    assert refused["reason"] == "ORDER_CANCELLED"
 
 
 def test_replacing_a_journey_not_on_the_order_is_refused(api, auth, network, clock):
     day = network + timedelta(days=10)
     order = booked(api, auth, day)
 
-    error_of(
+    refused = error_of(
         reshop(api, auth, order["order"]["orderId"], itinerary(day, "CHS", "PVD")),
         400,
         "ERR-4002",
         "instruction.originDestinations",
     )
-    error_of(
+    assert refused["reason"] == "NOT_ON_ORDER"
+    refused = error_of(
         reshop(
             api,
             auth,
@@ -487,6 +509,7 @@ def test_replacing_a_journey_not_on_the_order_is_refused(api, auth, network, clo
         "ERR-4002",
         "instruction.deleteOrderItemRefIds",
     )
+    assert refused["reason"] == "NOT_ON_ORDER"
 
 
 def test_another_seller_and_a_read_only_key_get_nothing(
