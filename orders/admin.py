@@ -489,6 +489,7 @@ def flight_on_date(number: int | None, day: date | None, carrier: str | None = N
 
 
 TICKET = re.compile(r"^\d{3}-?\d{10}$")
+STATION = re.compile(r"^[A-Z]{3}$")  # a word that may be an IATA station code
 
 
 FEW = 1000  # bookings a search word may name and still be listed by their ids
@@ -523,6 +524,8 @@ def word_matches(term: str, flight: QuerySet[Leg] | None = None, using: str = "d
         found.append(Service.objects.filter(emd_number=number).values_list("order_id"))
     if flight is not None:
         found.append(flight.values_list("segment__order_id"))
+    if STATION.match(upper):
+        found.append(_at_station(upper).values_list("order_id"))
     found = [rows.order_by() for rows in found]
     # UNION ALL streams, so the LIMIT stops it early when the word names many.
     first = list(found[0].union(*found[1:], all=True).using(using)[: FEW + 1])
@@ -550,7 +553,25 @@ def word_tested(term: str, flight: QuerySet[Leg] | None) -> Q:
         found |= Exists(Service.objects.filter(order=OuterRef("pk"), emd_number=number))
     if flight is not None:
         found |= Exists(flight.filter(segment__order=OuterRef("pk")))
+    if STATION.match(upper):
+        found |= Exists(_at_station(upper).filter(order=OuterRef("pk")))
     return found
+
+
+def _at_station(code: str) -> QuerySet[Segment]:
+    """Segments from or to a station: a booking's every stop, its journeys' ends among
+    them (a word such as "PVD" names the bookings that fly there, beside any name)."""
+    return Segment.objects.filter(Q(origin=code) | Q(destination=code))
+
+
+def route_matches(origin: str, destination: str) -> Q:
+    """Bookings with a journey or a segment from `origin` to `destination`: "PVD-MSY"
+    finds a connection through CLT by its journey, "PVD-CLT" by its first segment."""
+    return Exists(
+        Segment.objects.filter(order=OuterRef("pk"), origin=origin, destination=destination)
+    ) | Exists(
+        Journey.objects.filter(order=OuterRef("pk"), origin=origin, destination=destination)
+    )
 
 
 def flight_legs(number: int, carrier: str | None) -> QuerySet[Leg]:
@@ -562,7 +583,8 @@ def flight_legs(number: int, carrier: str | None) -> QuerySet[Leg]:
 def search_matches(search_term: str, using: str = "default") -> Q:
     """Every word must match (as Django's own search), read by the back office's one
     grammar (airline.backoffice.search_words): a flight with its date ("MX101
-    2026-06-01") must be the same segment's; a city pair ("PVD-CHS") a segment's."""
+    2026-06-01") must be the same segment's; a city pair ("PVD-CHS") a journey's or a
+    segment's; a bare station ("PVD") any stop of the booking."""
     found = Q()
     for word in search_words(search_term):
         match word:
@@ -574,11 +596,7 @@ def search_matches(search_term: str, using: str = "default") -> Q:
             case DayWord(day=day):
                 found &= flight_on_date(None, day)
             case RouteWord(origin=origin, destination=destination):
-                found &= Exists(
-                    Segment.objects.filter(
-                        order=OuterRef("pk"), origin=origin, destination=destination
-                    )
-                )
+                found &= route_matches(origin, destination)
             case OtherWord(text=text):
                 found &= word_matches(text, using=using)
     return found

@@ -11,6 +11,7 @@ from django.core.management import call_command
 
 from airline.network.models import LegInventory
 from orders.models import Order, OrderStatus, Segment, Service
+from tests.offers.conftest import search_body
 from tests.orders.conftest import CARD, book, booking_body, price_offer
 from tests.orders.test_order_ancillaries import open_seat, seat_entry
 from tests.orders.test_schedule_recheck import SAME_101, reload_schedule
@@ -283,6 +284,46 @@ def test_search_beyond_exact_matches(admin_client, held, paid, travel_day):
     # A flight and a date are one segment's: MX101 does not fly on the way back.
     assert listed(admin_client, {"q": f"MX101 {back}"}) == set()
     assert listed(admin_client, {"q": "MX501"}) == set()
+
+
+def test_a_connection_is_found_by_its_journey_s_ends_and_by_any_station(
+    admin_client, api, auth, held, travel_day
+):
+    # PVD-MSY is served by connections only, through CLT (tests/offers/conftest.py).
+    offers = api.post(
+        "/json/v1/offers", search_body(("PVD", "MSY", travel_day)), format="json", **auth
+    ).json()["data"]["offers"]
+    offer = offers[0]
+    priced = api.post(
+        "/json/v1/offers/price",
+        {
+            "selections": [
+                {
+                    "offerId": offer["offerId"],
+                    "offerItemIds": [offer["offerItems"][0]["offerItemId"]],
+                }
+            ],
+            "passengers": [{"type": "ADT"}],
+        },
+        format="json",
+        **auth,
+    ).json()["data"]
+    connection = Order.objects.get(
+        order_id=book(api, auth, booking_body(priced)).json()["data"]["order"]["orderId"]
+    )
+    assert sorted(Segment.objects.filter(order=connection).values_list("origin", flat=True)) == [
+        "CLT",
+        "PVD",
+    ]
+    both = {held.record_locator, connection.record_locator}
+
+    assert listed(admin_client, {"q": "PVD-MSY"}) == {connection.record_locator}  # its journey
+    assert listed(admin_client, {"q": "PVD-CLT"}) == {connection.record_locator}  # a segment
+    assert listed(admin_client, {"q": "MSY-PVD"}) == set()  # not the other way
+    assert listed(admin_client, {"q": "pvd"}) == both  # a bare station, any stop
+    assert listed(admin_client, {"q": "CLT"}) == {connection.record_locator}
+    assert listed(admin_client, {"q": "PVD MSY"}) == {connection.record_locator}
+    assert listed(admin_client, {"q": "PVD CHS"}) == {held.record_locator}
 
 
 def test_the_list_shows_passenger_route_departure_and_deadline(admin_client, held, travel_day):
