@@ -569,9 +569,7 @@ def route_matches(origin: str, destination: str) -> Q:
     finds a connection through CLT by its journey, "PVD-CLT" by its first segment."""
     return Exists(
         Segment.objects.filter(order=OuterRef("pk"), origin=origin, destination=destination)
-    ) | Exists(
-        Journey.objects.filter(order=OuterRef("pk"), origin=origin, destination=destination)
-    )
+    ) | Exists(Journey.objects.filter(order=OuterRef("pk"), origin=origin, destination=destination))
 
 
 def flight_legs(number: int, carrier: str | None) -> QuerySet[Leg]:
