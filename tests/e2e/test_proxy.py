@@ -292,10 +292,43 @@ def test_what_nginx_refuses_answers_in_the_api_shapes(stack, sent, status, path,
     answer = raw(stack.proxy, sent.replace(b"/PATH", path.encode(), 1))
 
     code = {413: "ERR-1009"}.get(status, "ERR-1004")
-    if status == 414:
-        # A request line too long for nginx to read has no path nginx knows: it is
-        # answered in JSON, under /ndc too (deploy/nginx/airline.conf).
-        root = None
+    if root is None:
+        assert_json_error(answer, status, code)
+    else:
+        assert_ndc_error(answer, status, code, root)
+
+
+@pytest.mark.parametrize(
+    ("sent", "status", "code"),
+    [
+        (request("/PATH").replace(b"HTTP/1.1", b"HTTP/2.0"), 505, "ERR-1004"),
+        (request("/PATH").replace(b"HTTP/1.1", b"HTTP/3.0"), 505, "ERR-1004"),
+        (request("/PATH").replace(b"HTTP/1.1", b"HTTP/9.9"), 505, "ERR-1004"),
+        (
+            request("/PATH", "Transfer-Encoding: gzip", method="POST", body=b"0\r\n\r\n"),
+            501,
+            "ERR-1004",
+        ),
+        (request("/PATH", method="TRACE"), 405, "ERR-1001"),
+    ],
+    ids=["http2", "http3", "http9", "transfer-encoding", "trace"],
+)
+@pytest.mark.parametrize(
+    ("path", "root"),
+    [
+        ("/json/v1/offers", None),
+        ("/ndc/21.3/OrderRetrieve", "IATA_OrderViewRS"),
+        ("/ndc/21.3/SeatAvailability?x=1", "IATA_SeatAvailabilityRS"),
+    ],
+)
+def test_what_nginx_refuses_before_any_location_answers_in_the_api_shapes(
+    stack, sent, status, code, path, root
+):
+    # nginx refuses these while reading the request, before it matches a location (the
+    # version even before it takes the path): server-level error pages, the format from
+    # the request line as sent.
+    answer = raw(stack.proxy, sent.replace(b"/PATH", path.encode(), 1))
+
     if root is None:
         assert_json_error(answer, status, code)
     else:
