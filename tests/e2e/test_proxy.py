@@ -8,9 +8,12 @@ skip, saying why; under CI (`CI` set) they fail instead, like the browser tests.
 socket is on loopback and every wait is bounded.
 """
 
+import http.client
 import json
 import os
 import re
+import resource
+import select
 import shutil
 import signal
 import socket
@@ -36,6 +39,11 @@ NGINX = shutil.which("nginx") or next(
 )
 SLOW_CLIENTS = 100
 HEALTH_WITHIN = 1.0  # seconds: issue 28's target behind the proxy
+CONNECTIONS_PER_ADDRESS = 64  # limit_conn in airline.conf
+REQUESTS_PER_ADDRESS = (100, 200)  # limit_req in airline.conf: a second, burst
+# Where /health is probed from, as a balancer would: not the slow clients' address
+# (127.0.0.1), whose requests in progress nginx limits (airline.conf).
+PROBE_ADDRESS = "127.0.0.2"
 
 
 def _required() -> bool:
@@ -107,7 +115,9 @@ def stack(tmp_path_factory) -> Iterator[Stack]:
         yield Stack(proxy=proxy, app=app.url)
 
 
-def raw(base: str, data: bytes, *, timeout: float = 10) -> tuple[int, dict[str, str], bytes]:
+def raw(
+    base: str, data: bytes, *, timeout: float = 10, source: str = "127.0.0.1"
+) -> tuple[int, dict[str, str], bytes]:
     """Send `data` as it is on a new connection; the answer's status, headers and body.
 
     Read until the answer is whole (its Content-Length), not until nginx closes: after
@@ -115,7 +125,9 @@ def raw(base: str, data: bytes, *, timeout: float = 10) -> tuple[int, dict[str, 
     (5 s) in case the body still comes."""
     host, port = base.removeprefix("http://").split(":")
     received = b""
-    with socket.create_connection((host, int(port)), timeout=timeout) as sock:
+    with socket.create_connection(
+        (host, int(port)), timeout=timeout, source_address=(source, 0)
+    ) as sock:
         sock.sendall(data)
         # nginx may reset a connection it refused a body on once it has answered: what
         # it sent before is the answer.
@@ -169,14 +181,14 @@ def assert_ndc_error(status_headers_body, status: int, code: str, root: str) -> 
 # --- what reaches the service -------------------------------------------------------------
 
 
-def answered(response: requests.Response) -> bool:
+def answered(status: int, body: bytes) -> bool:
     """Whether /health was answered by the service's worker (ok, or loading: no schedule)."""
-    return (response.status_code, response.json().get("status")) in ((200, "ok"), (503, "loading"))
+    return (status, json.loads(body).get("status")) in ((200, "ok"), (503, "loading"))
 
 
 def test_health_and_the_request_id_go_through(stack):
     response = requests.get(stack.proxy + "/health", headers={"x-request-id": "probe-1"}, timeout=5)
-    assert answered(response), response.text
+    assert answered(response.status_code, response.content), response.text
     assert response.headers["x-request-id"] == "probe-1"
 
     # An id the service would not take is replaced, by nginx, with one of its own.
@@ -229,16 +241,25 @@ def slow_clients(base: str, count: int, *, with_body: bool = False) -> Iterator[
 
 
 def health_seconds(base: str, times: int = 5) -> list[float]:
-    """How long /health took, `times` over; a probe that did not answer in 2 s counts 2."""
+    """How long /health took from PROBE_ADDRESS, `times` over; a probe that did not
+    answer in 2 s counts 2."""
+    host, port = base.removeprefix("http://").split(":")
     took = []
     for _ in range(times):
         started = time.monotonic()
+        probe = http.client.HTTPConnection(
+            host, int(port), timeout=2, source_address=(PROBE_ADDRESS, 0)
+        )
         try:
-            response = requests.get(base + "/health", timeout=2)
-            assert answered(response), response.text
+            probe.request("GET", "/health")
+            response = probe.getresponse()
+            body = response.read()
+            assert answered(response.status, body), body
             took.append(time.monotonic() - started)
-        except requests.Timeout:
+        except TimeoutError:
             took.append(2.0)
+        finally:
+            probe.close()
     return took
 
 
@@ -259,6 +280,78 @@ def test_the_same_probe_straight_at_gunicorn_takes_its_worker(stack):
 
     assert took == [2.0]
     assert max(health_seconds(stack.app, times=1)) < HEALTH_WITHIN  # free again
+
+
+# --- one address --------------------------------------------------------------------------
+
+
+def _answers(sockets: list[socket.socket], expected: int, within: float) -> list[tuple]:
+    """The answers nginx sent on `sockets` (each read whole) once `expected` of them
+    came, or `within` seconds passed."""
+    received = {sock: b"" for sock in sockets}
+    done: set[socket.socket] = set()
+    deadline = time.monotonic() + within
+    while len(done) < expected and (left := deadline - time.monotonic()) > 0:
+        readable, _, _ = select.select([s for s in sockets if s not in done], [], [], left)
+        for sock in readable:
+            try:
+                chunk = sock.recv(65536)
+            except OSError:
+                chunk = b""
+            received[sock] += chunk
+            if _whole(received[sock]) or not chunk:
+                done.add(sock)
+    return [_parsed(received[sock]) for sock in done if received[sock]]
+
+
+def test_one_address_holds_only_its_share_of_connections(stack):
+    # More slow bodies from one address than it may hold: the extra ones are refused at
+    # once in the API's shape, and /health (from another address, as a balancer's)
+    # still answers; so does that address's own next request, refused too.
+    extra = 16
+    with slow_clients(stack.proxy, CONNECTIONS_PER_ADDRESS + extra, with_body=True) as sockets:
+        refused = _answers(sockets, extra, within=5)
+        took = health_seconds(stack.proxy)
+        json_answer = raw(stack.proxy, request("/json/v1/offers"))
+        ndc_answer = raw(stack.proxy, request("/ndc/21.3/OrderList", method="POST"))
+
+    assert len(refused) == extra
+    for answer in refused:
+        assert_json_error(answer, 429, "ERR-8003")
+        assert answer[1]["retry-after"] == "1"
+    assert max(took) < HEALTH_WITHIN, took
+    assert_json_error(json_answer, 429, "ERR-8003")
+    assert_ndc_error(ndc_answer, 429, "ERR-8003", "IATA_OrderListRS")
+
+
+def test_one_address_makes_only_its_share_of_requests(tmp_path):
+    # No upstream: what limit_req lets through is a 502 at once, so the count is nginx's.
+    rate, burst = REQUESTS_PER_ADDRESS
+    closed = f"127.0.0.1:{free_port()}"
+    with nginx(tmp_path, upstream=closed) as proxy:
+        started = time.monotonic()
+        statuses = []
+        while 429 not in statuses and len(statuses) < 5 * burst:
+            statuses.append(raw(proxy, request("/json/v1/offers"), source="127.0.0.3")[0])
+        elapsed = time.monotonic() - started
+        refused = raw(proxy, request("/json/v1/offers"), source="127.0.0.3")
+        other = raw(proxy, request("/json/v1/offers"), source="127.0.0.4")
+
+    assert statuses[-1] == 429, statuses
+    assert statuses.count(502) <= burst + 1 + rate * elapsed
+    assert_json_error(refused, 429, "ERR-8003")
+    assert refused[1]["retry-after"] == "1"
+    assert_json_error(other, 502, "ERR-9000")  # another address is not limited
+
+
+def test_workers_and_connections_are_sized_from_the_machine(tmp_path):
+    conf = render_standalone(listen="127.0.0.1:1", upstream="127.0.0.1:2", prefix=tmp_path)
+    files = int(re.search(r"worker_rlimit_nofile (\d+);", conf)[1])
+    connections = int(re.search(r"worker_connections (\d+);", conf)[1])
+
+    assert "worker_processes auto;" in conf
+    assert connections < files <= resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    assert connections > 10 * CONNECTIONS_PER_ADDRESS
 
 
 # --- what nginx refuses itself ------------------------------------------------------------
@@ -292,10 +385,43 @@ def test_what_nginx_refuses_answers_in_the_api_shapes(stack, sent, status, path,
     answer = raw(stack.proxy, sent.replace(b"/PATH", path.encode(), 1))
 
     code = {413: "ERR-1009"}.get(status, "ERR-1004")
-    if status == 414:
-        # A request line too long for nginx to read has no path nginx knows: it is
-        # answered in JSON, under /ndc too (deploy/nginx/airline.conf).
-        root = None
+    if root is None:
+        assert_json_error(answer, status, code)
+    else:
+        assert_ndc_error(answer, status, code, root)
+
+
+@pytest.mark.parametrize(
+    ("sent", "status", "code"),
+    [
+        (request("/PATH").replace(b"HTTP/1.1", b"HTTP/2.0"), 505, "ERR-1004"),
+        (request("/PATH").replace(b"HTTP/1.1", b"HTTP/3.0"), 505, "ERR-1004"),
+        (request("/PATH").replace(b"HTTP/1.1", b"HTTP/9.9"), 505, "ERR-1004"),
+        (
+            request("/PATH", "Transfer-Encoding: gzip", method="POST", body=b"0\r\n\r\n"),
+            501,
+            "ERR-1004",
+        ),
+        (request("/PATH", method="TRACE"), 405, "ERR-1001"),
+    ],
+    ids=["http2", "http3", "http9", "transfer-encoding", "trace"],
+)
+@pytest.mark.parametrize(
+    ("path", "root"),
+    [
+        ("/json/v1/offers", None),
+        ("/ndc/21.3/OrderRetrieve", "IATA_OrderViewRS"),
+        ("/ndc/21.3/SeatAvailability?x=1", "IATA_SeatAvailabilityRS"),
+    ],
+)
+def test_what_nginx_refuses_before_any_location_answers_in_the_api_shapes(
+    stack, sent, status, code, path, root
+):
+    # nginx refuses these while reading the request, before it matches a location (the
+    # version even before it takes the path): server-level error pages, the format from
+    # the request line as sent.
+    answer = raw(stack.proxy, sent.replace(b"/PATH", path.encode(), 1))
+
     if root is None:
         assert_json_error(answer, status, code)
     else:
