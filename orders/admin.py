@@ -170,6 +170,10 @@ def deliveries_url(order: Order, event_type: str | None = None) -> str:
     return f"{url}&event_type={event_type}" if event_type else url
 
 
+def endpoint_url(delivery: Delivery) -> str:
+    return reverse("admin:webhooks_webhookendpoint_change", args=[delivery.endpoint_id])
+
+
 class PassengerInline(ReadOnlyInline):
     model = Passenger
     fields = ["position", "ref", "ptc", "given_name", "surname", "date_of_birth", "infant"]
@@ -405,8 +409,10 @@ class AirlineChangeInline(ReadOnlyInline):
 
     @admin.display(description="Sellers told")
     def sellers_told(self, change: AirlineChange) -> str:
-        """The deliveries of the change's `detected` webhook events, linked to the
-        booking's deliveries below and to the deliveries list."""
+        """The deliveries of the change's `detected` webhook events, each as the seller,
+        the URL and the answer in words ("told ... (200)", "not yet: 6 attempts, last
+        404"), linked to the endpoint, to the booking's deliveries below and to the
+        deliveries list."""
         told = [
             d
             for d in (self.page.deliveries if self.page else [])
@@ -417,11 +423,11 @@ class AirlineChangeInline(ReadOnlyInline):
         if not told:
             return "No webhook endpoint wanted it"
         return format_html(
-            '{} <a href="#deliveries">below</a>, <a href="{}">all</a>',
+            '{}<div><a href="#deliveries">below</a>, <a href="{}">all</a></div>',
             format_html_join(
-                ", ",
-                "{} {} ({})",
-                ((d.webhook_id, d.status, d.last_status_code or "-") for d in told),
+                "",
+                '<div><a href="{}">{}</a>: {}</div>',
+                ((endpoint_url(d), d.endpoint, d.answer) for d in told),
             ),
             deliveries_url(self.page.order, CHANGE_DETECTED),
         )
@@ -860,13 +866,15 @@ class OrderAdmin(RowCheckbox, StandbyChangelist, admin.ModelAdmin):
             return "None: no webhook endpoint of the seller wanted its events"
         rows = format_html_join(
             "",
-            '<tr><td><a href="{}">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>'
-            "<td>{}</td><td>{}</td></tr>",
+            '<tr><td><a href="{}">{}</a> ({})</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>'
+            "<td>{}</td><td>{}</td><td>{}</td></tr>",
             (
                 (
-                    reverse("admin:webhooks_webhookendpoint_change", args=[d.endpoint_id]),
+                    endpoint_url(d),
+                    d.endpoint,
                     d.webhook_id,
                     d.event_type,
+                    d.answer,
                     d.status,
                     d.attempts,
                     d.last_status_code or "-",
@@ -877,9 +885,10 @@ class OrderAdmin(RowCheckbox, StandbyChangelist, admin.ModelAdmin):
             ),
         )
         return format_html(
-            '<table id="deliveries"><thead><tr><th>Endpoint</th><th>Event</th>'
-            "<th>Status</th><th>Attempts</th><th>Last code</th><th>Last attempt</th>"
-            '<th>Event at</th></tr></thead><tbody>{}</tbody></table><a href="{}">{}</a>',
+            '<table id="deliveries"><thead><tr><th>Seller and URL</th><th>Event</th>'
+            "<th>Told?</th><th>Status</th><th>Attempts</th><th>Last code</th>"
+            "<th>Last attempt</th><th>Event at</th></tr></thead><tbody>{}</tbody></table>"
+            '<a href="{}">{}</a>',
             rows,
             deliveries_url(order),
             "All of this booking's deliveries, to resend or retry",
