@@ -12,7 +12,19 @@ from datetime import date, timedelta
 from functools import cached_property
 
 from django.contrib import admin, messages
-from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models import (
+    Case,
+    DecimalField,
+    Exists,
+    F,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+    When,
+)
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
@@ -82,6 +94,39 @@ def on_cancelled_flight() -> Exists:
     )
 
 
+def disputes() -> QuerySet[Payment]:
+    """The order's card payments the cardholder disputed with their bank (Payment.dispute,
+    written from the provider's webhook)."""
+    return Payment.objects.filter(order=OuterRef("pk")).exclude(dispute="")
+
+
+def refunds_outside() -> QuerySet[Refund]:
+    """The order's refunds the payment provider gave outside this service: one made in
+    its dashboard (a Refund with the provider's id), or the part of one of ours that
+    such a refund covered (Refund.covered)."""
+    return Refund.objects.filter(payment__order=OuterRef("pk")).filter(
+        ~Q(gateway_reference="") | Q(covered__gt=0)
+    )
+
+
+def refunded_outside_total() -> Subquery:
+    """What the provider gave back of the order outside this service, in all (None when
+    nothing): the amount of a dashboard refund, the covered part of one of ours."""
+    given = Case(
+        When(~Q(gateway_reference=""), then=F("amount")),
+        default=F("covered"),
+        output_field=DecimalField(max_digits=12, decimal_places=2),
+    )
+    return Subquery(
+        refunds_outside()
+        .order_by()
+        .values("payment__order")
+        .annotate(total=Sum(given))
+        .values("total")[:1],
+        output_field=DecimalField(max_digits=12, decimal_places=2),
+    )
+
+
 # How the booking page words the `operationalStatus` the API shows (orders.presenters).
 STATUS_TEXT = {
     OPERATIONAL_SCHEDULE_CHANGED: "SCHEDULE CHANGED by the airline, waiting for the seller",
@@ -123,6 +168,10 @@ def deliveries_url(order: Order, event_type: str | None = None) -> str:
     """The deliveries list, narrowed to this booking's (and to one event type)."""
     url = f"{reverse('admin:webhooks_webhookdelivery_changelist')}?q={order.record_locator}"
     return f"{url}&event_type={event_type}" if event_type else url
+
+
+def endpoint_url(delivery: Delivery) -> str:
+    return reverse("admin:webhooks_webhookendpoint_change", args=[delivery.endpoint_id])
 
 
 class PassengerInline(ReadOnlyInline):
@@ -360,8 +409,10 @@ class AirlineChangeInline(ReadOnlyInline):
 
     @admin.display(description="Sellers told")
     def sellers_told(self, change: AirlineChange) -> str:
-        """The deliveries of the change's `detected` webhook events, linked to the
-        booking's deliveries below and to the deliveries list."""
+        """The deliveries of the change's `detected` webhook events, each as the seller,
+        the URL and the answer in words ("told ... (200)", "not yet: 6 attempts, last
+        404"), linked to the endpoint, to the booking's deliveries below and to the
+        deliveries list."""
         told = [
             d
             for d in (self.page.deliveries if self.page else [])
@@ -372,11 +423,11 @@ class AirlineChangeInline(ReadOnlyInline):
         if not told:
             return "No webhook endpoint wanted it"
         return format_html(
-            '{} <a href="#deliveries">below</a>, <a href="{}">all</a>',
+            '{}<div><a href="#deliveries">below</a>, <a href="{}">all</a></div>',
             format_html_join(
-                ", ",
-                "{} {} ({})",
-                ((d.webhook_id, d.status, d.last_status_code or "-") for d in told),
+                "",
+                '<div><a href="{}">{}</a>: {}</div>',
+                ((endpoint_url(d), d.endpoint, d.answer) for d in told),
             ),
             deliveries_url(self.page.order, CHANGE_DETECTED),
         )
@@ -458,6 +509,38 @@ class ScheduleChangedFilter(admin.SimpleListFilter):
                 order=OuterRef("pk"), status=AirlineChange.Status.PENDING
             )
             return queryset.filter(Exists(pending), status__in=LIVE)
+        return queryset
+
+
+class DisputedFilter(admin.SimpleListFilter):
+    """Bookings with a card payment disputed with the bank, whatever their status: the
+    money may go back by the bank's decision, not ours."""
+
+    title = "payment disputed"
+    parameter_name = "disputed"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "A payment disputed by the cardholder")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(Exists(disputes()))
+        return queryset
+
+
+class RefundedOutsideFilter(admin.SimpleListFilter):
+    """Bookings the payment provider gave money back for outside this service (its
+    dashboard): the status and tickets stand while the money went."""
+
+    title = "refunded outside this service"
+    parameter_name = "refunded_outside"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "Money given back at the payment provider")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(Exists(refunds_outside()))
         return queryset
 
 
@@ -620,6 +703,8 @@ class OrderAdmin(RowCheckbox, StandbyChangelist, admin.ModelAdmin):
         HoldExpiringFilter,
         CancelledFlightFilter,
         ScheduleChangedFilter,
+        DisputedFilter,
+        RefundedOutsideFilter,
         "channel",
         "seller",
         ("created_at", admin.DateFieldListFilter),
@@ -699,6 +784,8 @@ class OrderAdmin(RowCheckbox, StandbyChangelist, admin.ModelAdmin):
                 departure_zone=Subquery(
                     first_journey.annotate(zone=Subquery(origin_zone)).values("zone")[:1]
                 ),
+                dispute=Subquery(disputes().order_by("id").values("dispute")[:1]),
+                given_back_outside=refunded_outside_total(),
             )
             .prefetch_related(
                 Prefetch(
@@ -728,15 +815,32 @@ class OrderAdmin(RowCheckbox, StandbyChangelist, admin.ModelAdmin):
 
     @admin.display(description="Status", ordering="status")
     def flagged_status(self, order: Order) -> str:
-        if order.status not in LIVE:
+        flags = self.flight_flags(order) + self.money_flags(order)
+        if not flags:
             return order.status
+        return format_html(WARNING_HTML, f"{order.status}, {'; '.join(flags)}")
+
+    def flight_flags(self, order: Order) -> list[str]:
+        """What keeps a live booking's passengers from flying as booked."""
+        if order.status not in LIVE:
+            return []
         if order.on_cancelled_flight:
-            return format_html(WARNING_HTML, f"{order.status}, flight cancelled by schedule")
+            return ["flight cancelled by schedule"]
         # SCHEDULE_CHANGED as the order view says it: a live journey a pending change covers.
         changed = pending_change_journeys(getattr(order, "pending_changes", []))
         if any(j.ref in changed for j in getattr(order, "live_journeys", [])):
-            return format_html(WARNING_HTML, f"{order.status}, schedule changed by the airline")
-        return order.status
+            return ["schedule changed by the airline"]
+        return []
+
+    def money_flags(self, order: Order) -> list[str]:
+        """Money that moved, or may, outside this service, whatever the booking's status:
+        its totals and balance do not tell it. Annotated by get_queryset."""
+        flags = []
+        if order.dispute:
+            flags.append(f"payment disputed: {order.dispute}")
+        if order.given_back_outside:
+            flags.append(f"{order.given_back_outside} refunded outside")
+        return flags
 
     def get_object(self, request, object_id, from_field=None):
         order = super().get_object(request, object_id, from_field)
@@ -762,13 +866,15 @@ class OrderAdmin(RowCheckbox, StandbyChangelist, admin.ModelAdmin):
             return "None: no webhook endpoint of the seller wanted its events"
         rows = format_html_join(
             "",
-            '<tr><td><a href="{}">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>'
-            "<td>{}</td><td>{}</td></tr>",
+            '<tr><td><a href="{}">{}</a> ({})</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>'
+            "<td>{}</td><td>{}</td><td>{}</td></tr>",
             (
                 (
-                    reverse("admin:webhooks_webhookendpoint_change", args=[d.endpoint_id]),
+                    endpoint_url(d),
+                    d.endpoint,
                     d.webhook_id,
                     d.event_type,
+                    d.answer,
                     d.status,
                     d.attempts,
                     d.last_status_code or "-",
@@ -779,9 +885,10 @@ class OrderAdmin(RowCheckbox, StandbyChangelist, admin.ModelAdmin):
             ),
         )
         return format_html(
-            '<table id="deliveries"><thead><tr><th>Endpoint</th><th>Event</th>'
-            "<th>Status</th><th>Attempts</th><th>Last code</th><th>Last attempt</th>"
-            '<th>Event at</th></tr></thead><tbody>{}</tbody></table><a href="{}">{}</a>',
+            '<table id="deliveries"><thead><tr><th>Seller and URL</th><th>Event</th>'
+            "<th>Told?</th><th>Status</th><th>Attempts</th><th>Last code</th>"
+            "<th>Last attempt</th><th>Event at</th></tr></thead><tbody>{}</tbody></table>"
+            '<a href="{}">{}</a>',
             rows,
             deliveries_url(order),
             "All of this booking's deliveries, to resend or retry",

@@ -7,8 +7,10 @@ ORDERS orders of seller DEMO1 (order i has the order id 0SIZE and i in 15 digits
 with one or two journeys of one segment on a real
 flight-date leg (its Leg row), one to three passengers, a contact and a `created` event;
 every PENDING_CHANGE_EVERY-th order has a pending airline change (RETIMED) on its first
-journey. DELIVERIES webhook deliveries, one per event of the first orders, nine in ten to
-an active endpoint and the rest to a disabled one, in every status."""
+journey. The legs' inventory holds the seats of the live bookings (class M, or the
+cabin's top class where M is full). DELIVERIES webhook deliveries, one per event of the
+first orders, nine in ten to an active endpoint and the rest to a disabled one, in every
+status."""
 
 from datetime import timedelta
 
@@ -59,6 +61,7 @@ def airline_size_seed(*, orders: int = ORDERS, deliveries: int = DELIVERIES) -> 
 
 
 TABLES = (
+    "network_leginventory",
     "orders_order",
     "orders_journey",
     "orders_segment",
@@ -135,6 +138,44 @@ SEED_SQL = [
     JOIN size_journeys s ON s.order_id = j.order_id AND s.position = j.position
     ORDER BY g.id
     """,
+    # The seats the live bookings hold, taken from their legs' inventory as a sale takes
+    # them (airline.network.inventory): a sale of a class adds to `sold` of its row and
+    # of every row above it (rank <= its rank). A booking is sold in class M while the
+    # seats fit under every row from the top down to M (booked in segment order); one
+    # that would not fit is sold in the cabin's top class instead, whose one row is the
+    # cabin's capacity. A leg too full even for that breaks the CHECK constraint
+    # never_sold_beyond_authorized: the seed fails rather than write an impossible load.
+    """
+    CREATE TEMP TABLE size_held ON COMMIT DROP AS
+    SELECT g.id AS segment_id, l.flight_leg_id AS leg_id, g.seats,
+           sum(g.seats) OVER (PARTITION BY l.flight_leg_id ORDER BY g.id) AS upto
+    FROM orders_segment g
+    JOIN orders_leg l ON l.segment_id = g.id
+    JOIN orders_order o ON o.id = g.order_id
+    WHERE o.order_id LIKE '0SIZE%%' AND g.holds_inventory
+    """,
+    """
+    UPDATE orders_segment g SET rbd = top.rbd
+    FROM size_held h, network_bookingclass m, network_bookingclass top
+    WHERE g.id = h.segment_id AND m.rbd = g.rbd AND top.cabin = m.cabin AND top.rank = 0
+      AND h.upto > (
+          SELECT min(i.authorized - i.sold) FROM network_leginventory i
+          WHERE i.leg_id = h.leg_id AND i.cabin = m.cabin AND i.rank <= m.rank
+      )
+    """,
+    """
+    UPDATE network_leginventory i SET sold = i.sold + t.seats
+    FROM (
+        SELECT i.id, sum(h.seats) AS seats
+        FROM size_held h
+        JOIN orders_segment g ON g.id = h.segment_id
+        JOIN network_bookingclass b ON b.rbd = g.rbd
+        JOIN network_leginventory i
+          ON i.leg_id = h.leg_id AND i.cabin = b.cabin AND i.rank <= b.rank
+        GROUP BY i.id
+    ) t
+    WHERE i.id = t.id
+    """,
     """
     INSERT INTO orders_passenger (order_id, ref, offer_pax_id, position, ptc, given_name,
         surname, gender, nationality, residence_country, travel_documents)
@@ -201,6 +242,27 @@ SEED_SQL = [
     WHERE e.event_id LIKE 'evt_size_%%'
     """,
 ]
+
+
+def inventory_mismatches() -> list[tuple[int, int, int]]:
+    """(row id, sold, seats held) of each class row whose `sold` is not the seats the live
+    bookings on its leg hold in its class or any class below it (a sale of class X adds
+    to every row of rank <= X's rank)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT i.id, i.sold, coalesce(sum(g.seats), 0)
+            FROM network_leginventory i
+            LEFT JOIN (
+                orders_leg l
+                JOIN orders_segment g ON g.id = l.segment_id AND g.holds_inventory
+                JOIN network_bookingclass b ON b.rbd = g.rbd
+            ) ON l.flight_leg_id = i.leg_id AND b.cabin = i.cabin AND b.rank >= i.rank
+            GROUP BY i.id
+            HAVING i.sold <> coalesce(sum(g.seats), 0)
+            """
+        )
+        return cursor.fetchall()
 
 
 def admin_pages(user) -> list[tuple[str, str]]:

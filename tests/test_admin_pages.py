@@ -15,12 +15,14 @@ from django.contrib.auth import get_user_model
 from django.contrib.contenttypes.models import ContentType
 from django.core.management import call_command
 from django.db import connection, transaction
+from django.db.models import F, Sum
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from airline.network.itineraries import reset_network_index
-from orders.models import Order
-from tests.airline_size import admin_pages, airline_size_seed
+from airline.network.models import LegInventory
+from orders.models import Leg, Order, Segment
+from tests.airline_size import admin_pages, airline_size_seed, inventory_mismatches
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 
 pytestmark = pytest.mark.django_db
@@ -142,3 +144,18 @@ def test_the_whole_bookings_and_legs_lists_are_not_counted_row_by_row(staff):
 
         assert [q for q in whole if "COUNT(" in q["sql"] and table in q["sql"]] == []
         assert len([q for q in filtered if "COUNT(" in q["sql"] and table in q["sql"]]) == 1
+
+
+def test_the_seeded_inventory_holds_the_seats_the_seeded_bookings_hold(airline_size):
+    # Each class row's `sold` is the seats of the live bookings on its leg in its class or
+    # any class below it (a sale of class X adds to every row of rank <= X's rank).
+    assert inventory_mismatches() == []
+    cabins = LegInventory.objects.filter(rank=0)
+    held = Segment.objects.filter(holds_inventory=True, order__order_id__startswith="0SIZE")
+    seats = held.aggregate(seats=Sum("seats"))["seats"]
+    legs = Leg.objects.filter(segment__in=held).count()
+    assert legs > 100_000  # one or two journeys of each live booking
+    assert cabins.aggregate(sold=Sum("sold"))["sold"] >= seats
+    assert cabins.filter(sold__gt=0).count() > 40_000  # most legs have sales, not ties
+    assert held.filter(rbd="M").exists()
+    assert not LegInventory.objects.filter(sold__gt=F("authorized")).exists()

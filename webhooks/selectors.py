@@ -29,14 +29,18 @@ def order_deliveries(order_pk: int, limit: int) -> list[Delivery]:
         Delivery(
             endpoint_id=delivery.endpoint_id,
             webhook_id=delivery.endpoint.webhook_id,
+            seller_code=delivery.endpoint.seller.code,
+            url=delivery.endpoint.url,
             event_type=delivery.event.type,
             event_created_at=delivery.event.created_at,
             status=delivery.status,
             attempts=delivery.attempts,
             last_status_code=delivery.last_status_code,
             last_attempt_at=delivery.last_attempt_at,
+            last_error=delivery.last_error,
+            delivered_at=delivery.delivered_at,
         )
         for delivery in WebhookDelivery.objects.filter(order_id=order_pk)
-        .select_related("endpoint", "event")
+        .select_related("endpoint__seller", "event")
         .order_by("-id")[:limit]
     ]

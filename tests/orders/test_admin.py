@@ -441,10 +441,15 @@ def test_the_booking_page_lists_its_webhook_deliveries_and_the_change_links_them
     assert {"order.created", "order.paid", "order.airline_initiated_change_detected"} <= types
     for event_type in types:
         assert f"<td>{event_type}</td>" in table
-    assert "<td>PENDING</td><td>4</td><td>503</td>" in table
-    assert detected.endpoint.webhook_id in table
-    # The change row says who was told, and links to those deliveries.
-    assert f"{detected.endpoint.webhook_id} PENDING (503)" in page
+    assert "<td>not yet: 4 attempts, last 503</td><td>PENDING</td><td>4</td><td>503</td>" in table
+    endpoint = detected.endpoint
+    seller_and_url = f"{endpoint.seller.code} http://127.0.0.1:9/hooks"
+    assert f"{seller_and_url}</a> ({endpoint.webhook_id})" in table
+    # The change row says who was told, in words, and links to those deliveries.
+    told = page[page.index('<td class="field-sellers_told">') :]
+    told = told[: told.index("</td>")]
+    assert f">{seller_and_url}</a>: not yet: 4 attempts, last 503" in told
+    assert endpoint.webhook_id not in told
     assert (
         f"/admin/webhooks/webhookdelivery/?q={paid.record_locator}"
         "&amp;event_type=order.airline_initiated_change_detected"
@@ -454,6 +459,64 @@ def test_the_booking_page_lists_its_webhook_deliveries_and_the_change_links_them
         {"q": paid.record_locator, "event_type": "order.airline_initiated_change_detected"},
     )
     assert [d.pk for d in listing.context["cl"].result_list] == [detected.pk]
+
+
+def test_a_delivered_change_reads_told_with_its_time_and_code(
+    admin_client, hook, paid, network, tmp_path
+):
+    reload_schedule(tmp_path, network, RETIMED_101)
+    detected = WebhookDelivery.objects.get(event__type="order.airline_initiated_change_detected")
+    at = datetime(2026, 6, 1, 22, 33, tzinfo=ZoneInfo("UTC"))
+    WebhookDelivery.objects.filter(pk=detected.pk).update(
+        status="DELIVERED", attempts=1, last_status_code=200, last_attempt_at=at, delivered_at=at
+    )
+
+    page = admin_client.get(f"{CHANGELIST}{paid.pk}/change/").content.decode()
+
+    told = page[page.index('<td class="field-sellers_told">') :]
+    told = told[: told.index("</td>")]
+    assert "http://127.0.0.1:9/hooks</a>: told 2026-06-01 22:33 UTC (200)" in told
+
+
+def test_the_booking_command_prints_the_webhook_deliveries_in_words(hook, paid, network, tmp_path):
+    reload_schedule(tmp_path, network, RETIMED_101)
+    detected = WebhookDelivery.objects.get(event__type="order.airline_initiated_change_detected")
+    WebhookDelivery.objects.filter(pk=detected.pk).update(
+        status="PENDING", attempts=6, last_status_code=404
+    )
+    WebhookDelivery.objects.filter(event__type="order.created").update(
+        status="FAILED", attempts=40, last_status_code=None, last_error="connection refused"
+    )
+    out = StringIO()
+
+    call_command("booking", paid.record_locator, stdout=out)
+
+    printed = out.getvalue()
+    section = printed[printed.index("Webhook deliveries (newest first)") :]
+    section = section[: section.index("\n\n")].splitlines()[1:]
+    seller = detected.endpoint.seller.code
+    assert len(section) == WebhookDelivery.objects.filter(order=paid).count()
+    assert any(
+        "order.airline_initiated_change_detected  to "
+        f"{seller} http://127.0.0.1:9/hooks  not yet: 6 attempts, last 404" in line
+        for line in section
+    )
+    assert any(
+        line.endswith(
+            "order.created  to "
+            f"{seller} http://127.0.0.1:9/hooks  gave up: 40 attempts, last connection refused"
+        )
+        for line in section
+    )
+
+
+def test_the_booking_command_says_none_without_deliveries(held):
+    out = StringIO()
+
+    call_command("booking", held.record_locator, stdout=out)
+
+    printed = out.getvalue()
+    assert "Webhook deliveries (newest first)\n  none\n" in printed
 
 
 def test_search_reads_flights_as_staff_write_them(admin_client, held, paid, travel_day):

@@ -12,11 +12,13 @@ from django.db.models import Prefetch
 from airline.api import clock
 from airline.fares.money import ZERO, Price
 from airline.network.services import station_zone
+from orders.deliveries import order_deliveries
 from orders.models import AirlineChange, Order, OrderEvent, OrderStatus
 from orders.presenters import OPERATIONAL_CONFIRMED, operational_statuses
 from orders.selectors import ORDER_VIEW_PREFETCH, order_as_it_stands, order_parts, ref_match
 
 UTC_FORMAT = "%Y-%m-%d %H:%M UTC"
+DELIVERIES_SHOWN = 50  # the newest; the back office's deliveries list has them all
 LOCAL_FORMAT = "%a %Y-%m-%d %H:%M"
 
 
@@ -161,6 +163,15 @@ def booking_lines(order: Order) -> list[str]:
                 f"  {c.status}"
             )
     _none_if_empty(lines, "Tickets")
+
+    # Was the seller told: each event to each of its webhook endpoints, newest first.
+    lines += ["", "Webhook deliveries (newest first)"]
+    deliveries = order_deliveries(order.pk, DELIVERIES_SHOWN + 1)
+    for d in deliveries[:DELIVERIES_SHOWN]:
+        lines.append(f"  {_utc(d.event_created_at)}  {d.event_type}  to {d.endpoint}  {d.answer}")
+    if len(deliveries) > DELIVERIES_SHOWN:
+        lines.append("  ... older ones in the back office's webhook deliveries list")
+    _none_if_empty(lines, "Webhook deliveries (newest first)")
 
     lines += ["", "History"]
     for e in order.events.all():
