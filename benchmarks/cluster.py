@@ -41,8 +41,18 @@ ENV = {
     "CLUSTER_PORT": str(BASE),
     "CLUSTER_PG1_PORT": str(BASE + 1),
     "CLUSTER_PG2_PORT": str(BASE + 2),
+    "CLUSTER_DB_PORT": str(BASE + 3),
+    "CLUSTER_DB_READ_PORT": str(BASE + 4),
+    "CLUSTER_API1_PORT": str(BASE + 5),
+    "CLUSTER_API2_PORT": str(BASE + 6),
     "CLUSTER_POOL1_PORT": str(BASE + 11),
     "CLUSTER_POOL2_PORT": str(BASE + 12),
+    "CLUSTER_ETCD1_PORT": str(BASE + 13),
+    "CLUSTER_ETCD2_PORT": str(BASE + 14),
+    "CLUSTER_ETCD3_PORT": str(BASE + 15),
+    "CLUSTER_ETCD_PEER1_PORT": str(BASE + 16),
+    "CLUSTER_ETCD_PEER2_PORT": str(BASE + 17),
+    "CLUSTER_ETCD_PEER3_PORT": str(BASE + 18),
     "CLUSTER_REDIS_PORT": str(BASE + 20),
     "CLUSTER_NODE_PORT": str(BASE + 31),
     "CLUSTER_KEY_RATE": str(10**7),
@@ -163,7 +173,7 @@ def book_all(url: str, headers: dict, offers: list[dict], payment: dict, stop=No
 
 
 def main() -> None:
-    subprocess.run([str(REPO / "scripts" / "cluster"), "down"], env=ENV, check=False)
+    subprocess.run([str(REPO / "scripts" / "cluster"), "destroy", "--yes"], env=ENV, check=False)
     cluster("up")
     direct = None
     try:
@@ -299,7 +309,9 @@ def main() -> None:
         if direct is not None:
             direct.terminate()
             direct.wait(timeout=30)
-        subprocess.run([str(REPO / "scripts" / "cluster"), "down"], env=ENV, check=False)
+        subprocess.run(
+            [str(REPO / "scripts" / "cluster"), "destroy", "--yes"], env=ENV, check=False
+        )
 
 
 if __name__ == "__main__":
