@@ -71,7 +71,8 @@ proxy: $(VENV)/.base
 ## process under a supervisord of its own: HAProxy on 127.0.0.1:$(PORT) in front of $(NODES)
 ## gunicorn nodes and, by Patroni's REST API, of the PgBouncer beside each PostgreSQL member;
 ## Patroni on three etcd members keeping a primary and its synchronous standby (var/cluster/);
-## Redis and the worker. Installs what is missing (Debian's packages with the dpkg lock
+## Redis and the worker; pgBackRest archiving the WAL, a full backup after seeding
+## (scripts/cluster backup, restore --time T). Installs what is missing (Debian's packages with the dpkg lock
 ## waited for, Patroni from requirements/cluster.txt into var/patroni/). A cluster already
 ## in var/cluster is left as it is: cluster-start starts it again.
 ## cluster-stop stops every process keeping the data; cluster-destroy (asks) deletes it.

@@ -25,7 +25,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -112,7 +112,8 @@ class Cluster:
         }
 
     def primary(self) -> str:
-        return next(n for n, role in self.roles().items() if role == "primary")
+        """The member that is the primary now, or "" while none is."""
+        return next((n for n, role in self.roles().items() if role == "primary"), "")
 
     def haproxy(self, command: str) -> str:
         """A command on HAProxy's admin socket, and its answer."""
@@ -472,6 +473,7 @@ def test_reads_on_the_standby_show_a_client_its_own_booking_at_once(cluster, hea
     """OrderList and retrieve read the standby (READ_FROM_STANDBY in the cluster), but a
     client that has just booked reads from the primary: its booking is in its very next
     list and retrieve, even while the standby replays nothing."""
+    synchronous_pair(cluster)
     (priced,) = priced_offers(cluster, headers, 1, first=3)
     cache = redis.Redis(port=int(cluster.env["CLUSTER_REDIS_PORT"]))
     standby = cluster.standby()
@@ -483,6 +485,9 @@ def test_reads_on_the_standby_show_a_client_its_own_booking_at_once(cluster, hea
 
     # The standby receives and flushes the WAL (a synchronous commit still returns) but
     # applies none of it: a read there cannot see what is booked from now on.
+    # Patroni resumes a paused replay on its next loop unless its management is paused
+    # (maintenance mode: no failover meanwhile either).
+    cluster.script("patronictl", "pause", "--wait")
     cluster.script("psql", standby, "SELECT pg_wal_replay_pause()")
     try:
         created = requests.post(
@@ -521,13 +526,16 @@ def test_reads_on_the_standby_show_a_client_its_own_booking_at_once(cluster, hea
         assert retrieved() == 404
     finally:
         cluster.script("psql", standby, "SELECT pg_wal_replay_resume()")
+        cluster.script("patronictl", "resume", "--wait")
     wait_for(lambda: order_id in listed(), 30, "the standby caught up")
     assert retrieved() == 200
 
 
 def test_a_pooler_restart_fails_only_requests_in_flight(cluster, headers):
     # OrderList reads the database on every request (a search need not), on the standby
-    # (its pooler is pool2): a client that has not just written reads there.
+    # (through its pooler): a client that has not just written reads there.
+    synchronous_pair(cluster)
+    standby = cluster.standby()
     load = Load(
         send=lambda: requests.get(
             cluster.url + "/json/v1/orders", headers=headers, timeout=REQUEST_TIMEOUT
@@ -539,7 +547,7 @@ def test_a_pooler_restart_fails_only_requests_in_flight(cluster, headers):
         nonlocal restarted_at
         wait_for(lambda: len(load.successes_since(0)) >= 20, 60, "order lists under way")
         restarted_at = time.monotonic()
-        cluster.script("pool-restart", "2")
+        cluster.script("pool-restart", standby)
         back = time.monotonic()
         wait_for(lambda: len(load.successes_since(back)) >= 20, 30, "order lists after")
 
@@ -547,8 +555,8 @@ def test_a_pooler_restart_fails_only_requests_in_flight(cluster, headers):
 
     failed = [o for o in load.outcomes if o.status != 200]
     assert all((o.status, o.code) in UNAVAILABLE for o in failed), failed
-    # While the pooler is down, reads find the primary's (prefer-standby); only those in
-    # flight on the standby's may fail, and none once the restart is over.
+    # While the pooler is down, HAProxy tries new connections again until it is back;
+    # only requests in flight on the standby's may fail, and none once it is over.
     assert all(o.ended - restarted_at < 5 for o in failed), failed
     assert all(o.ended - o.started < 15 for o in load.outcomes)
 
@@ -713,24 +721,78 @@ def test_primary_killed_during_card_bookings_loses_no_acknowledged_booking(clust
     assert cluster.roles()[old] == "replica"
 
 
+def test_an_old_primary_started_by_hand_never_takes_a_write(cluster, headers):
+    """The primary's Patroni stopped (its PostgreSQL with it: the standby takes over),
+    then the old primary started by hand with pg_ctl, as a reboot's init script would:
+    HAProxy never routes to it (its Patroni does not answer /primary), bookings go on
+    on the new primary, and once its Patroni runs again it demotes and rewinds it."""
+    synchronous_pair(cluster)
+    old = cluster.primary()
+    load = card_bookings(cluster, headers, 260, 40)
+    pg_ctl = sorted(Path("/usr/lib/postgresql").glob("*/bin/pg_ctl"))[-1]
+    routed = []
+
+    def stop_then_start_by_hand():
+        cluster.script("ctl", "stop", f"patroni{old}")
+        wait_for(lambda: cluster.primary() not in ("", old), 30, "a new primary")
+        data, log = cluster.dir / f"pg{old}", cluster.dir / "log" / "by-hand.log"
+        subprocess.run(
+            ["runuser", "-u", "postgres", "--", str(pg_ctl), "-D", data, "-l", log, "-w", "start"],
+            check=True,
+            timeout=60,
+        )
+        by_hand = time.monotonic()
+        wait_for(lambda: len(load.successes_since(by_hand)) >= 8, 60, "bookings, old one up")
+        routed.append(cluster.haproxy_stat(f"pg{old}", 17, backend="db_write"))
+        cluster.script("ctl", "start", f"patroni{old}")
+
+    fault_under_bookings(load, stop_then_start_by_hand)
+    assert routed == ["DOWN"]
+    synchronous_pair(cluster)
+    assert cluster.roles()[old] == "replica"
+    assert_kept(cluster, load)
+
+
+def book_a_few(cluster: Cluster, headers: dict, first: int) -> Load:
+    """Four card bookings, one a day from day `first`, all acknowledged."""
+    load = card_bookings(cluster, headers, first, 4)
+    run_load(load, lambda: wait_for(lambda: len(load.successes_since(0)) >= 4, 60, "bookings"))
+    return load
+
+
+ORDER_IDS = (
+    "import json; from orders.models import Order; "
+    "print(json.dumps(sorted(Order.objects.values_list('order_id', flat=True))))"
+)
+
+
 def test_stop_and_start_keep_every_order(cluster, headers):
     """`scripts/cluster stop` then `start`: every order as it was, and bookings again."""
-
-    def book(first: int) -> None:
-        load = card_bookings(cluster, headers, first, 4)
-        run_load(load, lambda: wait_for(lambda: len(load.successes_since(0)) >= 4, 60, "bookings"))
-        assert_kept(cluster, load)
-
-    count = (
-        "import json; from orders.models import Order; "
-        "print(json.dumps(sorted(Order.objects.values_list('order_id', flat=True))))"
-    )
     synchronous_pair(cluster)
-    book(230)
-    before = cluster.manage_json(count)
+    assert_kept(cluster, book_a_few(cluster, headers, 230))
+    before = cluster.manage_json(ORDER_IDS)
     cluster.script("stop", timeout=300)
     assert cluster.roles() == {"1": "down", "2": "down"}
     cluster.script("start", timeout=600)
-    assert cluster.manage_json(count) == before
+    assert cluster.manage_json(ORDER_IDS) == before
     synchronous_pair(cluster)
-    book(240)
+    assert_kept(cluster, book_a_few(cluster, headers, 240))
+
+
+def test_restore_to_a_point_in_time_keeps_exactly_the_bookings_before_it(cluster, headers):
+    """Bookings, a moment noted, more bookings; `scripts/cluster restore --time` the
+    moment: a fresh cluster from the backup taken at `up` and the archived WAL, with
+    every booking acknowledged before the moment and none after it."""
+    synchronous_pair(cluster)
+    before = book_a_few(cluster, headers, 320)
+    noted = datetime.now(UTC)
+    after = book_a_few(cluster, headers, 324)
+    cluster.script("restore", "--time", noted.isoformat(), timeout=900)
+    restored = set(cluster.manage_json(ORDER_IDS))
+    acknowledged_before = {o.order_id for o in before.outcomes if o.status == 201}
+    acknowledged_after = {o.order_id for o in after.outcomes if o.status == 201}
+    assert acknowledged_before <= restored
+    assert not acknowledged_after & restored
+    assert_kept(cluster, before)
+    synchronous_pair(cluster)
+    assert_kept(cluster, book_a_few(cluster, headers, 300))
