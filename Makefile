@@ -14,7 +14,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/1
 PROXY_PORT ?= 8080
 NGINX ?= $(shell command -v nginx || echo /usr/sbin/nginx)
 
-.PHONY: run proxy cluster cluster-down test-cluster serve setup test fuzz lint check bench clean
+.PHONY: run proxy cluster cluster-stop cluster-start cluster-destroy test-cluster serve setup test fuzz lint check bench clean
 
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -67,21 +67,33 @@ proxy: $(VENV)/.base
 	trap 'kill $$worker $$server $$proxy 2>/dev/null; wait' EXIT INT TERM; \
 	wait -n $$worker $$server $$proxy
 
-## cluster: the production topology on this machine (README "Cluster"): HAProxy on
-## 127.0.0.1:$(PORT) in front of $(NODES) gunicorn nodes, PgBouncer (transaction mode) beside
-## a PostgreSQL primary and its synchronous standby (var/cluster/), Redis, the worker and
-## the failover watcher; installs haproxy and pgbouncer when missing. cluster-down stops it.
+## cluster: the production topology on this machine (docs/production.md "Cluster"), every
+## process under a supervisord of its own: HAProxy on 127.0.0.1:$(PORT) in front of $(NODES)
+## gunicorn nodes and, by Patroni's REST API, of the PgBouncer beside each PostgreSQL member;
+## Patroni on three etcd members keeping a primary and its synchronous standby (var/cluster/);
+## Redis and the worker; pgBackRest archiving the WAL, a full backup after seeding
+## (scripts/cluster backup, restore --time T). Installs what is missing (Debian's packages with the dpkg lock
+## waited for, Patroni from requirements/cluster.txt into var/patroni/). A cluster already
+## in var/cluster is left as it is: cluster-start starts it again.
+## cluster-stop stops every process keeping the data; cluster-destroy (asks) deletes it.
 NODES ?= 2
 cluster: $(VENV)/.base
 	CLUSTER_PORT=$(PORT) CLUSTER_NODES=$(NODES) CLUSTER_WORKERS=$(WORKERS) scripts/cluster up
 
-cluster-down:
-	scripts/cluster down
+cluster-stop:
+	scripts/cluster stop
+
+cluster-start:
+	scripts/cluster start
+
+cluster-destroy:
+	scripts/cluster destroy
 
 ## test-cluster: tests/e2e/test_cluster.py (marker cluster; `make test` runs it after the
-## suite): a cluster of its own on free ports, the primary killed under card bookings, a
-## node killed, a pooler restarted, HAProxy's own errors, reads on the standby. Skipped
-## without haproxy and pgbouncer, except under CI
+## suite): a cluster of its own on free ports and the fault matrix under card bookings (a
+## node, a pooler, an etcd member, the synchronous standby, the primary killed; stop and
+## start), HAProxy's own errors, reads on the standby. Skipped without the packages
+## (scripts/cluster install), except under CI
 test-cluster: export AIRLINE_ENV = test
 test-cluster: export DATABASE_URL ?= $(TEST_DATABASE_URL)
 test-cluster: export REDIS_URL ?= $(TEST_REDIS_URL)
