@@ -116,11 +116,14 @@ def test_the_booking_lists_the_deliveries_that_told_the_agency(
 
     rows = [r.text for r in operations.find_all("#deliveries tbody tr")]
     assert len(rows) == WebhookDelivery.objects.filter(order=paid).count() >= 3
+    endpoint = f"{told.endpoint.seller.code} {told.endpoint.url}"
     assert any(
-        r.startswith(told.endpoint.webhook_id) and f"{DETECTED} PENDING 3 503" in r for r in rows
+        r.startswith(f"{endpoint} ({told.endpoint.webhook_id}) {DETECTED}")
+        and "not yet: 3 attempts, last 503 PENDING 3 503" in r
+        for r in rows
     ), rows
     change = operations.find("#airline_changes-group td.field-sellers_told")
-    assert f"{told.endpoint.webhook_id} PENDING (503)" in change.text
+    assert "not yet: 3 attempts, last 503" in change.text, change.text
     change.find_element("link text", "all").click()
     operations.shot("deliveries-of-the-change")
     assert operations.path.startswith("/admin/webhooks/webhookdelivery/?")
