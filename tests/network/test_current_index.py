@@ -30,6 +30,7 @@ from tests.conftest import error_of
 from tests.ndc.conftest import ndc_error_of, offer_price, post
 from tests.network.ssim_builder import Leg, ssim_file
 from tests.offers.conftest import first_day, search_body
+from tests.offers.test_live_index import in_own_thread
 from tests.orders.conftest import HOLD, auth, book, booking_body, network, price_offer
 from tests.orders.test_airline_changes import RETIMED_101, reload
 from tests.orders.test_exchange import accept as accept_reshop
@@ -214,24 +215,6 @@ def pvd_chs(tmp_path, name: str, hour: int) -> None:
     legs = [Leg(101, "PVD", "CHS", time(hour), time(hour + 2), day, day + timedelta(days=6))]
     (tmp_path / name).write_text(ssim_file(legs))
     call_command("load_schedule", str(tmp_path / name), stdout=StringIO())
-
-
-def in_own_thread(call):
-    """`call` in a thread with its own connection, as the master's build before fork."""
-    outcome = {}
-
-    def run():
-        from django.db import connection
-
-        try:
-            outcome["value"] = call()
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join(timeout=60)
-    return outcome.get("value")
 
 
 def departures() -> list[int]:
