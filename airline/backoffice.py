@@ -1,6 +1,6 @@
 """What every back-office page shares: times labelled with their zone, actions written to
 Django's admin log, and child tables that a staff member may read when they may read the
-parent (README "Back office")."""
+parent (docs/operations.md "Back office")."""
 
 import re
 import secrets
@@ -193,7 +193,7 @@ def utc_column(field: str, label: str):
 
 
 # --- Search words as staff write them ------------------------------------------------
-# One grammar for the bookings and the flight-date legs (README "Back office"): a flight
+# One grammar for the bookings and the flight-date legs (docs/operations.md "Back office"): a flight
 # ("MX102", "MX 102", "102"), a flight on a date ("MX102 2026-12-08"), a flight date
 # ("2026-12-08"), a city pair ("PVD-CHS"), and any other word for the page to read its way.
 CARRIER = r"(?:[A-Z][A-Z0-9]|[0-9][A-Z])"  # an IATA airline designator
@@ -292,7 +292,7 @@ class OnePassRows:
     Django's items_for_result (tests/network/test_admin.py holds them equal), without
     what Django does again for every cell (look the column up, format_html) and every row
     (reverse its link, resolve it to add the list's filters): half the CPU of a 100-row
-    legs page (issue 27). The model's change_list.html includes Django's table with
+    legs page. The model's change_list.html includes Django's table with
     `results_table`; a popup, an editable list, a list without links or a column that is
     neither a field nor a ModelAdmin method is left to Django (results_table is None), and
     so is every list with ADMIN_ONE_PASS_ROWS off. It reads Django's admin helpers
@@ -441,7 +441,7 @@ class RowCheckbox:
     """For a ModelAdmin with actions and long lists: each row's checkbox written as
     Django's widget writes it (tests/orders/test_admin.py holds them equal), not
     rendered through the form renderer's template, which took a third of a 100-row
-    bookings list's time (issue 27)."""
+    bookings list's time."""
 
     def action_checkbox(self, obj) -> str:
         return format_html(

@@ -6,9 +6,8 @@ of thousands of objects) is frozen after one collection, so the collector never 
 (100 ms pauses) nor writes to its pages (which would copy them into every forked
 worker). And young collections are spaced out (GC_YOUNG_THRESHOLD allocations between
 them, not CPython's 700): a 100-row admin page allocates a few hundred thousand objects,
-so at 700 it met a full collection most requests, and the page's p95 was the collector's
-(issue 27, `python -m benchmarks.admin`, 40 requests a page on a quiet machine: the fares
-list p95 330 -> 194 ms and the booking page 300 -> 223 ms at 20,000, medians unmoved).
+so at 700 it meets a full collection most requests, and the page's p95 is the
+collector's (`python -m benchmarks.admin`; docs/benchmarks/figures/admin.md).
 A cycle of garbage lives a little longer: a few MB a worker at most."""
 
 import gc

@@ -5,8 +5,8 @@ the kernel keeps it listening while any descriptor is open. On SIGTERM gunicorn'
 closes its own and signals the workers, and a sync worker then finishes the request in
 hand before it exits: until the last one has, the socket still listens, and a load
 balancer's probe or a client's request lands in its backlog only to be reset when the
-node is gone, after waiting out the slowest request in flight (a /health probe waited
-0.07-0.10 s on a quiet machine, seconds on a busy one: issue 24). Here a stopping worker
+node is gone, after waiting out the slowest request in flight (a /health probe waits
+the slowest request in flight). Here a stopping worker
 lets go of its descriptor at once, so the node refuses new connections within the signal
 (HAProxy and clients retry another node at once) and still answers the requests in hand.
 

@@ -139,7 +139,7 @@ if DATABASE_URL:
     # of a query endpoint (DESIGN.md §2).
     # libpq's multi-host form, postgres://user@host1:port1,host2:port2/db?target_session_attrs=
     # read-write, finds whichever server is the primary now (a promoted standby after a
-    # failover, README "Cluster"); dj_database_url takes one host, so the others are put
+    # failover, docs/production.md "Cluster"); dj_database_url takes one host, so the others are put
     # back into HOST and PORT, which libpq reads as comma-separated lists.
     _first_url, _hosts, _ports = database_url_hosts(DATABASE_URL)
     DATABASES = {
@@ -153,7 +153,7 @@ if DATABASE_URL:
         # No JIT compilation on the app's connections: PostgreSQL compiles a plan whose
         # estimated cost passes jit_above_cost, which the back office's counts over the
         # whole schedule do, and compiling cost the admin 12 s for a query that runs in
-        # milliseconds (issue 24 item 8). A pooler must pass it on: README "Production".
+        # milliseconds. A pooler must pass it on: docs/production.md "Production".
         DATABASES["default"].setdefault("OPTIONS", {})["options"] = "-c jit=off"
     # Behind a pooler in transaction mode (PgBouncer pool_mode=transaction), each
     # transaction gets whichever server connection is free, so nothing may outlive one.
@@ -161,7 +161,7 @@ if DATABASE_URL:
     # build) declares it WITH HOLD on one server connection and fetches it from another
     # ("cursor ... does not exist"). So does a prepared statement: Django's own are
     # unprepared (prepare_threshold None); those of airline/sql.py, a booking's hot
-    # statements, are prepared only without a pooler. README "Production".
+    # statements, are prepared only without a pooler. docs/production.md "Production".
     DB_TRANSACTION_POOLING = env_bool("DB_TRANSACTION_POOLING", False)
     if DB_TRANSACTION_POOLING:
         DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
@@ -371,7 +371,7 @@ CREDIT_VALIDITY_DAYS = env_int("CREDIT_VALIDITY_DAYS", 365)
 PAYMENT_GATEWAY = env_str("PAYMENT_GATEWAY", "orders.payments.TestGateway")
 # The test gateway's time per charge, as a real gateway's (the crash test widens it).
 TEST_GATEWAY_LATENCY_MS = env_int("TEST_GATEWAY_LATENCY_MS", 0)
-# Stripe (orders.payments.StripeGateway; README "Production"): the secret API key, the
+# Stripe (orders.payments.StripeGateway; docs/production.md "Production"): the secret API key, the
 # signing secret of the webhook endpoint registered with Stripe, the API's address (a
 # fake Stripe server in tests) and how long one call to it may take before the payment
 # is answered ERR-6005 and left to the reconciler.
@@ -436,7 +436,7 @@ WORKER_WEBHOOK_SECONDS = env_int("WORKER_WEBHOOK_SECONDS", 1)
 SCHEDULE_INLINE_LEGS = env_int("SCHEDULE_INLINE_LEGS", 5000)
 WORKER_SCHEDULE_SECONDS = env_int("WORKER_SCHEDULE_SECONDS", 2)
 
-# --- Monitoring (README "Monitoring", airline/api/metrics.py) ---------------------------
+# --- Monitoring (docs/operations.md "Monitoring", airline/api/metrics.py) --------------
 # GET /metrics is a 404 unless METRICS_ENABLED; then it answers only requests from
 # METRICS_ALLOWED_CIDRS (the client address itself, never X-Forwarded-For) that send
 # `Authorization: Bearer <METRICS_TOKEN>`. Enabled without a token, the process refuses

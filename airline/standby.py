@@ -1,5 +1,5 @@
 """Reads that may be slightly stale, from the standby (docs/production.md "Reads on the
-standby"; issue 30 item 3).
+standby").
 
 With DATABASE_REPLICA_URL set and READ_FROM_STANDBY on, the selectors that may show a
 moment-old answer (OrderList, order retrieve, seat maps and service lists, the back

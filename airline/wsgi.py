@@ -5,7 +5,7 @@ port is bound and the workers are forked: a connection the node accepts finds a 
 that has Django, every URL pattern, every view module and the schedule index loaded
 already. Without it each worker imported all of that after the port was open, and a load
 balancer's first probes waited 1-5 s; each worker then built its own index (2-16 s on the
-full demo schedule) and, until it had one, every search waited for the build (issue 24).
+full demo schedule) and, until it had one, every search waited for the build.
 """
 
 import os

@@ -575,7 +575,7 @@ def change_request(document: etree._Element) -> ChangeRequest:
       confirms the hold (ConfirmHold); beside other changes, with `OrderAssociation`
       (the payment is for the order), it confirms the order if it is a hold, and on a
       confirmed order it pays for the changes — integrators send OrderAssociation with
-      every payment, and it must not turn a seat purchase into ConfirmHold (issue 25).
+      every payment, and it must not turn a seat purchase into ConfirmHold.
     """
     request = request_of(document)
     order_ref = text(request, "Order", "OrderID")

@@ -35,7 +35,7 @@ MAX_DEPTH = 64
 MAX_ELEMENTS = 5_000
 # Every tag and attribute costs the first pass a Python call or a dict entry, and the
 # schema an error each when it is wrong: a body of 1 MiB of `<X/>` or of attributes cost
-# 40 to 96 ms of CPU, over the 50 ms per MiB any request may cost (issue 28). So the raw
+# 40 to 96 ms of CPU, over the 50 ms per MiB any request may cost. So the raw
 # text is counted first, at C speed, and refused unparsed when it holds more `<` than
 # MAX_ELEMENTS elements with end tags can, or more `=` than MAX_ATTRIBUTES (a `=` in text
 # counts too: a cheap upper bound; NDC requests hold a few dozen of each).
@@ -167,7 +167,7 @@ def validate(document: etree._Element, root: str) -> None:
             why = f"expected the root element {root} in namespace {MSG}"
         else:
             # Another NDC version (or no NDC at all): say which one we serve, not just
-            # that the root is unexpected (issue 25).
+            # that the root is unexpected.
             version = other_version(document)
             seen = f"NDC {version}" if version else f"namespace {name.namespace or '(none)'}"
             why = (

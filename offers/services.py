@@ -489,7 +489,7 @@ def _check_unique(selections: Sequence[Selection]) -> None:
 
 
 def _check_same_party(pax: Sequence[Pax], shopped: Sequence[dict[str, str]] | None) -> None:
-    """A priced offer is for the party that was shopped (issue 13 point 10): the same
+    """A priced offer is for the party that was shopped: the same
     passengers by id and type, as check_pax names them. Another party is another
     search; re-pricing it silently would price what the client never saw."""
     asked = Counter((p.pax_id, p.ptc) for p in pax)

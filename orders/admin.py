@@ -381,8 +381,9 @@ class CreditInline(ReadOnlyInline):
 
 
 class AirlineChangeInline(ReadOnlyInline):
-    """Schedule changes the airline made to booked flights (README "Airline-initiated
-    changes"): what the booking was and is now, and what the seller did about it."""
+    """Schedule changes the airline made to booked flights (docs/network.md
+    "Airline-initiated changes"): what the booking was and is now, and what the seller
+    did about it."""
 
     model = AirlineChange
     verbose_name_plural = "airline-initiated changes"
@@ -586,7 +587,7 @@ def word_matches(term: str, flight: QuerySet[Leg] | None = None, using: str = "d
 
     Most words name a few bookings: their ids are read first, each kind of match through
     its own index (the names' through their trigram indexes), and the list is of those
-    ids. Tested row by row, as an OR, every search scanned all the bookings (issue 27).
+    ids. Tested row by row, as an OR, every search scanned all the bookings.
     A word that names more (a status, a big agency, "ada") is the OR: the newest page of
     bookings is found early in that scan, and an index would not spare it."""
     upper = term.upper()

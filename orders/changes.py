@@ -402,7 +402,7 @@ ACTIONS: dict[str, Action] = {
     "UpdateContact": Action(amend.check_update_contact),
     "CancelJourney": Action(cancel.check_cancel_journey),
     "AcceptReshopOffer": Action(exchange.check_accept_reshop_offer),
-    # Answers to a schedule change by the airline (README "Airline-initiated changes").
+    # Answers to a schedule change by the airline (docs/network.md "Airline-initiated changes").
     airline_changes.ACCEPT: Action(airline_changes.check_accept_airline_change, alone=True),
     airline_changes.CANCEL: Action(airline_changes.check_cancel_for_airline_change, alone=True),
 }
@@ -417,7 +417,7 @@ def _payment_for(
     ERR-6000/6001/1005 for a bad payment; ERR-6002 for a credit that cannot pay, or does
     not cover `due` with no card beside it. When nothing is due (an EvenExchange, a
     refund, a free seat) a payment sent along is checked and charged nothing: clients
-    attach a card to every change they do not price themselves (issue 25 item 10)."""
+    attach a card to every change they do not price themselves."""
     if due <= 0:
         if isinstance(payment, CardPayment):
             card_check(payment, now=now)

@@ -149,7 +149,7 @@ def age_on(born: date, day: date) -> int:
 def check_amount_stated(payment: PaymentData | None, *, due: Decimal, currency: str) -> None:
     """ERR-6002 when the payment states an amount (NDC's PaymentProcessingDetails/Amount,
     JSON's `payment.amount`) other than what it must pay, `due` in `currency`: a client
-    who believes it pays something else must not be charged (issue 25). An amount left
+    who believes it pays something else must not be charged. An amount left
     out is the amount due (SPEC.md §2.5.1 has none)."""
     stated = getattr(payment, "amount", None)
     if stated is None:

@@ -139,7 +139,7 @@ def order_create(
     first = min(booked, key=lambda b: b.journey.departs_at).journey
     first_date = first.departs_at.astimezone(station_zone(first.origin)).date()
     # Every field error of the passengers, the contact and the payment is reported at
-    # once (issue 25), not one per try.
+    # once, not one per try.
     errors = ErrorCollector()
     checked: list[PassengerIn] = []
     with errors.check():

@@ -343,8 +343,7 @@ def _replacement_bundle(principal: Principal, item: OrderItem, cabin: str | None
 
 def _party(order: Order) -> list[Pax]:
     """The order's passengers as pricing knows them, by the order's ids (PAX-...): a
-    reshop or quote answer names passengers as the order and its requests do (issue 25
-    item 9)."""
+    reshop or quote answer names passengers as the order and its requests do (SPEC.md §3)."""
     return [Pax(p.ref, p.ptc) for p in order.passengers.all()]
 
 
@@ -414,7 +413,7 @@ class ServiceRefs:
 
 
 def service_changes_wire(items: Sequence[Replacement], refs: ServiceRefs) -> list[dict[str, Any]]:
-    """`serviceChanges` of a reshop offer or a quote (README "Changing flights"): each
+    """`serviceChanges` of a reshop offer or a quote (docs/api.md "Changing flights"): each
     live service of a replaced journey, MOVED to the new journey at the price paid
     (`balanceDelta` 0), or DROPPED, its value given back or netted against the
     difference (`balanceDelta` minus its value, counted in the differential's

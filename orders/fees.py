@@ -1,4 +1,4 @@
-"""Fees and penalties an order is charged (SPEC.md §1 Price `fees`; issue 25): each one a
+"""Fees and penalties an order is charged (SPEC.md §1 Price `fees`): each one a
 row (models.OrderFee) written by the change that charges it, under the order's lock,
 shown in the order's totalPrice and documented by an EMD number once the order is
 ticketed. What the fee is worth also goes to Order.retained through the change's plan

@@ -178,7 +178,7 @@ class OrderEvent(models.Model):
 
 
 class AirlineChange(models.Model):
-    """A change the airline made to flights of an order (issue 17): the order's affected
+    """A change the airline made to flights of an order: the order's affected
     journeys as booked (`removed`) and as they fly now (`added`, without a journey that
     can no longer fly), why, and what the seller did about it. Written by
     orders.airline_changes after a schedule load; one pending change per order, brought
@@ -345,7 +345,7 @@ class Segment(models.Model):
         indexes = [models.Index(fields=["flight_number", "departs_at"], name="segment_by_flight")]
         constraints = [
             # Items, coupons and services point at segments by this id: one per order,
-            # even when a flight is exchanged and exchanged back (issue 25 item 2).
+            # even when a flight is exchanged and exchanged back.
             models.UniqueConstraint(fields=["order", "ref"], name="one_segment_ref_per_order")
         ]
 

@@ -140,7 +140,7 @@ class CardIn(StrictSerializer):
 
 
 class StatedAmountIn(StrictSerializer):
-    """Our own addition to the payment (issue 25; not in SPEC.md): the amount the client
+    """Our own addition to the payment (not in SPEC.md): the amount the client
     means to pay. When given it must be what is due, else ERR-6002 naming that amount."""
 
     amount = serializers.DecimalField(max_digits=12, decimal_places=2)
@@ -433,7 +433,7 @@ class OrderListQuery(StrictSerializer):
     """OrderList's query parameters (SPEC.md §4.8): a known one out of its range is
     ERR-1005 naming it (DESIGN.md §11 "Query parameters"); an unrecognized one is
     ignored, as SPEC.md §4.8 says in so many words ("unrecognized ones are ignored").
-    DESIGN.md §11 and issue 28 asked for ERR-1005 there too, but SPEC.md wins where both
+    DESIGN.md §11 asks for ERR-1005 there too, but SPEC.md wins where both
     speak: a partner's client that adds a parameter of its own must keep working."""
 
     def to_internal_value(self, data):

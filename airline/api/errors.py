@@ -191,7 +191,7 @@ MAX_FIELDS = 20
 
 
 def several_errors(errors: Sequence[ApiError]) -> ApiError:
-    """One error for every field error of a request (issue 25: all at once, not one per
+    """One error for every field error of a request (all at once, not one per
     try). The first decides the code, status, path and description (so a request with
     one mistake gets the error it always got); `fields` maps each path to its messages
     (SPEC.md §7), at most MAX_FIELDS, the description saying how many more there were;

@@ -122,7 +122,7 @@ def idempotency_mark_applied() -> None:
     worker killed between that commit and the recording of its answer used to leave the
     claim RUNNING; the retry, once the lease ran out, ran the change again (a second bag
     bought) or was refused it (a second cancellation), never learning that the first
-    had committed (issue 28 item 8). An APPLIED claim is recovered, never run again."""
+    had committed. An APPLIED claim is recovered, never run again."""
     pk = _claim.get()
     if pk is not None:
         IdempotencyRecord.objects.filter(pk=pk, state=IdempotencyRecord.State.RUNNING).update(

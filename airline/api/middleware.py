@@ -114,7 +114,7 @@ class HostCheckMiddleware:
     """A Host header not in ALLOWED_HOSTS is 400 at once: ERR-1004 in the API's shape on
     API paths (JSON, or the NDC error document), Django's plain 400 elsewhere, and one
     WARNING line naming the host. Left to Django, the same request raised DisallowedHost
-    deep in a later middleware, logged as an ERROR with a traceback (issue 28 item 7):
+    deep in a later middleware, logged as an ERROR with a traceback:
     a scanner's probe, not a fault of ours. Runs right after RequestIdMiddleware, so the
     answer still carries x-request-id and gets its access-log line."""
 

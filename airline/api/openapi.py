@@ -132,7 +132,7 @@ AUTH_ERROR_RESPONSES = _answers(
 )
 
 
-# --- Request bodies as strict as their validation (issue 25 item 4) --------------------
+# --- Request bodies as strict as their validation --------------------
 #
 # Generated clients and schemathesis read the request schemas; they must refuse what the
 # service refuses. drf-spectacular does not say that a StrictSerializer refuses unknown

@@ -54,7 +54,7 @@ def check_storable(data: Any, *, strings: bool = True) -> None:
     without recursion, linear in the document's size and over containers only: an
     object's size is judged before any of its properties is looked at (DESIGN.md §11
     "Error detail size": a body of 90,000 unknown properties cost 1.5 s of CPU to name
-    each, issue 28), and an array's items are sorted by type at C speed, so an array of
+    each), and an array's items are sorted by type at C speed, so an array of
     numbers is not walked in Python (a MiB of them cost 25-30 ms that way). The path of
     the first offender is named, array positions left out (SPEC.md §7); paths are only
     spelt out for the error, never per value."""

@@ -33,7 +33,7 @@ UNLISTED = "unlisted"
 
 class IsoDateField(serializers.DateField):
     """A date written YYYY-MM-DD in ASCII digits. strptime's %Y takes any Unicode digit,
-    so a date in fullwidth digits would pass DRF's DateField (issue 14 item 12)."""
+    so a date in fullwidth digits would pass DRF's DateField."""
 
     def __init__(self, **kwargs):
         kwargs.setdefault("help_text", "YYYY-MM-DD")
@@ -48,7 +48,8 @@ class IsoDateField(serializers.DateField):
 class SurrogatesRefused(ProhibitSurrogateCharactersValidator):
     """DRF's check that a text holds no lone surrogate, with its message and code, at C
     speed: DRF's looks at one character at a time in Python, 40-60 ms for a string of a
-    MiB, which was most of what such a hostile body cost (issue 28's budget: 50 ms a MiB).
+    MiB, which was most of what such a hostile body cost (the budget is 50 ms a MiB:
+    docs/api.md).
     An ASCII text has none; any other fails to encode where it has one."""
 
     def __call__(self, value):
@@ -98,7 +99,7 @@ class StrictSerializer(serializers.Serializer):
             if unknown:
                 # Named up to MAX_FIELDS, the rest counted (DESIGN.md §11 "Error detail
                 # size"): an error detail per property of a hostile body was most of
-                # its cost (issue 28). The count travels as an UNLISTED detail of the
+                # its cost. The count travels as an UNLISTED detail of the
                 # object, which validation_error adds up instead of echoing.
                 detail: dict[str, list] = {
                     name: ["Unknown property."] for name in unknown[:MAX_FIELDS]

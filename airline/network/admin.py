@@ -3,7 +3,7 @@
 Fleet and booking classes are edited here; the schedule comes only from SSIM files
 (`load_schedule`, or an upload here that previews its changes first), so schedule and
 inventory screens are read-only. Times are shown in the station's own zone and say which
-(README "Back office")."""
+(docs/operations.md "Back office")."""
 
 import functools
 import hashlib
@@ -114,8 +114,9 @@ class SeatConfigurationForm(forms.ModelForm):
 @admin.register(SeatConfiguration)
 class SeatConfigurationAdmin(admin.ModelAdmin):
     """A change (blocked seats, cabins) is saved by `configuration_edit`, under the
-    configuration's lock, with the bookings it takes seats from told (README "Back
-    office"); a new configuration has no bookings and is saved as usual."""
+    configuration's lock, with the bookings it takes seats from told
+    (docs/operations.md "Back office"); a new configuration has no bookings and is saved
+    as usual."""
 
     form = SeatConfigurationForm
     list_display = ["aircraft_type", "code", "name"]
@@ -633,8 +634,8 @@ def legs_search(search: str) -> Q:
 class FlightLegChangeList(OnePassRows, ChangeList):
     """Pages the bare legs (an index walk and a LIMIT when sorted by departure), then
     reads the hundred shown with their stations, aircraft and load: never a join or the
-    load of all 58,000 legs to show a hundred, whichever column the list is sorted by
-    (issue 27). The rows are written in one pass (OnePassRows)."""
+    load of all 58,000 legs to show a hundred, whichever column the list is sorted by.
+    The rows are written in one pass (OnePassRows)."""
 
     def get_queryset(self, request, exclude_parameters=None):
         # Only the ids: a sort by load carries every leg through the join and the sort,

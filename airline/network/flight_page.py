@@ -1,5 +1,5 @@
-"""The back office's flight-date page (README "Back office"): the load of one flight-date
-leg per cabin and booking class, who is booked on it, and a seat map of what is sold.
+"""The back office's flight-date page (docs/operations.md "Back office"): the load of one
+flight-date leg per cabin and booking class, who is booked on it, and a seat map of what is sold.
 
 Reads only, in a fixed number of queries whatever the number of bookings (seven: the
 inventory, the configuration and its cabins, the segments on the leg with their orders,

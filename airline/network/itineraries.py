@@ -629,12 +629,12 @@ def _patched(index: NetworkIndex, version: int) -> NetworkIndex | None:
 @contextmanager
 def _yielding_to_requests() -> Iterator[None]:
     """While the index is built beside the requests this worker serves from the previous
-    one (issue 18: no search stalled over 200 ms):
+    one, so that no search stalls behind the build:
     - no cyclic collection: each one the build's allocations trigger would walk the
       objects built so far in one hold of the GIL, 50-100 ms on end. What the build
       leaves behind is freed by reference counting; the requests' own cycles wait for the
       collector for the seconds of a build, and are collected once it is re-enabled.
-      Nothing is frozen here (issue 24): gc.freeze() would also freeze for good every
+      Nothing is frozen here: gc.freeze() would also freeze for good every
       cycle the requests left meanwhile. The new index's objects stay with the collector;
       CPython runs a full collection only when objects added since the last one reach a
       quarter of the long-lived ones, so a large index makes full collections rarer in

@@ -1,4 +1,4 @@
-"""Schedule loads run by the worker (issue 24): a file uploaded in the back office whose
+"""Schedule loads run by the worker: a file uploaded in the back office whose
 load would touch many flight-date legs is queued here rather than loaded inside the
 request (a new season can take a minute, longer than any proxy or gunicorn waits), and
 the back office shows its progress.

@@ -162,8 +162,8 @@ class ScheduleLoad(models.Model):
 
 
 class ScheduleJob(models.Model):
-    """A schedule file queued from the back office for the worker to load (a large load is
-    no request's work: issue 24), with the progress the back office shows."""
+    """A schedule file queued from the back office for the worker to load (a large load
+    takes longer than a request may), with the progress the back office shows."""
 
     class Status(models.TextChoices):
         QUEUED = "QUEUED", "Queued"
@@ -331,12 +331,12 @@ class FlightLeg(models.Model):
         ]
         indexes = [
             models.Index(fields=["origin", "departs_at"], name="leg_by_origin_time"),
-            # The back office's legs list pages in this order (issue 27): an index walk
+            # The back office's legs list pages in this order: an index walk
             # and a LIMIT, never a sort of every flight-date leg.
             models.Index(fields=["departs_at", "id"], name="leg_by_departure"),
             # The few legs the schedule cancelled under their bookings: the bookings
             # list flags (and filters) bookings on them, reading this instead of a scan of
-            # every leg at each page view (issue 27).
+            # every leg at each page view.
             models.Index(fields=["id"], condition=Q(is_cancelled=True), name="leg_cancelled"),
         ]
 
@@ -391,7 +391,7 @@ class CabinLoad(models.Model):
 
     The back office sorts the flight-date legs by these. Sorted through one join to the
     view (an aggregate over an index), the whole schedule's loads cost one pass; as a
-    subquery per leg they cost 58,410 lookups, about a second at airline size (issue 27).
+    subquery per leg they cost 58,410 lookups, about a second at airline size.
     A leg without inventory has no row."""
 
     leg = models.OneToOneField(

@@ -1,4 +1,4 @@
-"""What a schedule file changes, in time proportional to what it changes (issue 24).
+"""What a schedule file changes, in time proportional to what it changes.
 
 A schedule is a few hundred SSIM leg records that expand into tens of thousands of
 flight-date legs (the demo: 58,410). Diffing every dated leg of the file against every

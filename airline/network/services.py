@@ -261,7 +261,7 @@ def schedule_load_file(*, path: Path, now: datetime) -> LoadResult:
 
 LOAD_ATTEMPTS = 3
 # A load that writes at least this many flight-date legs refreshes the planner's
-# statistics of the schedule tables once it commits (issue 24 item 8): until then the
+# statistics of the schedule tables once it commits: until then the
 # inventory query of every search is planned as if they held the schedule before.
 ANALYZE_AFTER_LEGS = 1000
 

@@ -26,7 +26,7 @@ from orders.models import (
 from sellers.models import Seller
 
 # What an imported booking writes: a migration's worth of orders is planned on statistics
-# of the tables before it until analysed (issue 24 item 8; airline.sql.analyze).
+# of the tables before it until analysed (airline.sql.analyze).
 IMPORTED_MODELS = (
     Order,
     Journey,

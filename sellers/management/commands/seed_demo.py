@@ -31,7 +31,7 @@ class Command(BaseCommand):
         loaded = self._seed()
         if loaded:
             # After the commit: the first searches would otherwise be planned as if the
-            # tables were still empty (issue 24 item 8; airline.sql.analyze).
+            # tables were still empty (airline.sql.analyze).
             analyze(*SCHEDULE_LOAD_MODELS, Fare)
 
     @transaction.atomic
