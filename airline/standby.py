@@ -19,13 +19,23 @@ that is the staleness these reads accept.
 
 import logging
 import time
+from collections.abc import Callable
+from typing import TypeVar
 
 import redis.exceptions
 from django.conf import settings
 from django.core.cache import cache
-from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
+from django.db import (
+    DEFAULT_DB_ALIAS,
+    DatabaseError,
+    InterfaceError,
+    OperationalError,
+    connections,
+)
 
 REPLICA = "replica"
+
+T = TypeVar("T")
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +74,22 @@ def stale_ok_db(who: str | None) -> str:
     except STORE_ERRORS:
         wrote = True
     return DEFAULT_DB_ALIAS if wrote else REPLICA
+
+
+def stale_ok_read(who: str | None, read: Callable[[str], T]) -> T:
+    """`read(alias)` on the database `stale_ok_db(who)` names; when that is the standby
+    and it fails on its connection (the standby or its pooler gone mid-read), once more
+    on the primary, so that losing a standby costs a client no answer. `read` must do
+    all its reading before it returns (a list, not a lazy queryset)."""
+    using = stale_ok_db(who)
+    if using == DEFAULT_DB_ALIAS:
+        return read(using)
+    try:
+        return read(using)
+    except (OperationalError, InterfaceError):
+        logger.warning("a stale-ok read failed on the standby; read on the primary")
+        connections[REPLICA].close_if_unusable_or_obsolete()
+        return read(DEFAULT_DB_ALIAS)
 
 
 def _in_write_transaction() -> bool:

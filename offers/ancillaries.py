@@ -27,7 +27,7 @@ from airline.network import fleet
 from airline.network.itineraries import network_version_served, on_network_change
 from airline.network.models import FlightLeg, SeatConfiguration
 from airline.network.services import cabin_specs
-from airline.standby import seller_marker, stale_ok_db
+from airline.standby import seller_marker, stale_ok_read
 from offers.store import (
     OfferBatch,
     OfferOwner,
@@ -107,9 +107,12 @@ def seat_maps(
     (airline/standby.py): a seat taken since shows open, and AcceptOffer, which checks
     on the primary, refuses it."""
     batch = _batch(trip, owner, now)
-    using = stale_ok_db(seller_marker(owner.seller_id))
-    legs = _legs(trip, using=using)
-    taken = seats_taken(list(legs), using=using)
+
+    def read(using: str) -> tuple[dict, dict]:
+        legs = _legs(trip, using=using)
+        return legs, seats_taken(list(legs), using=using)
+
+    legs, taken = stale_ok_read(seller_marker(owner.seller_id), read)
     may_sell_seats = not categories or "SEAT" in categories
     maps = []
     for journey in trip.journeys:

@@ -29,7 +29,7 @@ from django.db.models.functions import Upper
 from airline.api import clock
 from airline.api.errors import ApiError, Err
 from airline.fares.money import ZERO
-from airline.standby import seller_marker, stale_ok_db
+from airline.standby import seller_marker, stale_ok_read
 from orders.models import (
     AirlineChange,
     AirlineCredit,
@@ -343,11 +343,14 @@ def orders_search(search: OrderSearch, *, now: datetime) -> tuple[list[OrderRow]
     subquery (the first in trip order that fits: journey_by_order_position); an order
     with no such journey drops out of the join, which is the search's flight filter.
     The same text runs on SQLite."""
-    using = stale_ok_db(seller_marker(search.seller_id))
-    sql, params = _order_page_sql(search, now=now, using=using)
-    with connections[using].cursor() as cursor:
-        cursor.execute(sql, params)
-        page = cursor.fetchall()
+
+    def read(using: str) -> list[tuple]:
+        sql, params = _order_page_sql(search, now=now, using=using)
+        with connections[using].cursor() as cursor:
+            cursor.execute(sql, params)
+            return cursor.fetchall()
+
+    page = stale_ok_read(seller_marker(search.seller_id), read)
     rows = [
         OrderRow(
             pk,
@@ -539,10 +542,15 @@ def order_get(
     `stale_ok`: a read that may be a moment old (order retrieve, an order's seat maps and
     services), from the standby unless the seller has just written (airline/standby.py);
     its parts then come from the same database."""
-    using = stale_ok_db(seller_marker(scope.seller_id)) if stale_ok else DEFAULT_DB_ALIAS
-    order = order_header(scope=scope, ref=ref, owner_code=owner_code, using=using)
-    order_as_it_stands(order, now=clock.now())
-    return order_with_parts(order, parts) if parts else order
+
+    def read(using: str) -> Order:
+        order = order_header(scope=scope, ref=ref, owner_code=owner_code, using=using)
+        order_as_it_stands(order, now=clock.now())
+        return order_with_parts(order, parts) if parts else order
+
+    if stale_ok:
+        return stale_ok_read(seller_marker(scope.seller_id), read)
+    return read(DEFAULT_DB_ALIAS)
 
 
 def orders_list(search: OrderSearch) -> tuple[list[OrderRow], bool]:

@@ -9,6 +9,7 @@ rows, a read from the primary finds them. Each routing decision is also checked 
 statements each connection ran."""
 
 import re
+import socket
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -211,3 +212,36 @@ def test_admin_changelist_reads_the_standby_until_the_staff_user_writes(
         page = client.get(CHANGELIST)
     assert hold.record_locator in page.content.decode()
     assert not replica.captured_queries
+
+
+@pytest.fixture
+def standby_gone(standby):
+    """The standby unreachable: its alias pointed at a port nothing listens on (as a
+    standby host or pooler that died), until the test ends."""
+    replica = connections[REPLICA]
+    replica.close()
+    kept = replica.settings_dict.copy()
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed_port = sock.getsockname()[1]
+    replica.settings_dict.update(HOST="127.0.0.1", PORT=str(closed_port))
+    yield standby
+    replica.close()
+    replica.settings_dict.clear()
+    replica.settings_dict.update(kept)
+
+
+@pytest.mark.skipif("connections['default'].vendor != 'postgresql'")
+def test_a_standby_gone_mid_read_leaves_the_read_to_the_primary(
+    api, auth, default_seller, standby_gone, caplog
+):
+    """OrderList and retrieve, whose reads would go to the standby, answer from the
+    primary when the standby does not answer: the client sees its orders, not a 503."""
+    order = order_with_trip(seller=default_seller)
+    with ran(DEFAULT_DB_ALIAS, "orders_order") as primary:
+        assert listed(api.get(ORDERS, **auth)) == [order.order_id]
+        retrieved = api.get(f"{ORDERS}/{order.order_id}", **auth)
+    assert retrieved.status_code == 200, retrieved.content
+    assert retrieved.json()["data"]["order"]["orderId"] == order.order_id
+    assert primary.hit
+    assert "failed on the standby" in caplog.text
