@@ -148,7 +148,10 @@ class OrderSeatsView(_OrderAncillaries):
         responses={200: SEAT_MAPS_RESPONSE, **ERROR_RESPONSES},
     )
     def post(self, request, version, orderId):
-        """Seat maps of a booking's flights (SPEC.md §4.11); read-only keys may ask."""
+        """Seat maps of a booking's flights (SPEC.md §4.11); read-only keys may ask.
+
+        A unit is `Open` exactly when it is `assignable` and carries `passengerPricing`. A
+        key whose ancillary categories leave out SEAT gets no seat map: ERR-8001 (403)."""
         return self.answer(orderId=orderId)
 
 
@@ -162,7 +165,9 @@ class OrderServicesView(_OrderAncillaries):
         responses={200: SERVICES_RESPONSE, **ERROR_RESPONSES},
     )
     def post(self, request, version, orderId):
-        """Services a booking can add (SPEC.md §4.11); read-only keys may ask."""
+        """Services a booking can add (SPEC.md §4.11); read-only keys may ask.
+
+        A key that may sell seats only gets no service list: ERR-8001 (403)."""
         return self.answer(orderId=orderId)
 
 
