@@ -442,7 +442,7 @@ def offer_trip(
     # Who carries which infant, as the request (or the search or price request the offer
     # was made for) said with infantRefId; an infant nobody named rides with the first
     # adults who carry none. Create order checks seats against the booking's own
-    # infantPassengerId (orders.create).
+    # infantPassengerId (orders.booking.create).
     spare = sum(1 for _, ptc, _ in pax if ptc == "INF") - sum(1 for *_, i in pax if i)
     travellers = []
     for ref, ptc, infant in pax:

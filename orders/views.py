@@ -14,10 +14,10 @@ from offers.endpoints import AncillariesView
 from offers.openapi import SEAT_MAPS_RESPONSE, SERVICES_RESPONSE
 from orders import presenters
 from orders.ancillaries import order_trip
+from orders.booking.create import order_create
 from orders.changes import order_change
 from orders.checks import check_order_search
-from orders.create import order_create
-from orders.exchange import order_quote
+from orders.exchange.quote import order_quote
 from orders.openapi import (
     CHANGE_EXAMPLES,
     CREATE_EXAMPLES,
