@@ -72,7 +72,7 @@ ORDERS_PER_CLIENT = 25  # per booking phase
 BOOKINGS = (("hold", HOLD, "create order, on hold"), ("card", CARD, "create order, by card"))
 OPERATIONS = (("search", "create offers"), *((kind, label) for kind, _, label in BOOKINGS))
 # The one answer a create order may give under load without a fault: a booking class
-# filled between price and book (orders/create.py).
+# filled between price and book (orders/booking/create.py).
 SOLD_OUT = ("ERR-4001", "no longer has seats")
 
 

@@ -7,19 +7,19 @@ from dataclasses import dataclass
 from rest_framework.permissions import BasePermission
 
 from ndc import ancillaries, mapping, order_list, order_mapping, orders, reshop, shopping
+from ndc.messages import MESSAGES, Message
 from sellers.permissions import CanBook, HasAgencyCode, IsSeller
 
 
 @dataclass(frozen=True)
 class Endpoint:
-    """One NDC message pair: the request root its body must be, the response root it
-    answers (errors included), the function that serves it, and where its request's
-    fields sit (JSON field path -> XPath, for errors the services raise); `permission` is
-    what the caller's key must allow, as for the JSON endpoint of the same service
-    (SPEC.md §5: CanBook for what books or changes, HasAgencyCode for OrderList)."""
+    """One NDC message pair: its request and response roots (ndc.messages), the function
+    that serves it, and where its request's fields sit (JSON field path -> XPath, for
+    errors the services raise); `permission` is what the caller's key must allow, as for
+    the JSON endpoint of the same service (SPEC.md §5: CanBook for what books or
+    changes, HasAgencyCode for OrderList)."""
 
-    request_root: str
-    response_root: str
+    message: Message
     handle: Callable[..., bytes]  # (*, principal, document, request_id) -> the RS
     paths: dict[str, str]
     permission: type[BasePermission] = IsSeller
@@ -32,25 +32,30 @@ class Endpoint:
     # this one (ndc/reference.py), so it names every message and cannot drift.
     json_twin: tuple[str, ...] = ()
 
+    @property
+    def request_root(self) -> str:
+        return self.message.request_root
+
+    @property
+    def response_root(self) -> str:
+        return self.message.response_root
+
 
 ENDPOINTS: dict[str, Endpoint] = {
     "AirShopping": Endpoint(
-        "IATA_AirShoppingRQ",
-        "IATA_AirShoppingRS",
+        MESSAGES["AirShopping"],
         shopping.air_shopping,
         mapping.AIR_SHOPPING_PATHS,
         json_twin=("POST /json/{v}/offers",),
     ),
     "OfferPrice": Endpoint(
-        "IATA_OfferPriceRQ",
-        "IATA_OfferPriceRS",
+        MESSAGES["OfferPrice"],
         shopping.offer_price,
         mapping.OFFER_PRICE_PATHS,
         json_twin=("POST /json/{v}/offers/price",),
     ),
     "SeatAvailability": Endpoint(
-        "IATA_SeatAvailabilityRQ",
-        "IATA_SeatAvailabilityRS",
+        MESSAGES["SeatAvailability"],
         ancillaries.seat_availability,
         ancillaries.SEAT_AVAILABILITY_PATHS,
         json_twin=(
@@ -59,8 +64,7 @@ ENDPOINTS: dict[str, Endpoint] = {
         ),
     ),
     "ServiceList": Endpoint(
-        "IATA_ServiceListRQ",
-        "IATA_ServiceListRS",
+        MESSAGES["ServiceList"],
         ancillaries.service_list,
         ancillaries.SERVICE_LIST_PATHS,
         json_twin=(
@@ -69,33 +73,28 @@ ENDPOINTS: dict[str, Endpoint] = {
         ),
     ),
     "OrderList": Endpoint(
-        "IATA_OrderListRQ",
-        "IATA_OrderListRS",
+        MESSAGES["OrderList"],
         order_list.order_list,
         order_list.ORDER_LIST_PATHS,
         json_twin=("GET /json/{v}/orders",),
         permission=HasAgencyCode,
     ),
     "OrderReshop": Endpoint(
-        "IATA_OrderReshopRQ",
-        "IATA_OrderReshopRS",
+        MESSAGES["OrderReshop"],
         reshop.order_reshop_rs,
         reshop.ORDER_RESHOP_PATHS,
         json_twin=("POST /json/{v}/orders/{orderId}/reshop",),
         permission=CanBook,
     ),
-    # 21.3 has no OrderQuoteRS: OrderQuoteRQ is answered with an OrderReshopRS.
     "OrderQuote": Endpoint(
-        "IATA_OrderQuoteRQ",
-        "IATA_OrderReshopRS",
+        MESSAGES["OrderQuote"],
         reshop.order_quote_rs,
         reshop.ORDER_QUOTE_PATHS,
         json_twin=("POST /json/{v}/orders/{orderId}/quote",),
         permission=CanBook,
     ),
     "OrderCreate": Endpoint(
-        "IATA_OrderCreateRQ",
-        "IATA_OrderViewRS",
+        MESSAGES["OrderCreate"],
         orders.order_create,
         order_mapping.ORDER_CREATE_PATHS,
         json_twin=("POST /json/{v}/orders",),
@@ -103,15 +102,13 @@ ENDPOINTS: dict[str, Endpoint] = {
         idempotent=True,
     ),
     "OrderRetrieve": Endpoint(
-        "IATA_OrderRetrieveRQ",
-        "IATA_OrderViewRS",
+        MESSAGES["OrderRetrieve"],
         orders.order_retrieve,
         order_mapping.ORDER_RETRIEVE_PATHS,
         json_twin=("GET /json/{v}/orders/{orderId}",),
     ),
     "OrderChange": Endpoint(
-        "IATA_OrderChangeRQ",
-        "IATA_OrderViewRS",
+        MESSAGES["OrderChange"],
         orders.order_change,
         order_mapping.ORDER_CHANGE_PATHS,
         json_twin=("PATCH /json/{v}/orders/{orderId}",),

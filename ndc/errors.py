@@ -20,6 +20,7 @@ is where every NDC exchange starts.
 from airline.api import clock
 from airline.api.errors import ApiError
 from ndc import xml
+from ndc.messages import MESSAGES
 
 GENERIC_ERROR_ROOT = "IATA_AirShoppingRS"
 NDC_VERSION = "21.3"
@@ -52,9 +53,7 @@ def payload_attributes(root, request_id: str | None) -> None:
 
 def error_root(path: str) -> str:
     """The RS root for errors on `path` (`/ndc/{version}/{EndpointName}`)."""
-    from ndc.endpoints import ENDPOINTS  # the endpoints import the services; they import us
-
     parts = path.split("/")
-    if len(parts) == 4 and parts[3] in ENDPOINTS:
-        return ENDPOINTS[parts[3]].response_root
+    if len(parts) == 4 and parts[3] in MESSAGES:
+        return MESSAGES[parts[3]].response_root
     return GENERIC_ERROR_ROOT

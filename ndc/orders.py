@@ -9,9 +9,9 @@ from airline.api.errors import ApiError
 from ndc import order_mapping
 from ndc.order_presenters import order_view_rs
 from orders import presenters
+from orders.booking.create import order_create as create_order
 from orders.changes import order_change as change_order
-from orders.create import order_create as create_order
-from orders.exchange import LIVE
+from orders.exchange.records import LIVE
 from orders.inputs import CancelJourney, ConfirmHold
 from orders.models import Channel, OrderStatus
 from orders.selectors import OrderScope, order_get

@@ -21,7 +21,8 @@ from ndc import reshop_presenters
 from ndc.mapping import flight_request_input
 from ndc.shopping import _bundles, _plain
 from ndc.xml import MSG, c, refused, text
-from orders.exchange import LIVE, order_quote
+from orders.exchange.quote import order_quote
+from orders.exchange.records import LIVE
 from orders.reshop import order_reshop
 from orders.selectors import OrderScope, order_get
 from orders.serializers import QuoteIn, ReshopIn

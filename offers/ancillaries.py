@@ -7,6 +7,12 @@ A seat map is the aircraft's seat configuration with the seats taken on that fli
 per passenger. A service list is every non-seat product the key may sell, per scope, with
 a price per passenger. What the bundle includes is priced at zero; a lap infant gets
 neither; an exit row is not for a child nor an adult with an infant on the lap.
+
+A key that may sell no seats gets no seat map (and one that may sell only seats no
+service list): ERR-8001, saying so, rather than a map of seats nobody can buy. The
+passengers a request names are passengers of the offer (some of them, by paxId and
+type): prices for anyone else could never be booked, since create order books exactly
+the priced offer's party.
 """
 
 import threading
@@ -28,6 +34,7 @@ from airline.network.itineraries import network_version_served, on_network_chang
 from airline.network.models import FlightLeg, SeatConfiguration
 from airline.network.services import cabin_specs
 from airline.standby import seller_marker, stale_ok_read
+from offers.passengers import Pax, check_pax
 from offers.store import (
     OfferBatch,
     OfferOwner,
@@ -106,6 +113,12 @@ def seat_maps(
     The flights and the seats taken may be read a moment old, from the standby
     (airline/standby.py): a seat taken since shows open, and AcceptOffer, which checks
     on the primary, refuses it."""
+    if categories and "SEAT" not in categories:
+        raise ApiError(
+            Err.FORBIDDEN,
+            "This API key may not sell seats (it may sell "
+            f"{', '.join(sorted(categories))}); seat maps are for keys that may",
+        )
     batch = _batch(trip, owner, now)
 
     def read(using: str) -> tuple[dict, dict]:
@@ -113,7 +126,6 @@ def seat_maps(
         return legs, seats_taken(list(legs), using=using)
 
     legs, taken = stale_ok_read(seller_marker(owner.seller_id), read)
-    may_sell_seats = not categories or "SEAT" in categories
     maps = []
     for journey in trip.journeys:
         for segment in journey.segments:
@@ -126,7 +138,7 @@ def seat_maps(
                         journey.bundle,
                         trip.travellers,
                         taken.get(leg_id, set()),
-                        batch if may_sell_seats else None,
+                        batch,
                     )
                 )
     batch_save(batch)
@@ -137,6 +149,12 @@ def service_list(
     *, trip: Trip, owner: OfferOwner, categories: Sequence[str], now: datetime
 ) -> dict[str, Any]:
     """`data` of a services request: every product but seats the key may sell."""
+    if categories and set(categories) <= {"SEAT"}:
+        raise ApiError(
+            Err.FORBIDDEN,
+            "This API key may sell seats only; service lists are for keys that may sell "
+            "bags, pets or priority",
+        )
     batch = _batch(trip, owner, now)
     services = []
     for product in ancillaries.products(list(categories) or None):
@@ -329,7 +347,7 @@ def _leg_map(
     bundle: BundleTerms,
     travellers: Sequence[Traveller],
     taken: set[str],
-    batch: OfferBatch | None,
+    batch: OfferBatch,
 ) -> dict[str, Any]:
     compartments: dict[str, list[dict[str, Any]]] = {}
     seated = [t for t in travellers if t.ptc != "INF"]
@@ -347,12 +365,7 @@ def _leg_map(
             allowed = [t for t in seated if not kind[2] or _exit_ok(t)]
             product = ancillaries.seat_product(seat.zone)
             rows = []
-            if (
-                allowed
-                and batch is not None
-                and product is not None
-                and seat.cabin == segment.cabin
-            ):
+            if allowed and product is not None and seat.cabin == segment.cabin:
                 rows = _pricing(
                     batch,
                     product,
@@ -373,15 +386,16 @@ def _leg_map(
             availability = "Blocked"
         elif seat.designator in taken:
             availability = "Reserved"
-        elif seat.cabin != segment.cabin or not allowed:
+        elif not rows:  # another cabin, a zone not on sale, or nobody here may sit there
             availability = "Restricted"
         else:
             availability = "Open"
-        pricing = rows if availability == "Open" else []
+        # Open, assignable and priced go together: a unit nobody of the request can buy
+        # is never shown Open.
         unit["availability"] = availability
-        unit["assignable"] = bool(pricing)
-        if pricing:
-            unit["passengerPricing"] = pricing
+        unit["assignable"] = availability == "Open"
+        if availability == "Open":
+            unit["passengerPricing"] = rows
         compartments.setdefault(seat.cabin, []).append(unit)
     return {
         "departureStation": leg.origin,
@@ -409,8 +423,6 @@ def offer_trip(
 ) -> Trip:
     """The Trip of a shopping or priced offer (SPEC.md §4.6): its items named in
     `item_ids` (ERR-3002 for one it lacks), for the request's passengers or the offer's."""
-    from offers.passengers import check_pax
-
     batch, offer = offer_record(offer_id=offer_id, owner=owner, now=now)
     if isinstance(offer, PricedOffer):
         items = {i.offer_item_id: i for i in offer.items}
@@ -426,14 +438,14 @@ def offer_trip(
                 path="offerItemIds",
             )
     pax = (
-        [(p.pax_id, p.ptc, p.infant_ref) for p in check_pax(passengers)]
+        [(p.pax_id, p.ptc, p.infant_ref) for p in _on_offer(check_pax(passengers), batch)]
         if passengers
         else [(p["paxId"], p["ptc"], p.get("infantRefId", "")) for p in batch.passengers]
     )
     # Who carries which infant, as the request (or the search or price request the offer
     # was made for) said with infantRefId; an infant nobody named rides with the first
     # adults who carry none. Create order checks seats against the booking's own
-    # infantPassengerId (orders.create).
+    # infantPassengerId (orders.booking.create).
     spare = sum(1 for _, ptc, _ in pax if ptc == "INF") - sum(1 for *_, i in pax if i)
     travellers = []
     for ref, ptc, infant in pax:
@@ -455,3 +467,21 @@ def offer_trip(
             )
         )
     return Trip(tuple(journeys), tuple(travellers), {"offerId": offer_id})
+
+
+def _on_offer(asked: Sequence[Pax], batch: OfferBatch) -> Sequence[Pax]:
+    """The request's passengers, each one of the offer's by paxId and type (ERR-1005 on
+    `passengers` otherwise), as price offer holds its passengers to the shopped party."""
+    offered = {(p["paxId"], p["ptc"]) for p in batch.passengers}
+    strangers = [p for p in asked if (p.pax_id, p.ptc) not in offered]
+    if strangers:
+        listed = ", ".join(f"{p['paxId']} ({p['ptc']})" for p in batch.passengers)
+        named = ", ".join(f"{p.pax_id} ({p.ptc})" for p in strangers)
+        verb = "is" if len(strangers) == 1 else "are"
+        raise ApiError(
+            Err.VALIDATION,
+            f"The offer is for {listed}; {named} {verb} not on it. Name the offer's passengers "
+            "(or some of them), or search again for another party",
+            path="passengers",
+        )
+    return asked

@@ -325,8 +325,16 @@ class PassengerPricing(s.Serializer):
 
 class SeatUnit(s.Serializer):
     designator = s.CharField(help_text="Seat label, e.g. 12A")
-    assignable = s.BooleanField()
-    availability = s.ChoiceField(choices=["Open", "Reserved", "Blocked", "Restricted"])
+    assignable = s.BooleanField(
+        help_text="True exactly when availability is Open; then passengerPricing is present"
+    )
+    availability = s.ChoiceField(
+        choices=["Open", "Reserved", "Blocked", "Restricted"],
+        help_text="Open: free and for sale to a passenger of the request. Reserved: held by "
+        "a booking on this flight-date. Blocked: not sold on this aircraft. Restricted: "
+        "another cabin, a seat zone not on sale, or no passenger of the request may sit "
+        "there (exit rows).",
+    )
     group = s.CharField(help_text="Price zone: standard, extra_legroom, exit_row, premium")
     properties = s.ListField(child=s.CharField(), help_text="WINDOW, AISLE, MIDDLE, EXIT...")
     passengerPricing = PassengerPricing(many=True, required=False)

@@ -56,4 +56,13 @@ class AncillaryIn(StrictSerializer):
     offerItemIds = serializers.ListField(
         child=serializers.CharField(min_length=1, max_length=100), allow_empty=False
     )
-    passengers = PassengerIn(many=True, allow_empty=False, required=False, max_length=MAX_LISTED)
+    passengers = PassengerIn(
+        many=True,
+        allow_empty=False,
+        required=False,
+        max_length=MAX_LISTED,
+        help_text="The offer's passengers (default), or some of them: each must be a "
+        "passenger of the offer by paxId and type (a paxId left out is numbered as the "
+        "search did, ADT-1...). Anyone else is ERR-1005 on `passengers`: create order books "
+        "exactly the priced offer's party, so prices for others could never be booked.",
+    )

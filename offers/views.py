@@ -98,7 +98,12 @@ class OfferSeatsView(_OfferAncillaries):
         responses={200: SEAT_MAPS_RESPONSE, **ERROR_RESPONSES},
     )
     def post(self, request, version, offerId):
-        """Seat maps of a cached offer's flights, priced per passenger (SPEC.md §4.6)."""
+        """Seat maps of a cached offer's flights, priced per passenger (SPEC.md §4.6).
+
+        A unit is `Open` exactly when it is `assignable` and carries `passengerPricing`.
+        `passengers`, when sent, must be passengers of the offer (ERR-1005 otherwise).
+        A key whose ancillary categories leave out SEAT gets no seat map: ERR-8001 (403),
+        whose description says so."""
         return self.answer(offerId=offerId)
 
 
@@ -112,5 +117,8 @@ class OfferServicesView(_OfferAncillaries):
         responses={200: SERVICES_RESPONSE, **ERROR_RESPONSES},
     )
     def post(self, request, version, offerId):
-        """Bags, pets and priority for a cached offer, priced per passenger (SPEC.md §4.6)."""
+        """Bags, pets and priority for a cached offer, priced per passenger (SPEC.md §4.6).
+
+        `passengers`, when sent, must be passengers of the offer (ERR-1005 otherwise). A
+        key that may sell seats only gets no service list: ERR-8001 (403)."""
         return self.answer(offerId=offerId)

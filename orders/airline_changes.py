@@ -107,7 +107,7 @@ class Bookings:
                     flight_leg_id__in=leg_ids[start : start + HOLDING_CHUNK],
                     segment__holds_inventory=True,
                     # PENDING too: a card booking holds its seats as PENDING between
-                    # the reservation and the charge (orders.create).
+                    # the reservation and the charge (orders.booking).
                     segment__order__status__in=HOLDING_STATUSES,
                 ).values_list("segment__order_id", flat=True)
             )

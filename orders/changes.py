@@ -33,7 +33,7 @@ from airline.fares.money import ZERO
 from airline.network.inventory import LegCheck, legs_lock
 from airline.sql import lock_wait_bounded
 from offers.ancillaries import Traveller
-from orders import airline_changes, amend, cancel, events, exchange
+from orders import airline_changes, amend, cancel, events
 from orders.ancillaries import (
     IN_CHANGE,
     Sale,
@@ -46,6 +46,7 @@ from orders.ancillaries import (
 )
 from orders.checks import check_amount_stated
 from orders.credits import credit_available, credit_issue, credit_payment, credit_redeem
+from orders.exchange.accept import check_accept_reshop_offer
 from orders.fees import fees_number
 from orders.holds import order_cancel_hold, order_for_change
 from orders.inputs import (
@@ -401,7 +402,7 @@ ACTIONS: dict[str, Action] = {
     "UpdatePassenger": Action(amend.check_update_passenger),
     "UpdateContact": Action(amend.check_update_contact),
     "CancelJourney": Action(cancel.check_cancel_journey),
-    "AcceptReshopOffer": Action(exchange.check_accept_reshop_offer),
+    "AcceptReshopOffer": Action(check_accept_reshop_offer),
     # Answers to a schedule change by the airline (docs/network.md "Airline-initiated changes").
     airline_changes.ACCEPT: Action(airline_changes.check_accept_airline_change, alone=True),
     airline_changes.CANCEL: Action(airline_changes.check_cancel_for_airline_change, alone=True),

@@ -1,12 +1,12 @@
 """Typed input of create order (SPEC.md §2.5.1, §4.7; DESIGN.md §11) and change order
-(§4.10): the values `orders.create.order_create` books from and `orders.changes.order_change`
-changes with, whatever channel the request came by.
+(§4.10): the values `orders.booking.create.order_create` books from and
+`orders.changes.order_change` changes with, whatever channel the request came by.
 
 Each channel builds these from its own wire shape: the JSON API in
 `orders.serializers.CreateOrderIn.to_create_input`, NDC/XML from OrderCreateRQ. They
 carry what the client sent, shaped but not yet judged: the rules that span fields or need
 the priced offer (party, ages, infants, cards, credits) are applied by `orders.checks`,
-`orders.payments` and `orders.create`, the same for every channel.
+`orders.payments` and `orders.booking`, the same for every channel.
 """
 
 from collections.abc import Sequence

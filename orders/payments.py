@@ -31,6 +31,7 @@ from django.utils.module_loading import import_string
 from airline.api import clock
 from airline.api.errors import ApiError, Err, ErrorCollector
 from orders.inputs import CardPayment
+from orders.models import GatewayEntry, PaymentIntent
 
 logger = logging.getLogger("airline.payments")
 BRANDS = {"VI": "Visa", "CA": "Mastercard", "AX": "American Express", "DS": "Discover"}
@@ -130,8 +131,6 @@ class TestGateway:
     TIMES_OUT = "4000000000000119"
 
     def charge(self, *, card: Card, amount: Decimal, currency: str, reference: str) -> Charge:
-        from orders.models import GatewayEntry  # the ledger is a table of the orders app
-
         # Half the latency on the way there, half on the way back, as with a real
         # gateway: a worker can die before the charge is made or after, unaware of it.
         _travel()
@@ -158,8 +157,6 @@ class TestGateway:
         """Nothing: the test gateway takes the money when it charges."""
 
     def refund(self, *, charge: Charge, amount: Decimal, reference: str = "") -> None:
-        from orders.models import GatewayEntry
-
         [charged_under] = GatewayEntry.objects.filter(
             kind=GatewayEntry.Kind.CHARGE, charge_reference=charge.reference
         ).values_list("reference", flat=True)
@@ -180,8 +177,6 @@ class TestGateway:
         _travel()
 
     def settlement(self, *, reference: str) -> Settlement | None:
-        from orders.models import GatewayEntry
-
         entries = GatewayEntry.objects.filter(reference=reference)
         charged = entries.filter(kind=GatewayEntry.Kind.CHARGE).first()
         if charged is None:
@@ -256,8 +251,6 @@ class StripeGateway:
         )
 
     def charge(self, *, card: Card, amount: Decimal, currency: str, reference: str) -> Charge:
-        from orders.models import PaymentIntent  # our intent records the provider's id
-
         with _provider_call(reference, "authorise"):
             # The card goes in the create call itself (payment_method_data): one round
             # trip fewer than making its PaymentMethod first.
@@ -333,8 +326,6 @@ class StripeGateway:
             )
 
     def settlement(self, *, reference: str) -> Settlement | None:
-        from orders.models import PaymentIntent
-
         provider_id = (
             PaymentIntent.objects.filter(ref=reference).values_list("gateway_reference", flat=True)
         ).first()

@@ -24,7 +24,7 @@ from django.db import transaction
 from airline.api import clock
 from airline.api.errors import ApiError
 from orders import events
-from orders.create import order_abandon, order_confirm_paid
+from orders.booking.paying import order_abandon, order_confirm_paid
 from orders.intents import settle
 from orders.models import Order, OrderStatus, PaymentIntent
 from orders.payments import PaymentDeclined, PaymentTimedOut, payment_gateway

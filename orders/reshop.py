@@ -11,7 +11,8 @@ from typing import Any
 
 from airline.api import clock
 from airline.api.errors import ApiError, Err, Reason, order_status_reason
-from orders import amend, cancel, exchange
+from orders import amend, cancel
+from orders.exchange.reshop import reshop_itinerary
 from orders.models import OrderStatus
 from orders.presenters import order_pax_header
 from orders.reshop_request import ReshopRequest, named_passengers
@@ -23,7 +24,7 @@ INSTRUCTIONS: dict[str, Callable[[ReshopRequest], dict[str, Any]]] = {
     "NameChange": amend.reshop_name_change,
     "CancelOrder": cancel.reshop_cancel_order,
     "DeleteOrderItems": cancel.reshop_delete_items,
-    "ReshopItinerary": exchange.reshop_itinerary,
+    "ReshopItinerary": reshop_itinerary,
 }
 
 

@@ -14,10 +14,10 @@ from offers.endpoints import AncillariesView
 from offers.openapi import SEAT_MAPS_RESPONSE, SERVICES_RESPONSE
 from orders import presenters
 from orders.ancillaries import order_trip
+from orders.booking.create import order_create
 from orders.changes import order_change
 from orders.checks import check_order_search
-from orders.create import order_create
-from orders.exchange import order_quote
+from orders.exchange.quote import order_quote
 from orders.openapi import (
     CHANGE_EXAMPLES,
     CREATE_EXAMPLES,
@@ -148,7 +148,10 @@ class OrderSeatsView(_OrderAncillaries):
         responses={200: SEAT_MAPS_RESPONSE, **ERROR_RESPONSES},
     )
     def post(self, request, version, orderId):
-        """Seat maps of a booking's flights (SPEC.md §4.11); read-only keys may ask."""
+        """Seat maps of a booking's flights (SPEC.md §4.11); read-only keys may ask.
+
+        A unit is `Open` exactly when it is `assignable` and carries `passengerPricing`. A
+        key whose ancillary categories leave out SEAT gets no seat map: ERR-8001 (403)."""
         return self.answer(orderId=orderId)
 
 
@@ -162,7 +165,9 @@ class OrderServicesView(_OrderAncillaries):
         responses={200: SERVICES_RESPONSE, **ERROR_RESPONSES},
     )
     def post(self, request, version, orderId):
-        """Services a booking can add (SPEC.md §4.11); read-only keys may ask."""
+        """Services a booking can add (SPEC.md §4.11); read-only keys may ask.
+
+        A key that may sell seats only gets no service list: ERR-8001 (403)."""
         return self.answer(orderId=orderId)
 
 

@@ -15,6 +15,7 @@ import redis.exceptions
 from django.conf import settings
 from django.core.cache import cache
 from django.db import DatabaseError, connection
+from django_redis import get_redis_connection
 from rest_framework.throttling import BaseThrottle
 
 from airline.api import clock
@@ -63,8 +64,6 @@ WINDOW_KEPT_SECONDS = 120  # a minute's count outlives its minute, for no longer
 
 
 def _count_in_redis(key_id: int, minute: int) -> int:
-    from django_redis import get_redis_connection
-
     client = get_redis_connection("default")
     name = cache.make_key(f"rate:{key_id}:{minute}")
     return int(_count_script(client)(keys=[name], args=[WINDOW_KEPT_SECONDS]))

@@ -47,6 +47,7 @@ from airline.api import clock
 from webhooks.addresses import RefusedUrl, Target, check_url
 from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from webhooks.outbox import event_data_render
+from webhooks.services import endpoint_disable
 
 logger = logging.getLogger("airline.webhooks")
 Status = WebhookDelivery.Status
@@ -389,8 +390,6 @@ def backoff(attempt: int, *, rand: Callable[[], float] = random.random) -> timed
 def _endpoint_failed(endpoint_id: int, *, now: datetime) -> None:
     WebhookEndpoint.objects.filter(pk=endpoint_id, failing_since=None).update(failing_since=now)
     limit = now - timedelta(hours=settings.WEBHOOK_RETRY_HOURS)
-    from webhooks.services import endpoint_disable
-
     for endpoint in WebhookEndpoint.objects.filter(
         pk=endpoint_id, active=True, failing_since__lte=limit
     ).select_related("seller__partner"):

@@ -13,8 +13,11 @@ import orjson
 from django.conf import settings
 from django.db import connection, transaction
 
+from airline.api.responses import dumps
 from airline.sql import statement_cursor
 from orders.models import Order, OrderEvent
+from orders.presenters import order_view
+from orders.selectors import order_parts
 from webhooks.models import (
     WebhookDelivery,
     WebhookEndpoint,
@@ -209,10 +212,6 @@ def _next_sequences(orders: Sequence[Order]) -> dict[int, int]:
 
 def event_data_render(event_pk: int) -> str:
     """The event's order view as JSON text, rendered and kept on first need."""
-    from airline.api.responses import dumps
-    from orders.presenters import order_view
-    from orders.selectors import order_parts
-
     event = WebhookEvent.objects.select_related("order").get(pk=event_pk)
     if event.data:
         return event.data

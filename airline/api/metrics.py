@@ -48,6 +48,7 @@ from prometheus_client.core import GaugeMetricFamily
 
 from airline.api import clock
 from airline.api.errors import ApiError
+from airline.api.views import not_found
 
 logger = logging.getLogger("airline.metrics")
 
@@ -206,8 +207,6 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
     METRICS_ALLOWED_CIDRS (403) and with `Authorization: Bearer <METRICS_TOKEN>` (401).
     Every answer is plain text, for a scraper, never a page."""
     if not settings.METRICS_ENABLED:
-        from airline.api.views import not_found
-
         return not_found(request)
     if not _from_allowed_network(request):
         return _plain("Forbidden: this address may not read metrics\n", 403)

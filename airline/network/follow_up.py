@@ -5,7 +5,7 @@ short transaction under the legs' row locks and, in that transaction, records wh
 seats on them: a ScheduleFollowUp with one ScheduleFollowUpHolder row per holder. The
 snapshot is taken once the legs are locked, so it is complete: a booking that committed
 before is in it, and one that comes after waits for the locks, then checks its offer
-against the legs as written (orders.create.as_priced) and is refused, or booked at the
+against the legs as written (orders.booking.priced.as_priced) and is refused, or booked at the
 new times, and needs no telling.
 
 The holders are then told in batches (`follow_up_batch`), each one short transaction

@@ -26,6 +26,7 @@ from tests.ndc.conftest import (
 )
 from tests.ndc.test_shopping import JSON_PARTY, one_per_direction, shop_xml, xml_offers
 from tests.orders.conftest import book, booking_body, price_offer
+from tests.sellers.factories import ApiKeyFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -272,6 +273,46 @@ class TestOfferSeatsAndServices:
 
         fields = ndc_error_of(response, 422, "ERR-1005", "IATA_SeatAvailabilityRS")
         assert fields["TagText"].endswith("/OfferRequest/Offer[2]")
+
+    @pytest.mark.parametrize(
+        ("endpoint", "name"),
+        [("SeatAvailability", "SeatAvailabilityRQ"), ("ServiceList", "ServiceListRQ")],
+    )
+    def test_a_pax_not_on_the_offer_is_err_1005(self, api, auth, network, clock, endpoint, name):
+        offer_id, item_ids = priced_in_xml(api, auth, network)
+        document = etree.fromstring(offer_request(name, offer_id, item_ids))
+        last = document.findall(".//c:Pax", NS)[-1]
+        stranger = deepcopy(last)
+        stranger.find("c:PaxID", NS).text = "ADT-3"
+        stranger.find("c:PTC", NS).text = "ADT"
+        last.addnext(stranger)
+
+        response = post(api, endpoint, etree.tostring(valid(document)), auth)
+
+        fields = ndc_error_of(response, 422, "ERR-1005", f"IATA_{endpoint}RS")
+        assert fields["TagText"].endswith("/Request/Pax")
+        assert "ADT-3 (ADT) is not on it" in fields["DescText"]
+
+    def test_a_key_that_may_not_sell_seats_is_err_8001(
+        self, api, partner, default_seller, network, clock
+    ):
+        key = ApiKeyFactory(partner=partner, allowed_ancillary_categories=["BAGGAGE", "PETS"])
+        bags_only = bearer(token_for(api, key.raw))
+        offer_id, item_ids = priced_in_xml(api, bags_only, network)
+
+        seats = post(
+            api,
+            "SeatAvailability",
+            offer_request("SeatAvailabilityRQ", offer_id, item_ids),
+            bags_only,
+        )
+        services = post(
+            api, "ServiceList", offer_request("ServiceListRQ", offer_id, item_ids), bags_only
+        )
+
+        fields = ndc_error_of(seats, 403, "ERR-8001", "IATA_SeatAvailabilityRS")
+        assert "may not sell seats (it may sell BAGGAGE, PETS)" in fields["DescText"]
+        assert a_la_carte(xml_of(services, 200, "IATA_ServiceListRS"))[1]
 
     def test_another_sellers_offer_is_err_3000(
         self, api, auth, partner_key, other_seller, network, clock

@@ -8,6 +8,7 @@ import pytest
 from lxml import etree
 
 from ndc.endpoints import ENDPOINTS
+from ndc.messages import MESSAGES
 from tests.conftest import bearer
 from tests.ndc.conftest import (
     EXAMPLES,
@@ -34,6 +35,17 @@ class TestRoutes:
 
         fields = ndc_error_of(response, 404, "ERR-1000", root="IATA_AirShoppingRS")
         assert "AirShopping" in fields["DescText"]
+
+    @pytest.mark.parametrize("name", sorted(ENDPOINTS))
+    def test_an_error_on_an_endpoint_is_its_response_root(self, api, name):
+        """Without a token: the refusal is an error document of the message's own RS."""
+        response = post(api, name, b"<x/>", {})
+
+        ndc_error_of(response, 401, "ERR-8000", root=ENDPOINTS[name].response_root)
+
+    def test_every_message_of_the_table_is_served(self):
+        assert set(MESSAGES) == set(ENDPOINTS)
+        assert ENDPOINTS["OrderQuote"].response_root == "IATA_OrderReshopRS"
 
     @pytest.mark.parametrize("version", ["v9", "V1", "1", "latest"])
     def test_an_unsupported_version_is_err_1002(self, api, auth, shopping, version):

@@ -367,8 +367,8 @@ def test_passengers_default_to_the_offers(api, auth, day, kind, source):
 
 @pytest.mark.parametrize("source", SOURCES)
 @pytest.mark.parametrize("kind", KINDS)
-def test_passengers_sent_narrow_and_rename_the_rows(api, auth, day, kind, source):
-    party = [{"type": "ADT"}, {"type": "ADT"}, {"type": "CHD"}]
+def test_passengers_sent_narrow_the_rows_to_some_of_the_offers(api, auth, day, kind, source):
+    party = [{"type": "ADT"}, {"type": "ADT", "paxId": "ann"}, {"type": "CHD", "paxId": "kid"}]
     offer_id, item_ids, _ = offer_of(api, auth, day, source, party=party)
 
     just_one = data_of(
@@ -389,6 +389,28 @@ def test_passengers_sent_narrow_and_rename_the_rows(api, auth, day, kind, source
 
     assert priced_pax(just_one) == {"ADT-1": "ADT"}
     assert priced_pax(named) == {"ann": "ADT", "kid": "CHD"}
+
+
+@pytest.mark.parametrize(
+    "passengers",
+    [
+        # Three on a one-adult offer: ADT-2 and ADT-3 are nobody's.
+        [{"type": "ADT"}, {"type": "ADT"}, {"type": "ADT"}],
+        # A name the offer does not know: its items could never be booked.
+        [{"type": "ADT", "paxId": "ann"}],
+        # A passenger type the offer was not made for.
+        [{"type": "ADT"}, {"type": "INF"}],
+    ],
+)
+@pytest.mark.parametrize("source", SOURCES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_passengers_not_on_the_offer_are_refused(api, auth, day, kind, source, passengers):
+    offer_id, item_ids, _ = offer_of(api, auth, day, source)
+
+    response = ask(api, auth, kind, offer_id, {"offerItemIds": item_ids, "passengers": passengers})
+
+    error = error_of(response, 422, "ERR-1005", "passengers")
+    assert "The offer is for ADT-1 (ADT);" in error["description"]
 
 
 # Seat maps (SPEC.md §2.6; DESIGN.md §7)
@@ -535,10 +557,12 @@ def test_no_seat_for_an_infant_and_no_exit_row_for_a_child_or_its_adult(api, aut
 
 
 def test_exit_rows_are_restricted_when_nobody_may_sit_there(api, auth, day):
-    offer_id, item_ids, _ = offer_of(api, auth, day, "shopping")
-    body = {"offerItemIds": item_ids, "passengers": [{"type": "ADT"}, {"type": "INF"}]}
+    party = [{"type": "ADT"}, {"type": "INF"}]
+    offer_id, item_ids, _ = offer_of(api, auth, day, "shopping", party=party)
 
-    [seat_map] = data_of(ask(api, auth, "seats", offer_id, body))["legSeatMaps"]
+    [seat_map] = data_of(ask(api, auth, "seats", offer_id, {"offerItemIds": item_ids}))[
+        "legSeatMaps"
+    ]
 
     for u in units(seat_map):
         if "EXIT" in u["properties"]:
@@ -741,7 +765,7 @@ def test_products_are_data(api, auth, day):
 
 
 @pytest.mark.parametrize("source", SOURCES)
-def test_a_key_limited_to_baggage_sees_bags_and_no_seat_prices(
+def test_a_key_limited_to_baggage_sees_bags_and_is_refused_seat_maps(
     api, day, partner, default_seller, source
 ):
     bags_only = bearer(
@@ -751,15 +775,47 @@ def test_a_key_limited_to_baggage_sees_bags_and_no_seat_prices(
     body = {"offerItemIds": item_ids}
 
     services = data_of(ask(api, bags_only, "services", offer_id, body))
-    seats = data_of(ask(api, bags_only, "seats", offer_id, body))
+    seats = ask(api, bags_only, "seats", offer_id, body)
 
     assert {s["serviceCode"] for s in services["services"]} == BAGS
     assert {s["type"] for s in services["services"]} == {"Baggage"}
-    assert len(seats["legSeatMaps"]) == 2
-    for seat_map in seats["legSeatMaps"]:
-        assert len(units(seat_map)) == A320_SEATS
-        assert not any(u["assignable"] for u in units(seat_map))
-        assert not any("passengerPricing" in u for u in units(seat_map))
+    error = error_of(seats, 403, "ERR-8001")
+    assert error["description"] == (
+        "This API key may not sell seats (it may sell BAGGAGE); seat maps are for keys that may"
+    )
+
+
+def test_a_key_limited_to_seats_is_refused_service_lists(api, day, partner, default_seller):
+    seats_only = bearer(
+        token_for(api, ApiKeyFactory(partner=partner, allowed_ancillary_categories=["SEAT"]).raw)
+    )
+    offer_id, item_ids, _ = offer_of(api, seats_only, day, "priced")
+    body = {"offerItemIds": item_ids}
+
+    seats = data_of(ask(api, seats_only, "seats", offer_id, body))
+    services = ask(api, seats_only, "services", offer_id, body)
+
+    assert pricing_rows(seats["legSeatMaps"])
+    error = error_of(services, 403, "ERR-8001")
+    assert "may sell seats only" in error["description"]
+
+
+def test_an_open_seat_is_always_priced_and_assignable(api, auth, day):
+    """A seat zone taken off sale shows its seats Restricted, never Open and unpriced."""
+    Ancillary.objects.filter(code="STXL").update(is_active=False)
+    fares_reference.forget()
+    offer_id, item_ids, _ = offer_of(api, auth, day, "shopping")
+
+    [seat_map] = data_of(ask(api, auth, "seats", offer_id, {"offerItemIds": item_ids}))[
+        "legSeatMaps"
+    ]
+
+    legroom = [u for u in units(seat_map) if u["group"] == "extra_legroom"]
+    assert legroom
+    assert {(u["availability"], u["assignable"]) for u in legroom} == {("Restricted", False)}
+    assert not any("passengerPricing" in u for u in legroom)
+    for u in units(seat_map):
+        assert (u["availability"] == "Open") == u["assignable"] == ("passengerPricing" in u)
 
 
 # Seats taken by orders; ancillary offers (DESIGN.md §11)

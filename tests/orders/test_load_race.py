@@ -12,7 +12,7 @@ from django.db import connection, connections
 from rest_framework.test import APIClient
 
 from airline.network.models import FlightLeg
-from orders import create
+from orders.booking import create
 from orders.models import AirlineChange, Order
 from tests.orders.conftest import CARD, book, booking_body
 from tests.orders.test_airline_changes import RETIMED_101, reload

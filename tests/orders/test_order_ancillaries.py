@@ -320,6 +320,22 @@ def test_changes_need_full_permission_and_the_sellers_own_order(
 
 
 @pytest.mark.parametrize(
+    ("categories", "refused", "answered"),
+    [(["BAGGAGE"], seats, services), (["SEAT"], services, seats)],
+)
+def test_a_key_is_refused_the_list_of_what_it_may_not_sell(
+    api, hold, partner, default_seller, categories, refused, answered
+):
+    order_id = hold["order"]["orderId"]
+    key = ApiKeyFactory(partner=partner, allowed_ancillary_categories=categories)
+    limited = bearer(token_for(api, key.raw))
+
+    error = error_of(refused(api, limited, order_id), 403, "ERR-8001")
+    assert "This API key may" in error["description"]
+    assert answered(api, limited, order_id).status_code == 200
+
+
+@pytest.mark.parametrize(
     ("body", "status", "code", "path"),
     [
         ({"passengers": [{"paxId": "PAX|1"}]}, 400, "ERR-1004", "passengers.paxId"),

@@ -43,7 +43,7 @@ def die_at(monkeypatch, target: str) -> None:
 def no_cleanup(monkeypatch):
     """A killed worker runs no except clause: the refund and the release never happen."""
     monkeypatch.setattr("orders.intents.intent_refund", lambda *a, **k: None)
-    monkeypatch.setattr("orders.create.order_abandon", lambda *a, **k: True)
+    monkeypatch.setattr("orders.booking.paying.order_abandon", lambda *a, **k: True)
 
 
 def test_a_card_booking_leaves_its_intent_attached_to_the_payment(api, auth, priced):
@@ -109,7 +109,7 @@ def test_the_seats_are_reserved_before_the_card_is_charged(api, auth, priced):
 def test_a_worker_killed_after_the_charge_leaves_a_booking_the_reconciler_confirms(
     api, auth, priced, clock, monkeypatch, no_cleanup
 ):
-    die_at(monkeypatch, "orders.create.order_confirm_paid")
+    die_at(monkeypatch, "orders.booking.paying.order_confirm_paid")
     with pytest.raises(Killed):
         book(api, auth, booking_body(priced, payment=CARD))
     order = Order.objects.get()

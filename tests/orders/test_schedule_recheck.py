@@ -39,7 +39,7 @@ def stale_index(monkeypatch):
 
     def freeze():
         index = network_index()
-        monkeypatch.setattr("orders.create.network_index", lambda **_: index)
+        monkeypatch.setattr("orders.booking.create.network_index", lambda **_: index)
 
     return freeze
 

@@ -9,7 +9,11 @@ import pytest
 
 from airline.network.itineraries import network_index
 from airline.network.models import FlightLeg, LegInventory
-from orders import create, exchange
+from orders.booking import create
+from orders.exchange import accept as exchange_accept
+from orders.exchange import apply as exchange_apply
+from orders.exchange import moves as exchange_moves
+from orders.exchange import wire as exchange_wire
 from orders.models import Order, Segment
 from tests.conftest import error_of
 from tests.orders.conftest import HOLD, book, booking_body
@@ -76,7 +80,9 @@ def test_an_exchange_onto_a_flight_moved_since_its_quote_was_shown_is_refused(
     reload(tmp_path, network, f101=RETIMED_101)
     segments = sorted(Segment.objects.values_list("pk", "departs_at"))
     # The load commits between the change's version check and its legs' locks.
-    monkeypatch.setattr(exchange, "network_index", lambda **_: before)
+    # Every reader of the schedule index an exchange has.
+    for module in (exchange_accept, exchange_apply, exchange_moves, exchange_wire):
+        monkeypatch.setattr(module, "network_index", lambda **_: before)
 
     response = accept(api, auth, order_id, quoted["offer"])
 

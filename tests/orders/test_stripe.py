@@ -197,7 +197,7 @@ def test_a_booking_that_fails_after_the_charge_is_voided_or_refunded(
     def fails(*args, **kwargs):
         raise ApiError(Err.INTERNAL, "the payment row could not be written")
 
-    monkeypatch.setattr("orders.create.payment_record", fails)
+    monkeypatch.setattr("orders.booking.paying.payment_record", fails)
 
     response = book(api, auth, booking_body(priced, payment=CARD))
 
@@ -225,7 +225,7 @@ def test_a_booking_that_fails_after_the_charge_is_voided_or_refunded(
 def test_a_worker_killed_after_the_charge_leaves_a_booking_the_reconciler_confirms(
     api, auth, priced, stripe_gateway, settings, monkeypatch
 ):
-    die_at(monkeypatch, "orders.create.order_confirm_paid")
+    die_at(monkeypatch, "orders.booking.paying.order_confirm_paid")
     with pytest.raises(Killed):
         book(api, auth, booking_body(priced, payment=CARD))
     monkeypatch.undo()

@@ -1,0 +1,238 @@
+"""How a new booking is paid (SPEC.md §2.5.1; DESIGN.md §8): on hold, by airline credit, or
+by card under a payment intent (reserve, charge with no row locked, confirm in a second
+transaction); a refused card gives the reservation back (order_abandon).
+"""
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+from decimal import Decimal
+
+from django.db import transaction
+from django.db.models import F
+
+from airline.api.errors import ApiError, Err
+from airline.sql import commit_without_flush
+from orders import events
+from orders.ancillaries import (
+    emds_number,
+)
+from orders.credits import credit_payment, credit_redeem
+from orders.holds import hold_time_limit, seats_release
+from orders.inputs import (
+    CardPayment,
+    CreditPayment,
+    Hold,
+    OtherPayment,
+    PaymentData,
+)
+from orders.intents import card_charged, intent_attach, intent_open
+from orders.models import (
+    AirlineCredit,
+    Order,
+    OrderStatus,
+    Passenger,
+    Payment,
+    PaymentIntent,
+)
+from orders.payments import Card, Charge, card_check, credit_card_check
+from orders.selectors import OrderParts, OrderScope
+from orders.tickets import payment_record, tickets_issue
+from sellers.authentication import Principal
+
+
+@dataclass(frozen=True)
+class Paying:
+    """How a booking is paid, checked: on hold until `time_limit`, by `card`, by the
+    airline credit `credit_code` (and `card` for what it does not cover)."""
+
+    time_limit: datetime | None = None
+    card: Card | None = None
+    credit_code: str = ""
+
+
+def check_payment(payment: PaymentData, *, now: datetime, first_departure: datetime) -> Paying:
+    """The request's payment as a Paying, or ERR-4001 (a hold too close to departure),
+    ERR-6000 (a type we do not take), ERR-6001/1005 (a bad card)."""
+    match payment:
+        case Hold():
+            return Paying(time_limit=hold_time_limit(now=now, first_departure=first_departure))
+        case CardPayment():
+            return Paying(card=card_check(payment, now=now))
+        case CreditPayment(credit_code=code, card=card):
+            return Paying(
+                credit_code=code,
+                card=None if card is None else credit_card_check(card, now=now),
+            )
+        case OtherPayment(type=kind):
+            raise ApiError(
+                Err.PAYMENT_METHOD,
+                f"Payment type {kind} is not supported; use Hold, CreditCard or AirlineCredit",
+                path="payment.type",
+            )
+    raise TypeError(f"not a payment: {payment!r}")
+
+
+def payment_start(
+    parts: OrderParts,
+    *,
+    principal: Principal,
+    paying: Paying,
+    offer_id: str,
+    actor: str,
+    now: datetime,
+) -> OrderParts:
+    """Inside the booking's transaction, an order not on hold: what its airline credit
+    covers spent (CONFIRMED and ticketed when that is all of it); the rest, by card,
+    left PENDING with the payment intent the card will be charged under."""
+    order = parts.order
+    due = order.total
+    if paying.credit_code:
+        parts = _pay_by_credit(
+            parts, code=paying.credit_code, scope=OrderScope.of(principal), actor=actor, now=now
+        )
+        due = order.total - order.paid
+        if due > 0 and paying.card is None:
+            # Rolls back the whole booking, the credit's UPDATE with it.
+            raise ApiError(
+                Err.PAYMENT_REJECTED,
+                f"The airline credit covers {order.paid} of the {order.total} USD due; send "
+                "`card` with it to pay the rest",
+                path="payment.card",
+            )
+        if due <= 0:
+            return _confirm_by_credit(parts, actor=actor, now=now)
+    assert paying.card is not None
+    return replace(
+        parts,
+        intent=intent_open(
+            seller=principal.seller,
+            purpose=PaymentIntent.Purpose.CREATE,
+            amount=due,
+            card=paying.card,
+            now=now,
+            order=order,
+            offer_id=offer_id,
+        ),
+    )
+
+
+def _pay_by_credit(
+    parts: OrderParts, *, code: str, scope: OrderScope, actor: str, now: datetime
+) -> OrderParts:
+    """Inside the booking's transaction: spend what the airline credit `code` in `scope`
+    holds, up to the order's total, as the order's first payment (ERR-6002 for a code
+    that cannot be used). Its conditional UPDATE (orders/credits.py) is what stops two
+    bookings racing for one credit from spending more than it holds."""
+    order = parts.order
+    credit = credit_redeem(code=code, scope=scope, amount=order.total, now=now)
+    Order.objects.filter(pk=order.pk).update(paid=credit.spent)
+    order.paid = credit.spent
+    return replace(parts, payments=[credit_payment(order, credit, actor=actor, now=now)])
+
+
+def _confirm_by_credit(parts: OrderParts, *, actor: str, now: datetime) -> OrderParts:
+    """Inside the booking's transaction, an order its airline credit paid in full:
+    CONFIRMED, e-tickets and EMDs issued, as a card payment would have left it."""
+    order = parts.order
+    Order.objects.filter(pk=order.pk).update(status=OrderStatus.CONFIRMED)
+    order.status = OrderStatus.CONFIRMED
+    return _ticketed(parts, paid=order.paid, actor=actor, now=now)
+
+
+def pay_reserved(parts: OrderParts, *, card: Card, actor: str, now: datetime) -> OrderParts:
+    """Charge the card for an order reserved PENDING with its intent, then confirm it.
+    A card refused gives the seats (and any airline credit spent) back and leaves no
+    order; a confirmation that fails refunds the charge first. Whatever a dying worker
+    leaves, the reconciler settles."""
+    try:
+        with card_charged(parts.intent, card, why="the booking could not be confirmed") as charge:
+            return order_confirm_paid(
+                parts, intent=parts.intent, charge=charge, actor=actor, now=now
+            )
+    except BaseException:
+        order_abandon(parts.order)
+        raise
+
+
+@transaction.atomic
+def order_confirm_paid(
+    parts: OrderParts, *, intent: PaymentIntent, charge: Charge, actor: str, now: datetime
+) -> OrderParts:
+    """The reserved order, charged: CONFIRMED and paid, its payment row (the intent
+    attached to it), e-tickets, EMDs for its paid services, and the event. Called by
+    create order right after the charge, and by the reconciler for an order whose worker
+    died after charging. `parts` are the order's, as written or as read back."""
+    # Only with DB_COMMIT_WITHOUT_FLUSH=1 (off by default): this commit may then return
+    # before it is on disk. A crash can lose it, never the money: the intent (committed
+    # and flushed with the reservation) is still PENDING and the gateway still holds the
+    # charge, so the reconciler confirms the order again (docs/production.md "Commits
+    # without a flush").
+    commit_without_flush()
+    order = parts.order
+    # `paid` may already hold the airline credit the reservation spent: the card pays
+    # the rest (DESIGN.md §11 "Airline credit").
+    confirmed = Order.objects.filter(pk=order.pk, status=OrderStatus.PENDING).update(
+        status=OrderStatus.CONFIRMED,
+        paid=F("paid") + charge.amount,
+        updated_at=now,
+        version=F("version") + 1,
+    )
+    if not confirmed:
+        raise ApiError(Err.INTERNAL, "The booking was settled meanwhile; retrieve it")
+    order.status, order.paid, order.updated_at = (
+        OrderStatus.CONFIRMED,
+        order.paid + charge.amount,
+        now,
+    )
+    order.version += 1
+    payment = payment_record(order, charge=charge, intent=intent, now=now)
+    intent_attach(intent, charge=charge, payment=payment)
+    parts = replace(parts, payments=[*parts.payments, payment])
+    return _ticketed(parts, paid=charge.amount, actor=actor, now=now)
+
+
+def _ticketed(parts: OrderParts, *, paid: Decimal, actor: str, now: datetime) -> OrderParts:
+    """Inside the transaction that confirms a paid order: its e-tickets issued, its paid
+    services' EMDs numbered, and the event of the payment (`paid`) recorded."""
+    tickets, coupons = tickets_issue(
+        parts.order,
+        now=now,
+        passengers=parts.passengers,
+        segments=[s for j in parts.journeys for s in parts.segments[j.pk]],
+    )
+    emds_number(parts.services)
+    events.order_paid(parts.order, actor=actor, now=now, amount=paid)
+    return replace(
+        parts,
+        tickets=tickets,
+        coupons={t.pk: [c for c in coupons if c.ticket_id == t.pk] for t in tickets},
+    )
+
+
+def order_abandon(order: Order) -> bool:
+    """Undo a reservation that was never paid: its seats back, the order gone (its
+    client was told nothing was booked; the intent keeps the record of the attempt).
+    False when it is no longer PENDING: it was paid, or abandoned already."""
+    with transaction.atomic():
+        # The row lock picks one winner between a failing request and the reconciler.
+        pending = Order.objects.select_for_update().filter(pk=order.pk, status=OrderStatus.PENDING)
+        if not pending.exists():
+            return False
+        seats_release(order)
+        credits_restore(order)
+        # An adult's link to the infant on its lap protects the infant's row: let go of
+        # it first, or the order could not be deleted with its passengers.
+        Passenger.objects.filter(order=order, infant__isnull=False).update(infant=None)
+        pending.delete()
+    return True
+
+
+def credits_restore(order: Order) -> None:
+    """Inside the abandoning transaction: give back to their credits what the reserved
+    order spent of them, before its payment rows go with it. Each credit gets exactly
+    what it gave, so `remaining` never passes `amount`."""
+    spent = Payment.objects.filter(order=order, method=Payment.Method.CREDIT).values_list(
+        "credit_id", "amount"
+    )
+    for credit_id, amount in spent:
+        AirlineCredit.objects.filter(pk=credit_id).update(remaining=F("remaining") + amount)

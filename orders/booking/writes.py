@@ -1,0 +1,276 @@
+"""The rows of a new order: the order itself under a fresh record locator, its journeys,
+segments and legs, passengers and contact. Create order writes them, and so do the
+import of bookings (orders.imports) and an exchange's new journey (orders.exchange.apply).
+"""
+
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from datetime import datetime
+from functools import cache
+
+from django.db import IntegrityError, connection
+
+from airline.network.itineraries import DatedLeg
+from airline.network.itineraries import Journey as NetworkJourney
+from airline.network.services import station_zone
+from offers.wire import ref_id
+from orders import ids
+from orders.ancillaries import (
+    IN_CREATE,
+    Sale,
+    services_write,
+)
+from orders.booking.priced import BookedJourney, journey_ref
+from orders.checks import (
+    ContactIn,
+    PassengerIn,
+)
+from orders.models import (
+    Contact,
+    Journey,
+    Leg,
+    Order,
+    OrderItem,
+    Passenger,
+    Segment,
+)
+from orders.rows import rows_insert
+from orders.selectors import LegPart, OrderParts
+
+
+def order_rows_write(
+    order: Order,
+    *,
+    booked: Sequence[BookedJourney],
+    passengers: Sequence[PassengerIn],
+    contact: ContactIn,
+    sale: Sale,
+    seats: int,
+    now: datetime,
+) -> OrderParts:
+    """The new order's passengers, contact, journeys, items, segments, legs and services,
+    returned as the parts a read of the order would give (no payment yet)."""
+    passenger_rows = passengers_write(order, passengers)
+    contact_row = contact_write(order, contact)
+    journeys = rows_insert(
+        [
+            journey_row(order, ref=journey_ref(b), position=position, journey=b.journey)
+            for position, b in enumerate(booked, start=1)
+        ]
+    )
+    items = rows_insert(
+        [
+            OrderItem(
+                order=order,
+                journey=journey,
+                ref=ids.new_ref("OOI"),
+                bundle=b.item.bundle,
+                total=b.price.total,
+                price=b.item.total_price,
+                fare=b.item.fare,
+                passenger_prices=b.item.passenger_prices,
+            )
+            for journey, b in zip(journeys, booked, strict=True)
+        ]
+    )
+    segment_rows, legs = segments_write(
+        order,
+        [
+            (journey, s, b.item.cabin, rbd, seats)
+            for journey, b in zip(journeys, booked, strict=True)
+            for s, rbd in zip(b.journey.segments, b.item.rbds, strict=True)
+        ],
+    )
+    services = (
+        services_write(
+            sale,
+            order=order,
+            passengers={p.offer_pax_id: p for p in passenger_rows},
+            journeys={j.ref: j for j in journeys},
+            segments={s.ref: s for s in segment_rows},
+            now=now,
+            refuse=IN_CREATE,
+        )
+        if sale.lines
+        else []
+    )
+    # What the order view shows of a leg is the scheduled flight leg, which the network
+    # index the journeys came from holds: no need to read it back.
+    flown = {leg.id: leg for b in booked for s in b.journey.segments for leg in s.legs}
+    return OrderParts(
+        order=order,
+        passengers=passenger_rows,
+        contacts=[contact_row],
+        journeys=journeys,
+        items=items,
+        segments={j.pk: [s for s in segment_rows if s.journey_id == j.pk] for j in journeys},
+        legs={
+            s.pk: [_leg_part(leg, flown) for leg in legs if leg.segment_id == s.pk]
+            for s in segment_rows
+        },
+        services=services,
+        payments=[],
+        tickets=[],
+        coupons={},
+    )
+
+
+def _leg_part(row: Leg, flown: Mapping[int, DatedLeg]) -> LegPart:
+    leg = flown[row.flight_leg_id]
+    return LegPart(
+        ref=row.ref,
+        origin=leg.origin,
+        destination=leg.destination,
+        departs_at=leg.departs_at,
+        arrives_at=leg.arrives_at,
+        aircraft_type=leg.aircraft_type,
+    )
+
+
+class LocatorTaken(Exception):
+    """The record locator drawn for a new order is another order's."""
+
+
+def order_insert(order: Order, *, duplicate: Callable[[], Exception]) -> None:
+    """Insert a new order with the record locator drawn for it: LocatorTaken when another
+    order has that locator, `duplicate()` when the order itself exists (its offer is
+    booked). No savepoint: a clash ends the caller's transaction, which order_create runs
+    again with a fresh draw. That clash is rare (there are 32^6, about 10^9, locators),
+    and a savepoint around every insert cost every booking two round trips."""
+    # Looked up before the INSERT (once per process): after a failed statement,
+    # PostgreSQL's transaction takes no other.
+    locator_unique = _unique_constraints(Order._meta.db_table, "record_locator")
+    try:
+        rows_insert([order])
+    except IntegrityError as exc:
+        if _locator_taken(exc, order, locator_unique):
+            raise LocatorTaken from exc
+        raise duplicate() from exc
+
+
+def _locator_taken(exc: IntegrityError, order: Order, locator_unique: frozenset[str]) -> bool:
+    """Whether the INSERT of `order` broke the uniqueness of its record locator (not of
+    its order id or source offer), by the name of the constraint: PostgreSQL's error
+    carries it (psycopg's `diag.constraint_name`). SQLite's names none, but its
+    transaction goes on after a failed statement, so it is asked."""
+    diag = getattr(exc.__cause__, "diag", None)
+    if diag is not None:
+        return diag.constraint_name in locator_unique
+    return Order.objects.filter(record_locator=order.record_locator).exists()
+
+
+@cache
+def _unique_constraints(table: str, column: str) -> frozenset[str]:
+    """The names of the database's unique constraints on `table`'s `column` alone, as it
+    reports them (the name is the database's own choice for a field's unique=True)."""
+    with connection.cursor() as cursor:
+        constraints = connection.introspection.get_constraints(cursor, table)
+    return frozenset(
+        name for name, c in constraints.items() if c["unique"] and c["columns"] == [column]
+    )
+
+
+def journey_row(order: Order, *, ref: str, position: int, journey: NetworkJourney) -> Journey:
+    """The order's journey as booked, with what OrderList summaries show of it: the
+    departure date at the origin and the first segment's flight number."""
+    return Journey(
+        order=order,
+        ref=ref,
+        position=position,
+        origin=journey.origin,
+        destination=journey.destination,
+        departs_at=journey.departs_at,
+        arrives_at=journey.arrives_at,
+        departure_date=journey.departs_at.astimezone(station_zone(journey.origin)).date(),
+        flight_number=journey.segments[0].flight_number,
+    )
+
+
+def passengers_write(order: Order, passengers: Iterable[PassengerIn]) -> list[Passenger]:
+    """The passengers, infants first so that their carriers can point at them."""
+    rows = {
+        p.pax_id: Passenger(
+            order=order,
+            ref=ids.new_ref("PAX"),
+            offer_pax_id=p.pax_id,
+            position=position,
+            ptc=p.ptc,
+            given_name=p.given_name,
+            surname=p.surname,
+            date_of_birth=p.date_of_birth,
+            gender=p.gender,
+            nationality=p.nationality,
+            residence_country=p.residence_country,
+            loyalty_program=p.loyalty_program,
+            travel_documents=p.travel_documents,
+            contacts=p.contacts,
+        )
+        for position, p in enumerate(passengers, start=1)
+    }
+    infants = [row for row in rows.values() if row.ptc == "INF"]
+    rows_insert(infants)
+    for p in passengers:
+        if p.infant_pax_id:
+            rows[p.pax_id].infant = rows[p.infant_pax_id]
+    rows_insert([row for row in rows.values() if row.ptc != "INF"])
+    return sorted(rows.values(), key=lambda row: row.position)
+
+
+def contact_write(order: Order, contact: ContactIn) -> Contact:
+    """The order's contact."""
+    row = Contact(
+        order=order,
+        ref=ids.new_ref("CTC"),
+        email=contact.email,
+        phone=contact.phone,
+        given_name=contact.given_name,
+        surname=contact.surname,
+        postal_address=contact.postal_address,
+    )
+    rows_insert([row])
+    return row
+
+
+def segments_write(
+    order: Order, segments: Sequence[tuple], *, taken: Collection[str] = ()
+) -> tuple[list[Segment], list[Leg]]:
+    """Segments and their legs, in travel order: (order journey, network segment, cabin,
+    rbd, seats) each. A segment's id is the offer's for its legs (what seat maps and
+    service lists of the priced offer name) unless the order already has that id among
+    `taken` (SEG- and LEG- ids it holds: a flight exchanged and exchanged back): then a
+    fresh one, so that ids stay unique within the order (SPEC.md §1)."""
+    positions: dict[int, int] = {}
+    rows = []
+    for journey, s, cabin, rbd, seats in segments:
+        positions[journey.pk] = positions.get(journey.pk, 0) + 1
+        ref = ref_id("SEG", *(leg.id for leg in s.legs))
+        rows.append(
+            Segment(
+                order=order,
+                journey=journey,
+                ref=ref if ref not in taken else ids.new_ref("SEG"),
+                position=positions[journey.pk],
+                carrier=s.carrier,
+                flight_number=s.flight_number,
+                origin=s.origin,
+                destination=s.destination,
+                departs_at=s.departs_at,
+                arrives_at=s.arrives_at,
+                cabin=cabin,
+                rbd=rbd,
+                seats=seats,
+            )
+        )
+    rows_insert(rows)
+    legs = rows_insert(
+        [
+            Leg(segment=row, flight_leg_id=leg.id, ref=_leg_ref(leg.id, taken), position=n)
+            for row, (_, s, *_rest) in zip(rows, segments, strict=True)
+            for n, leg in enumerate(s.legs, start=1)
+        ]
+    )
+    return rows, legs
+
+
+def _leg_ref(leg_id: int, taken: Collection[str]) -> str:
+    ref = ref_id("LEG", leg_id)
+    return ref if ref not in taken else ids.new_ref("LEG")
