@@ -43,7 +43,14 @@ def base_env(**overrides: str) -> dict[str, str]:
     env = {
         k: v
         for k, v in os.environ.items()
-        if k not in ("DATABASE_URL", "REDIS_URL", "CACHE_KEY_PREFIX", "DJANGO_SETTINGS_MODULE")
+        if k
+        not in (
+            "DATABASE_URL",
+            "REDIS_URL",
+            "REDIS_SENTINELS",
+            "CACHE_KEY_PREFIX",
+            "DJANGO_SETTINGS_MODULE",
+        )
     }
     env["DJANGO_SETTINGS_MODULE"] = "airline.settings"
     env.update(overrides)
