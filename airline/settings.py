@@ -350,6 +350,7 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 # then, and only then, they are the proxy's word and may be believed.
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_PROXY") else None
 USE_X_FORWARDED_HOST = env_bool("BEHIND_PROXY")
+BEHIND_PROXY = env_bool("BEHIND_PROXY")
 # Production is served over HTTPS (HTTPS=1, the default there): browsers are told to keep
 # to it for a year (HSTS, on every secure response). Plain-HTTP requests are not
 # redirected: a redirect drops an API client's POST body; TLS is the proxy's job.

@@ -215,7 +215,17 @@ def body_budget_refused(retry_after: int, *, limit: int, whose: str) -> ApiError
     )
 
 
-def address_body_budget_check(request, *, address: str) -> None:
+def client_address(request) -> str:
+    """The client's address: behind the shipped proxy (BEHIND_PROXY) the X-Forwarded-For
+    it sets to the address it was connected from, never passing a client's on."""
+    if settings.BEHIND_PROXY:
+        forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")[-1].strip()
+        if forwarded:
+            return forwarded
+    return request.META.get("REMOTE_ADDR", "")
+
+
+def address_body_budget_check(request) -> None:
     """Count the body of a request made without credentials against its client address's
     budget (API_ADDRESS_BODY_BYTES_PER_MINUTE); 429 ERR-8003 when spent. Counted with the
     cache's own add and incr: atomic on Redis, close enough on the database cache. With
@@ -225,7 +235,7 @@ def address_body_budget_check(request, *, address: str) -> None:
         return
     timestamp = int(clock.now().timestamp())
     minute = timestamp // 60
-    name = f"bytes:addr:{address}:{minute}"
+    name = f"bytes:addr:{client_address(request)}:{minute}"
     try:
         cache.add(name, 0, WINDOW_KEPT_SECONDS)
         spent = cache.incr(name, size)
