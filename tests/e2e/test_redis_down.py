@@ -3,19 +3,15 @@ is down"): what does not need Redis's data keeps working, the rate limits open w
 their metric and log line, what needs it answers 503 ERR-9002 with Retry-After in JSON
 and NDC, /health stays 200 and says `degraded`; Redis started again, all is normal."""
 
-import signal
-import socket
-import subprocess
 import threading
 import time
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.e2e.servers import free_port, gunicorn, server_env_on_test_database, wait_until_ready
+from tests.e2e.servers import RedisServer, gunicorn, server_env_on_test_database, wait_until_ready
 from tests.ndc.conftest import air_shopping
 from tests.offers.conftest import network, search_body  # noqa: F401 (the network fixture)
 from tests.orders.conftest import booking_body
@@ -27,43 +23,12 @@ LIMIT = 20  # requests a minute: the outage sends more than two windows' worth
 METRICS_TOKEN = "scrape-0123456789-redis-down"
 
 
-class RedisServer:
-    """A redis-server of this test's own on a free port, without persistence."""
-
-    def __init__(self, log: Path) -> None:
-        self.port = free_port()
-        self.log = log
-        self.process: subprocess.Popen | None = None
-
-    def start(self) -> None:
-        with self.log.open("a") as out:
-            self.process = subprocess.Popen(
-                ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""],
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), 1):
-                    return
-            except OSError:
-                time.sleep(0.05)  # polling a starting process, not timing behaviour
-        raise AssertionError("redis-server did not start")
-
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=10)
-
-
 @pytest.fixture
 def redis_server(tmp_path):
     server = RedisServer(tmp_path / "redis.log")
     server.start()
     yield server
-    if server.process is not None and server.process.poll() is None:
-        server.kill()
+    server.stop_if_running()
 
 
 def opened(url: str) -> float:
