@@ -54,7 +54,8 @@ class RateLimitState:
 
 class RedisOutage:
     """This process's view of Redis for the rate limits: since when it has failed, and
-    when to ask it again (Unix seconds of the service clock, which tests set)."""
+    when to ask it again (Unix seconds of the service clock, which tests set). Threads
+    of one process may race on it harmlessly: at worst a transition is logged twice."""
 
     def __init__(self) -> None:
         self.since: float | None = None
@@ -197,12 +198,15 @@ def _count_in_database(key_id: int, minute: int, body_bytes: int) -> tuple[int, 
 
 
 def body_bytes_of(request) -> int:
-    """The body a request declares (Content-Length): what it costs to read and parse. A
-    body without one is read as empty (Django reads no further than Content-Length)."""
+    """The body a request declares (Content-Length): what it costs to read and parse, up
+    to one byte past the most any request may have (what is read of a larger one before
+    it is refused, ERR-1009). A body without one is read as empty (Django reads no
+    further than Content-Length)."""
     try:
-        return max(0, int(request.META.get("CONTENT_LENGTH") or 0))
+        declared = max(0, int(request.META.get("CONTENT_LENGTH") or 0))
     except ValueError:
         return 0
+    return min(declared, settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1)
 
 
 def body_budget_refused(retry_after: int, *, limit: int, whose: str) -> ApiError:
