@@ -20,6 +20,8 @@ import time
 import redis
 from django.conf import settings
 
+from airline.redisclient import plain_client
+
 logger = logging.getLogger(__name__)
 
 FINGERPRINT_TTL_SECONDS = 60  # how long after the last node stops its key is still held
@@ -38,9 +40,7 @@ def fingerprint(secret_key: str | None = None) -> str:
 def _redis() -> redis.Redis | None:
     """A plain client (no Django cache, no database): this runs in gunicorn's master
     before it forks the workers, which must not inherit an open connection."""
-    if not settings.REDIS_URL:
-        return None
-    return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
+    return plain_client(timeout=2)
 
 
 def _key() -> str:

@@ -4,8 +4,8 @@ AIRLINE_ENV is `production` (the default), `development` or `test`. Outside prod
 missing SECRET_KEY is replaced by one generated once under var/, so `make run` works on a
 bare machine; in production a missing SECRET_KEY stops the process at start.
 Storage: DATABASE_URL set -> that database (PostgreSQL), else SQLite under var/.
-REDIS_URL set -> Redis for caches, offers and rate limits, else the database cache
-(shared by all worker processes, unlike a per-process memory cache).
+REDIS_URL (or REDIS_SENTINELS) set -> Redis for caches, offers and rate limits, else the
+database cache (shared by all worker processes, unlike a per-process memory cache).
 """
 
 import ipaddress
@@ -233,18 +233,60 @@ DATABASE_ROUTERS = ["airline.standby.StandbyRouter"]
 READ_FROM_STANDBY = env_bool("READ_FROM_STANDBY", False)
 READ_YOUR_WRITES_SECONDS = env_int("READ_YOUR_WRITES_SECONDS", 10)
 
+# Redis: one server (REDIS_URL), or a master found through Sentinel (REDIS_SENTINELS,
+# host:port of each sentinel, REDIS_SENTINEL_MASTER the monitored master's name): a
+# failover then moves every client to the promoted replica. Reads go to the master too,
+# never a replica: an offer stored by a search is priced a moment later, and a replica
+# may not have it yet. Timeouts are short so that a dead Redis costs a request
+# milliseconds: every use either does without it or answers 503 (docs/production.md
+# "When Redis is down").
 REDIS_URL = env_str("REDIS_URL")
-if REDIS_URL:
+REDIS_SENTINELS = env_list("REDIS_SENTINELS", [])
+REDIS_SENTINEL_MASTER = env_str("REDIS_SENTINEL_MASTER", "airline")
+REDIS_SENTINEL_DB = env_int("REDIS_SENTINEL_DB", 0)
+REDIS_CONNECT_TIMEOUT = env_int("REDIS_CONNECT_TIMEOUT_MS", 250) / 1000
+REDIS_TIMEOUT = env_int("REDIS_TIMEOUT_MS", 500) / 1000
+if REDIS_URL and REDIS_SENTINELS:
+    raise ImproperlyConfigured("Set REDIS_URL or REDIS_SENTINELS, not both")
+
+
+def _sentinel_address(item: str) -> tuple[str, int]:
+    host, _, port = item.rpartition(":")
+    if not host or not port.isdigit():
+        raise ImproperlyConfigured(f"REDIS_SENTINELS takes host:port entries, not {item!r}")
+    return host.strip("[]"), int(port)
+
+
+REDIS_SENTINEL_ADDRESSES = [_sentinel_address(item) for item in REDIS_SENTINELS]
+REDIS_ENABLED = bool(REDIS_URL or REDIS_SENTINELS)
+_REDIS_TIMEOUTS = {"SOCKET_CONNECT_TIMEOUT": REDIS_CONNECT_TIMEOUT, "SOCKET_TIMEOUT": REDIS_TIMEOUT}
+if REDIS_SENTINELS:
+    CACHES = {
+        "default": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            # A list of one: the master alone (django-redis reads a string as master
+            # and replica, and reads from the replica).
+            "LOCATION": [f"redis://{REDIS_SENTINEL_MASTER}/{REDIS_SENTINEL_DB}"],
+            "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", "airline"),
+            "OPTIONS": {
+                "CLIENT_CLASS": "django_redis.client.SentinelClient",
+                "CONNECTION_FACTORY": "django_redis.pool.SentinelConnectionFactory",
+                "SENTINELS": REDIS_SENTINEL_ADDRESSES,
+                "SENTINEL_KWARGS": {
+                    "socket_connect_timeout": REDIS_CONNECT_TIMEOUT,
+                    "socket_timeout": REDIS_TIMEOUT,
+                },
+                **_REDIS_TIMEOUTS,
+            },
+        }
+    }
+elif REDIS_URL:
     CACHES = {
         "default": {
             "BACKEND": "django_redis.cache.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", "airline"),
-            "OPTIONS": {
-                "CLIENT_CLASS": "django_redis.client.DefaultClient",
-                "SOCKET_CONNECT_TIMEOUT": 2,
-                "SOCKET_TIMEOUT": 2,
-            },
+            "OPTIONS": {"CLIENT_CLASS": "django_redis.client.DefaultClient", **_REDIS_TIMEOUTS},
         }
     }
 else:
@@ -255,6 +297,22 @@ else:
             "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", "airline"),
         }
     }
+# Request volume per key is counted in Redis; while Redis cannot be reached a process
+# admits requests uncounted for RATE_LIMIT_OPEN_SECONDS (a failover, a restart), then
+# counts them in the database until Redis answers again (sellers/throttling.py).
+RATE_LIMIT_OPEN_SECONDS = env_int("RATE_LIMIT_OPEN_SECONDS", 60)
+# Request bodies per key per minute, beside the request count: a key that has sent this
+# many bytes of bodies this minute gets 429 ERR-8003 for any further request with a
+# body, so hostile megabyte bodies cannot buy the parsing time other sellers need.
+# Requests without credentials that read a body (the Stripe webhook) are counted per
+# client address against API_ADDRESS_BODY_BYTES_PER_MINUTE.
+API_KEY_BODY_BYTES_PER_MINUTE = env_int("API_KEY_BODY_BYTES_PER_MINUTE", 16 * 1024 * 1024)
+API_ADDRESS_BODY_BYTES_PER_MINUTE = env_int("API_ADDRESS_BODY_BYTES_PER_MINUTE", 4 * 1024 * 1024)
+if min(API_KEY_BODY_BYTES_PER_MINUTE, API_ADDRESS_BODY_BYTES_PER_MINUTE) < 1024 * 1024:
+    raise ImproperlyConfigured(
+        "API_KEY_BODY_BYTES_PER_MINUTE and API_ADDRESS_BODY_BYTES_PER_MINUTE must be at "
+        "least 1 MiB, the largest body a request may have"
+    )
 
 # --- Auth for the back office (the API has its own, see sellers/) ----------------------
 AUTH_PASSWORD_VALIDATORS = [
@@ -292,6 +350,7 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 # then, and only then, they are the proxy's word and may be believed.
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_PROXY") else None
 USE_X_FORWARDED_HOST = env_bool("BEHIND_PROXY")
+BEHIND_PROXY = env_bool("BEHIND_PROXY")
 # Production is served over HTTPS (HTTPS=1, the default there): browsers are told to keep
 # to it for a year (HSTS, on every secure response). Plain-HTTP requests are not
 # redirected: a redirect drops an API client's POST body; TLS is the proxy's job.

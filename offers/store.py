@@ -6,7 +6,7 @@ write however many offers it returns; an offer id is `<batch id>.<n>`. Writers s
 dicts (the shopping path builds them with ready JSON parts, and converting them would
 cost every search); readers take a typed record of the offer's source with
 `offer_record`: a ShoppingOffer, a PricedOffer or an AncillaryOffer. The store is the
-shared cache: Redis when REDIS_URL is set, else the database cache, never process memory,
+shared cache: Redis when configured, else the database cache, never process memory,
 so an offer made by one worker can be priced by another. Batches outlive their offers'
 expiry by a day, so an expired offer answers ERR-3001, not ERR-3000.
 """
@@ -24,6 +24,7 @@ from django.core.cache import cache
 from django.db import DatabaseError
 
 from airline.api.errors import ApiError, Err
+from airline.api.exceptions import STORAGE_RETRY_AFTER
 
 
 class OfferSource:
@@ -316,7 +317,11 @@ def offer_not_found(offer_id: str, *, path: str = "offerId") -> ApiError:
 
 
 def _unavailable() -> ApiError:
-    return ApiError(Err.OFFER_CACHE_UNAVAILABLE, "The offer store is unavailable; retry later")
+    return ApiError(
+        Err.OFFER_CACHE_UNAVAILABLE,
+        f"The offer store is unavailable; retry in {STORAGE_RETRY_AFTER} s",
+        headers={"Retry-After": STORAGE_RETRY_AFTER},
+    )
 
 
 def _key(batch_id: str) -> str:

@@ -42,6 +42,7 @@ from orders.serializers import (
     create_input,
 )
 from sellers.permissions import CanBook, HasAgencyCode, IsSeller
+from sellers.throttling import address_body_budget_check
 
 
 class OrdersView(ServiceView):
@@ -234,6 +235,7 @@ def stripe_webhook(request: HttpRequest) -> HttpResponse:
             ),
         )
     try:
+        address_body_budget_check(request)  # no key to count its bytes against
         recorded = provider_event_receive(
             payload=request.body, signature=request.headers.get("Stripe-Signature", "")
         )

@@ -161,4 +161,8 @@ def seller_or_forbidden(key: ApiKey, seller_id: UUID | None) -> Seller:
 
 
 def auth_store_unavailable() -> ApiError:
-    return ApiError(Err.AUTH_UNAVAILABLE, "The authentication store is unavailable; retry later")
+    return ApiError(
+        Err.AUTH_UNAVAILABLE,
+        "The authentication store is unavailable; retry later",
+        headers={"Retry-After": "5"},  # about what a failover of PostgreSQL takes
+    )

@@ -125,12 +125,14 @@ class ApiKey(models.Model):
 
 
 class RateWindow(models.Model):
-    """Requests counted per key per minute when Redis is not configured (the embedded
-    default); with Redis the same counter lives in Redis (sellers/throttling.py)."""
+    """Requests and body bytes counted per key per minute when Redis is not configured
+    (the embedded default) or has been down too long; otherwise the same counters live in
+    Redis (sellers/throttling.py)."""
 
     key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+")
     minute = models.BigIntegerField(help_text="Minutes since the Unix epoch.")
     count = models.PositiveIntegerField(default=0)
+    bytes = models.BigIntegerField(default=0, help_text="Request body bytes of the minute.")
 
     class Meta:
         constraints = [

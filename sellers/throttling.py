@@ -1,12 +1,22 @@
-"""Request volume per API key, shared by every seller the key acts for and by every worker
-process (SPEC.md §5 item 5, DESIGN.md §5).
+"""Request volume and request-body bytes per API key, shared by every seller the key acts
+for and by every worker process (SPEC.md §5 item 5, DESIGN.md §5).
 
 A fixed one-minute window counted atomically (Redis INCR in a script, or an SQL upsert on the
 embedded default): no two processes can both take the last request of a window, so the
 count admitted per window never exceeds the key's limit. DRF's own throttle reads, then
-writes, the cache and is documented as approximate under concurrency.
+writes, the cache and is documented as approximate under concurrency. The same window
+counts the bytes of the key's request bodies (their Content-Length, before anything is
+read or parsed) against API_KEY_BODY_BYTES_PER_MINUTE: requests are counted, so a key
+at its allowance of 1 MiB bodies would otherwise buy the parsing time other sellers need.
+
+While Redis cannot be reached the limits fail open, for RATE_LIMIT_OPEN_SECONDS in each
+process (a failover, a restart of Redis): requests are admitted uncounted, each counted
+in the airline_rate_limit_redis_down metric, with a log line when the process opens and
+when it closes. After that the process counts in the database, as the embedded default
+does, until Redis answers again: a longer outage never leaves the limits off.
 """
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
@@ -19,8 +29,16 @@ from django_redis import get_redis_connection
 from rest_framework.throttling import BaseThrottle
 
 from airline.api import clock
+from airline.api.errors import ApiError, Err
+from airline.api.metrics import RATE_LIMIT_REDIS_DOWN
 from sellers.authentication import Principal, auth_store_unavailable
 from sellers.models import ApiKey, RateWindow
+
+logger = logging.getLogger(__name__)
+REDIS_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+# While Redis is down a process asks it again at most this often (a blackholed host costs
+# the connect timeout), and otherwise goes straight to the fallback.
+REDIS_RETRY_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -32,41 +50,126 @@ class RateLimitState:
     remaining: int
     reset_at: int  # Unix time the window ends
     retry_after: int  # seconds until then
+    bytes_allowed: bool = True  # False: the body budget of the window is spent
 
 
-def rate_limit_hit(*, key: ApiKey, now: datetime) -> RateLimitState:
-    """Count one request of `key` in the current minute and say whether it may proceed."""
+class RedisOutage:
+    """This process's view of Redis for the rate limits: since when it has failed, and
+    when to ask it again (Unix seconds of the service clock, which tests set). Threads
+    of one process may race on it harmlessly: at worst a transition is logged twice."""
+
+    def __init__(self) -> None:
+        self.since: float | None = None
+        self.retry_at = 0.0
+        self.counting_in_database = False
+
+    def skip_redis(self) -> bool:
+        return self.since is not None and _seconds() < self.retry_at
+
+    def failed(self, exc: Exception) -> None:
+        now = _seconds()
+        if self.since is None:
+            self.since = now
+            logger.warning(
+                "rate limits open: Redis unreachable (%s); requests are admitted uncounted "
+                "for %s s, then counted in the database",
+                exc.__class__.__name__,
+                settings.RATE_LIMIT_OPEN_SECONDS,
+            )
+        self.retry_at = now + REDIS_RETRY_SECONDS
+
+    def fallback(self) -> str:
+        """`open` within RATE_LIMIT_OPEN_SECONDS of the first failure, then `database`."""
+        assert self.since is not None
+        if _seconds() - self.since < settings.RATE_LIMIT_OPEN_SECONDS:
+            return "open"
+        if not self.counting_in_database:
+            self.counting_in_database = True
+            logger.warning(
+                "rate limits closed again: Redis still unreachable after %s s; counting "
+                "requests in the database",
+                settings.RATE_LIMIT_OPEN_SECONDS,
+            )
+        return "database"
+
+    def recovered(self) -> None:
+        if self.since is None:
+            return
+        logger.warning("rate limits counted in Redis again")
+        self.since, self.retry_at, self.counting_in_database = None, 0.0, False
+
+
+def _seconds() -> float:
+    return clock.now().timestamp()
+
+
+outage = RedisOutage()
+
+
+def rate_limit_hit(*, key: ApiKey, now: datetime, body_bytes: int = 0) -> RateLimitState:
+    """Count one request of `key`, with a body of `body_bytes`, in the current minute and
+    say whether it may proceed."""
     timestamp = int(now.timestamp())
     minute = timestamp // 60
-    count = (
-        _count_in_redis(key.pk, minute)
-        if settings.REDIS_URL
-        else _count_in_database(key.pk, minute)
-    )
+    counted = _count(key.pk, minute, body_bytes)
     reset_at = (minute + 1) * 60
+    if counted is None:  # Redis down, the limits open
+        return RateLimitState(
+            allowed=True,
+            limit=key.requests_per_minute,
+            remaining=key.requests_per_minute,
+            reset_at=reset_at,
+            retry_after=max(1, reset_at - timestamp),
+        )
+    count, spent = counted
     return RateLimitState(
         allowed=count <= key.requests_per_minute,
         limit=key.requests_per_minute,
         remaining=max(0, key.requests_per_minute - count),
         reset_at=reset_at,
         retry_after=max(1, reset_at - timestamp),
+        bytes_allowed=body_bytes == 0 or spent <= settings.API_KEY_BODY_BYTES_PER_MINUTE,
     )
 
 
-# The count and its expiry in one command, atomic as a MULTI/EXEC pipeline of INCR and
-# EXPIRE was, for a quarter of the commands sent and answers parsed on every request.
+def _count(key_id: int, minute: int, body_bytes: int) -> tuple[int, int] | None:
+    """(requests, body bytes) of the key's window with this request counted, or None when
+    it could not be counted and the limits are open."""
+    if not settings.REDIS_ENABLED:
+        return _count_in_database(key_id, minute, body_bytes)
+    if not outage.skip_redis():
+        try:
+            counted = _count_in_redis(key_id, minute, body_bytes)
+        except REDIS_ERRORS as exc:
+            outage.failed(exc)
+        else:
+            outage.recovered()
+            return counted
+    fallback = outage.fallback()
+    RATE_LIMIT_REDIS_DOWN.labels(fallback).inc()
+    return None if fallback == "open" else _count_in_database(key_id, minute, body_bytes)
+
+
+# The count, the bytes and their expiry in one command, atomic as a MULTI/EXEC pipeline
+# was, for a quarter of the commands sent and answers parsed on every request.
 COUNT_SCRIPT = """
 local count = redis.call('INCR', KEYS[1])
 if count == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
-return count
+local spent = 0
+if tonumber(ARGV[2]) > 0 then
+  spent = redis.call('INCRBY', KEYS[2], ARGV[2])
+  if spent == tonumber(ARGV[2]) then redis.call('EXPIRE', KEYS[2], ARGV[1]) end
+end
+return {count, spent}
 """
 WINDOW_KEPT_SECONDS = 120  # a minute's count outlives its minute, for no longer than this
 
 
-def _count_in_redis(key_id: int, minute: int) -> int:
+def _count_in_redis(key_id: int, minute: int, body_bytes: int) -> tuple[int, int]:
     client = get_redis_connection("default")
-    name = cache.make_key(f"rate:{key_id}:{minute}")
-    return int(_count_script(client)(keys=[name], args=[WINDOW_KEPT_SECONDS]))
+    names = [cache.make_key(f"rate:{key_id}:{minute}"), cache.make_key(f"bytes:{key_id}:{minute}")]
+    count, spent = _count_script(client)(keys=names, args=[WINDOW_KEPT_SECONDS, body_bytes])
+    return int(count), int(spent)
 
 
 @lru_cache(maxsize=8)  # one Script a Redis client (django-redis keeps one a server)
@@ -76,38 +179,99 @@ def _count_script(client):
     return client.register_script(COUNT_SCRIPT)
 
 
-def _count_in_database(key_id: int, minute: int) -> int:
+def _count_in_database(key_id: int, minute: int, body_bytes: int) -> tuple[int, int]:
     table = RateWindow._meta.db_table
     with connection.cursor() as cursor:
         cursor.execute(
-            f"INSERT INTO {table} (key_id, minute, count) VALUES (%s, %s, 1) "  # noqa: S608
-            f"ON CONFLICT (key_id, minute) DO UPDATE SET count = {table}.count + 1 "
-            "RETURNING count",
-            [key_id, minute],
+            f"INSERT INTO {table} (key_id, minute, count, bytes) "  # noqa: S608
+            "VALUES (%s, %s, 1, %s) "
+            f"ON CONFLICT (key_id, minute) DO UPDATE SET count = {table}.count + 1, "
+            f"bytes = {table}.bytes + EXCLUDED.bytes "
+            "RETURNING count, bytes",
+            [key_id, minute, body_bytes],
         )
-        count = cursor.fetchone()[0]
+        count, spent = cursor.fetchone()
     if count == 1:  # first request of a minute: drop this key's finished windows
         RateWindow.objects.filter(key_id=key_id, minute__lt=minute - 1).delete()
-    return count
+    return count, spent
+
+
+def body_bytes_of(request) -> int:
+    """The body a request declares (Content-Length): what it costs to read and parse, up
+    to one byte past the most any request may have (what is read of a larger one before
+    it is refused, ERR-1009). A body without one is read as empty (Django reads no
+    further than Content-Length)."""
+    try:
+        declared = max(0, int(request.META.get("CONTENT_LENGTH") or 0))
+    except ValueError:
+        return 0
+    return min(declared, settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1)
+
+
+def body_budget_refused(retry_after: int, *, limit: int, whose: str) -> ApiError:
+    """429 ERR-8003 for a request whose body would pass its minute's byte budget."""
+    return ApiError(
+        Err.TOO_MANY_REQUESTS,
+        f"Request body volume of this {whose} exceeded ({limit} bytes a minute); "
+        f"retry in {retry_after} s",
+        headers={"Retry-After": str(retry_after)},
+    )
+
+
+def client_address(request) -> str:
+    """The client's address: behind the shipped proxy (BEHIND_PROXY) the X-Forwarded-For
+    it sets to the address it was connected from, never passing a client's on."""
+    if settings.BEHIND_PROXY:
+        forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")[-1].strip()
+        if forwarded:
+            return forwarded
+    return request.META.get("REMOTE_ADDR", "")
+
+
+def address_body_budget_check(request) -> None:
+    """Count the body of a request made without credentials against its client address's
+    budget (API_ADDRESS_BODY_BYTES_PER_MINUTE); 429 ERR-8003 when spent. Counted with the
+    cache's own add and incr: atomic on Redis, close enough on the database cache. With
+    Redis down it is not counted (the request carries no key to hold to a limit)."""
+    size = body_bytes_of(request)
+    if size == 0:
+        return
+    timestamp = int(clock.now().timestamp())
+    minute = timestamp // 60
+    name = f"bytes:addr:{client_address(request)}:{minute}"
+    try:
+        cache.add(name, 0, WINDOW_KEPT_SECONDS)
+        spent = cache.incr(name, size)
+    except (*REDIS_ERRORS, DatabaseError, ValueError):
+        return
+    if spent > settings.API_ADDRESS_BODY_BYTES_PER_MINUTE:
+        raise body_budget_refused(
+            max(1, (minute + 1) * 60 - timestamp),
+            limit=settings.API_ADDRESS_BODY_BYTES_PER_MINUTE,
+            whose="address",
+        )
 
 
 class ApiKeyRateThrottle(BaseThrottle):
-    """DRF throttle over `rate_limit_hit`; over the limit DRF raises Throttled -> ERR-8003."""
+    """DRF throttle over `rate_limit_hit`; over the limit DRF raises Throttled -> ERR-8003,
+    and over the body budget so does this (its own description)."""
 
     def allow_request(self, request, view) -> bool:
         principal = request.user
         if not isinstance(principal, Principal):
             return True  # unauthenticated requests are refused before throttling
         try:
-            state = rate_limit_hit(key=principal.key, now=clock.now())
-        except (
-            DatabaseError,
-            redis.exceptions.ConnectionError,
-            redis.exceptions.TimeoutError,
-        ) as exc:
+            state = rate_limit_hit(
+                key=principal.key, now=clock.now(), body_bytes=body_bytes_of(request)
+            )
+        except DatabaseError as exc:
             raise auth_store_unavailable() from exc
         request._request.rate_limit = state  # the middleware turns it into headers
         self.retry_after = state.retry_after
+        if state.allowed and not state.bytes_allowed:
+            raise body_budget_refused(
+                state.retry_after, limit=settings.API_KEY_BODY_BYTES_PER_MINUTE, whose="API key"
+            )
         return state.allowed
 
     def wait(self) -> int:

@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 from airline.api import clock as service_clock
 from airline.api import readiness
 from airline.fares import reference as fares_reference
+from sellers import throttling
 from sellers.models import ApiKey
 from tests.gateways import card_gateway, stripe_server  # noqa: F401 (fixtures for every suite)
 from tests.sellers.factories import ApiKeyFactory, PartnerFactory, SellerFactory
@@ -41,6 +42,8 @@ SERIAL = (
     "tests/e2e/test_live_changes.py",
     "tests/e2e/test_payment_crash.py",
     "tests/e2e/test_proxy.py",
+    "tests/e2e/test_redis_down.py",
+    "tests/e2e/test_redis_sentinel.py",
     "tests/e2e/test_season_retime.py",
     "tests/e2e/test_seat_block.py",
     "tests/e2e/test_server_stop.py",
@@ -84,6 +87,7 @@ def _empty_caches() -> Iterator[None]:
     yield
     cache.delete_pattern("*")  # only this worker's keys (tests/settings.py)
     fares_reference.forget()
+    throttling.outage.recovered()  # a test that stopped Redis leaves the limits open
 
 
 @dataclass

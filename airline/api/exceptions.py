@@ -22,6 +22,9 @@ from airline.api.serializers import UNLISTED
 from airline.sql import LOCK_NOT_AVAILABLE, LockBusy
 
 logger = logging.getLogger("airline.errors")
+# Seconds a client is told to wait when PostgreSQL or Redis cannot be reached: about
+# what a failover of either takes (docs/production.md "When Redis is down").
+STORAGE_RETRY_AFTER = "5"
 
 
 def handle_exception(exc: Exception, context: dict[str, Any]):
@@ -71,7 +74,11 @@ def to_api_error(exc: BaseException) -> ApiError:
         exc, DatabaseError | redis.exceptions.ConnectionError | redis.exceptions.TimeoutError
     ):
         logger.error("storage unavailable", exc_info=exc)
-        err = ApiError(Err.SERVICE_UNAVAILABLE, "Storage is unavailable; retry later")
+        err = ApiError(
+            Err.SERVICE_UNAVAILABLE,
+            "Storage is unavailable; retry later",
+            headers={"Retry-After": STORAGE_RETRY_AFTER},
+        )
         err.__cause__ = exc  # as `raise ... from exc` would: what the metrics count by
         return err
     logger.error("unhandled exception", exc_info=exc)

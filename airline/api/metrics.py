@@ -6,7 +6,8 @@ Counted where it happens, in the process it happens in:
 - bookings created, by channel and payment kind, and holds expired, when the
   transaction that wrote them commits (from the order events: orders/metrics.py);
 - the database and Redis failures the service answers ERR-9000, ERR-8002 or ERR-9002
-  (airline.api.exceptions).
+  (airline.api.exceptions), and the requests whose rate limit Redis could not count
+  (sellers/throttling.py).
 Read from the database at each scrape, being state rather than events: the background
 worker's queues (holds and payment intents past due) and the webhook backlog, each
 registered by the app that owns it (queue_register).
@@ -74,6 +75,12 @@ STORAGE_ERRORS = Counter(
     "Requests failed because the database or Redis could not be reached, by backend and "
     "the error code answered",
     ["backend", "code"],
+)
+RATE_LIMIT_REDIS_DOWN = Counter(
+    "airline_rate_limit_redis_down",
+    "Requests whose rate limit could not be counted in Redis, by what was done instead: "
+    "open (admitted uncounted) or database (counted in the database)",
+    ["fallback"],
 )
 
 # Anything else a client sends as a method is one label, not a series per spelling.

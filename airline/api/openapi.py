@@ -108,12 +108,13 @@ ERROR_RESPONSES = _answers(
         415: "ERR-1003: body not application/json",
         422: "ERR-1005 validation failed; ERR-1006 invalid market; ERR-1011 Idempotency-Key "
         "reused; ERR-6000/6001 payment method or card brand not supported",
-        429: "ERR-8003: request volume exceeded; see Retry-After",
+        429: "ERR-8003: request volume or request-body bytes exceeded; see Retry-After",
         500: "ERR-2002 availability failed; ERR-9001 unexpected upstream; ERR-9003 the "
         "request could not be processed",
         503: "ERR-8002 authentication store, ERR-9000 a required service (or a flight or "
         "order of the request being updated by the airline: retry after Retry-After), "
-        "ERR-9002 offer cache unavailable; ERR-6005 payment timed out",
+        "ERR-9002 offer cache unavailable (each of these three with Retry-After); ERR-6005 "
+        "payment timed out",
     },
 )
 AUTH_ERROR_RESPONSES = _answers(
@@ -125,7 +126,7 @@ AUTH_ERROR_RESPONSES = _answers(
         413: "ERR-1009: body over 1 MiB",
         415: "ERR-1003: body not application/json",
         422: "ERR-1005: invalid body, e.g. sellerId not a UUID",
-        429: "ERR-8003: request volume exceeded; see Retry-After",
+        429: "ERR-8003: request volume or request-body bytes exceeded; see Retry-After",
         500: "ERR-9003: the request could not be processed",
         503: "ERR-8002: authentication store unavailable",
     },

@@ -10,13 +10,17 @@ from airline.api import clock
 from airline.api.errors import ApiError, Err
 from airline.api.readiness import pending_checks
 from airline.api.responses import error_response, json_response
+from airline.redisclient import redis_state
 
 API_PATHS = ("/json/", "/auth/", "/ndc/", "/health")
 
 
 @csrf_exempt
 def health(request: HttpRequest) -> HttpResponse:
-    """GET /health (SPEC.md §4.3): public, not enveloped, 503 while loading."""
+    """GET /health (SPEC.md §4.3): public, not enveloped, 503 while loading. A dependency
+    the node can do without for most requests (Redis) is reported in `dependencies`, with
+    `degraded`, while the answer stays 200: every node shares that Redis, so taking this
+    one out of the balancer would help nobody (docs/production.md "When Redis is down")."""
     if request.method not in ("GET", "HEAD"):
         return error_response(
             request,
@@ -32,8 +36,15 @@ def health(request: HttpRequest) -> HttpResponse:
             True  # loading is a state, not an error: keep it out of error logs
         )
         return response
+    redis = redis_state()
+    dependencies = {} if redis is None else {"redis": redis}
     return json_response(
-        {"status": "ok", "timestamp": clock.format_utc(clock.now(), milliseconds=True)}
+        {
+            "status": "ok",
+            "timestamp": clock.format_utc(clock.now(), milliseconds=True),
+            "degraded": "down" in dependencies.values(),
+            "dependencies": dependencies,
+        }
     )
 
 

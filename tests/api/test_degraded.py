@@ -53,22 +53,47 @@ def _code(response) -> str | None:
     if response["Content-Type"].startswith("application/xml"):
         return response.content.split(b"<cns:Code>")[1].split(b"<")[0].decode()
     body = response.json()
-    return (body.get("error") or {}).get("code")
+    return (body.get("error") or {}).get("code") if isinstance(body, dict) else None
 
 
-def test_with_redis_down_health_stays_ok_and_every_api_call_is_8002(
+def test_with_redis_down_only_what_needs_its_data_fails(
     api, auth, partner_key, order_id, travel_day, redis_down
 ):
-    # The rate limit of every key is counted in Redis: no API call gets past it.
+    """Keys are in the database and rate limits open: tokens, orders and NDC's parse
+    work; a search, whose offers only Redis can hold, is 503 ERR-9002."""
     assert answers(api, auth, partner_key, order_id, travel_day) == {
         "health": (200, None),
-        "token": (503, "ERR-8002"),
-        "sellers": (503, "ERR-8002"),
-        "search": (503, "ERR-8002"),
-        "retrieve": (503, "ERR-8002"),
-        "list": (503, "ERR-8002"),
-        "ndc": (503, "ERR-8002"),
+        "token": (200, None),
+        "sellers": (200, None),
+        "search": (503, "ERR-9002"),
+        "retrieve": (200, None),
+        "list": (200, None),
+        "ndc": (422, "ERR-1005"),
     }
+
+
+def test_health_reports_redis_up(api, without_readiness_checks):
+    body = api.get("/health").json()
+
+    assert (body["degraded"], body["dependencies"]) == (False, {"redis": "up"})
+
+
+def test_health_reports_redis_down_in_its_own_field_and_stays_200(
+    api, redis_down, without_readiness_checks
+):
+    down = api.get("/health")
+
+    assert down.status_code == 200
+    assert down.json()["status"] == "ok"
+    assert down.json()["degraded"] is True
+    assert down.json()["dependencies"] == {"redis": "down"}
+
+
+@override_settings(REDIS_ENABLED=False)
+def test_health_without_redis_names_no_dependency(api, without_readiness_checks):
+    body = api.get("/health").json()
+
+    assert (body["degraded"], body["dependencies"]) == (False, {})
 
 
 def test_with_postgresql_down_health_stays_ok_and_every_api_call_is_8002(

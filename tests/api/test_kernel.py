@@ -207,6 +207,8 @@ class TestHealth:
         assert response.json() == {
             "status": "ok",
             "timestamp": clock.at.strftime("%Y-%m-%dT%H:%M:07.123Z"),
+            "degraded": False,
+            "dependencies": {"redis": "up"},
         }
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", response.json()["timestamp"])
 

@@ -239,17 +239,18 @@ class TestStorageErrors:
         assert response.json()["error"]["code"] == "ERR-9000"
         assert value(api, "airline_storage_errors_total", **labels) - before == 1
 
-    def test_a_redis_outage_counts_under_its_code(self, api, partner_key, metrics_on, settings):
-        labels = {"backend": "redis", "code": "ERR-8002"}
+    def test_a_redis_outage_counts_under_its_code(self, api, auth, priced, metrics_on, settings):
+        """The offer to book is Redis's: ERR-9002. The key is not, so no ERR-8002."""
+        labels = {"backend": "redis", "code": "ERR-9002"}
         before = value(api, "airline_storage_errors_total", **labels)
         unreachable = {
             "default": {**settings.CACHES["default"], "LOCATION": "redis://127.0.0.1:1/0"}
         }
 
         with override_settings(CACHES=unreachable):
-            response = api.post("/auth/token", HTTP_X_API_KEY=partner_key.raw)
+            response = book(api, auth, booking_body(priced))
 
-        assert response.json()["error"]["code"] == "ERR-8002"
+        assert response.json()["error"]["code"] == "ERR-9002"
         assert value(api, "airline_storage_errors_total", **labels) - before == 1
 
     def test_the_queues_are_left_out_when_the_database_is_down(self, api, metrics_on):

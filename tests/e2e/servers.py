@@ -2,6 +2,7 @@
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -43,7 +44,14 @@ def base_env(**overrides: str) -> dict[str, str]:
     env = {
         k: v
         for k, v in os.environ.items()
-        if k not in ("DATABASE_URL", "REDIS_URL", "CACHE_KEY_PREFIX", "DJANGO_SETTINGS_MODULE")
+        if k
+        not in (
+            "DATABASE_URL",
+            "REDIS_URL",
+            "REDIS_SENTINELS",
+            "CACHE_KEY_PREFIX",
+            "DJANGO_SETTINGS_MODULE",
+        )
     }
     env["DJANGO_SETTINGS_MODULE"] = "airline.settings"
     env.update(overrides)
@@ -253,3 +261,47 @@ class Probes:
             self.searches.append((request_id, outcome, time.monotonic() - started))
             if outcome == "refused":
                 self.stop.wait(0.01)  # the node is down: do not spin
+
+
+class RedisServer:
+    """A redis-server of a test's own on a free port, without persistence; `args` are
+    more of its options (`--replicaof host port`), or a config file and `--sentinel`."""
+
+    def __init__(self, log: Path, *args: str, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.log = log
+        self.args = args
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        with self.log.open("a") as out:
+            self.process = subprocess.Popen(
+                ["redis-server", *self.args, "--port", str(self.port), "--bind", "127.0.0.1"]
+                # The master's RDB for a replica's sync goes in the test's directory.
+                + (
+                    []
+                    if "--sentinel" in self.args
+                    else ["--save", "", "--dir", str(self.log.parent)]
+                ),
+                cwd=self.log.parent,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), 1):
+                    return
+            except OSError:
+                time.sleep(0.05)  # polling a starting process, not timing behaviour
+        raise AssertionError(f"redis-server did not start:\n{self.log.read_text()}")
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash of the host would end it."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def stop_if_running(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.kill()

@@ -68,7 +68,12 @@ def test_no_hostile_body_costs_more_than_its_budget(tmp_path, network):  # noqa:
     partner = PartnerFactory()
     SellerFactory(partner=partner, is_default=True)
     issued = ApiKeyFactory(partner=partner, requests_per_minute=10**8)
-    env = {**server_env_on_test_database(), "GUNICORN_MAX_REQUESTS": "0"}
+    env = {
+        **server_env_on_test_database(),
+        "GUNICORN_MAX_REQUESTS": "0",
+        # every hostile body from one key, many times its minute's byte budget
+        "API_KEY_BODY_BYTES_PER_MINUTE": str(1 << 40),
+    }
 
     rows = []
     with gunicorn(env, tmp_path / "server.log", workers=1) as server:

@@ -246,16 +246,16 @@ def test_infants_exceeding_adults(api, auth, round_trip):
 
 
 def test_the_offer_store_unreachable_is_err_9002(api, auth, round_trip, settings):
-    """Request volume counted in the database (no REDIS_URL), so only the offer store,
-    in the cache, is down. (With Redis down under both, authentication answers first:
-    ERR-8002, tests/sellers/test_throttling.py.)"""
+    """Redis down: the token still authenticates (the rate limit opens), and the offer,
+    which only Redis holds, cannot be read: 503 ERR-9002 with Retry-After."""
     out, _ = round_trip
     broken = {"default": {**settings.CACHES["default"], "LOCATION": "redis://127.0.0.1:1/0"}}
 
-    with override_settings(CACHES=broken, REDIS_URL=None):
+    with override_settings(CACHES=broken):
         response = price(api, auth, selection(out))
 
     error_of(response, 503, "ERR-9002", None)
+    assert response["Retry-After"] == "5"
 
 
 @pytest.mark.parametrize(

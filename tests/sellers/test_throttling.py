@@ -5,7 +5,9 @@ tests/e2e/test_throttle_across_processes.py."""
 import pytest
 from django.db import connection
 from django.test import override_settings
+from prometheus_client import REGISTRY
 
+from sellers import authcache, throttling
 from sellers.models import RateWindow
 from tests.conftest import bearer, token_for
 from tests.sellers.factories import ApiKeyFactory
@@ -86,7 +88,7 @@ def test_a_changed_rate_applies_at_once(api, limited_key, clock):
     assert all(whoami(api, token).status_code == 200 for _ in range(10))
 
 
-@override_settings(REDIS_URL=None)
+@override_settings(REDIS_ENABLED=False)
 def test_without_redis_the_database_counts_atomically(api, limited_key, clock):
     """The embedded default's counter is an SQL upsert; here it runs on PostgreSQL."""
     statuses = [
@@ -99,7 +101,7 @@ def test_without_redis_the_database_counts_atomically(api, limited_key, clock):
     assert window.minute == int(clock.at.timestamp()) // 60
 
 
-@override_settings(REDIS_URL=None)
+@override_settings(REDIS_ENABLED=False)
 def test_without_redis_finished_windows_are_pruned(api, limited_key, clock):
     api.post("/auth/token", HTTP_X_API_KEY=limited_key.raw)
     clock.advance(minutes=5)
@@ -155,16 +157,74 @@ class TestKeyStoreUnavailable:
 
         assert response.json()["error"]["code"] == "ERR-8002"
 
-    def test_requests_answer_8002_when_redis_is_down(self, api, partner_key, settings):
-        token = token_for(api, partner_key.raw)
-        unreachable = {
-            "default": {
-                **settings.CACHES["default"],
-                "LOCATION": "redis://127.0.0.1:1/0",  # nothing listens on port 1
+
+class TestRedisDown:
+    """Redis holds the counters, not the keys: while it is down the limits open for
+    RATE_LIMIT_OPEN_SECONDS, counted in a metric and logged, then the database counts."""
+
+    @staticmethod
+    def unreachable(settings) -> override_settings:
+        return override_settings(
+            CACHES={
+                "default": {
+                    **settings.CACHES["default"],
+                    "LOCATION": "redis://127.0.0.1:1/0",  # nothing listens on port 1
+                }
             }
-        }
-        with override_settings(CACHES=unreachable):
+        )
+
+    @pytest.fixture
+    def redis_down(self, settings):
+        with self.unreachable(settings):
+            yield
+
+    @staticmethod
+    def opened() -> float:
+        return (
+            REGISTRY.get_sample_value("airline_rate_limit_redis_down_total", {"fallback": "open"})
+            or 0.0
+        )
+
+    def test_requests_are_admitted_uncounted_and_counted_in_the_metric(
+        self, api, limited_key, clock, redis_down, caplog
+    ):
+        token = token_for(api, limited_key.raw)  # a token from the database, not Redis
+        before = self.opened()
+
+        statuses = [whoami(api, token).status_code for _ in range(5)]
+
+        assert statuses == [200] * 5  # over the limit of 3: the limit is open
+        assert self.opened() - before == 5
+        assert "rate limits open: Redis unreachable" in caplog.text
+        assert not RateWindow.objects.exists()
+
+    @override_settings(RATE_LIMIT_OPEN_SECONDS=30)
+    def test_after_the_bound_the_database_counts(self, api, limited_key, clock, redis_down, caplog):
+        token = token_for(api, limited_key.raw)
+        clock.advance(seconds=30)
+
+        statuses = [whoami(api, token).status_code for _ in range(4)]
+
+        assert statuses == [200, 200, 200, 429]
+        assert RateWindow.objects.get(key=limited_key.key).count == 4
+        assert "counting requests in the database" in caplog.text
+
+    def test_redis_back_counts_there_again(self, api, limited_key, clock, settings, caplog):
+        token = token_for(api, limited_key.raw)  # 1 of 3, in Redis
+        with self.unreachable(settings):
+            assert whoami(api, token)["X-RateLimit-Remaining"] == "3"  # uncounted
+        clock.advance(seconds=throttling.REDIS_RETRY_SECONDS)
+
+        assert whoami(api, token)["X-RateLimit-Remaining"] == "1"
+        assert "rate limits counted in Redis again" in caplog.text
+
+    def test_with_the_database_down_too_it_is_8002(self, api, partner_key, clock, redis_down):
+        token = token_for(api, partner_key.raw)
+        authcache.forget()
+
+        with connection.execute_wrapper(TestKeyStoreUnavailable.failing_on("sellers_apikey")):
             response = whoami(api, token)
 
         assert response.status_code == 503
         assert response.json()["error"]["code"] == "ERR-8002"
+        assert response["Retry-After"] == "5"
