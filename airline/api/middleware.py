@@ -1,6 +1,7 @@
 """Request ids, the access log (one structured line per request) and the request metrics,
 and the answer to a method an API view does not take."""
 
+import contextlib
 import logging
 import re
 import signal
@@ -125,6 +126,10 @@ class RequestDeadlineMiddleware:
     @staticmethod
     def _cut_short(request: HttpRequest) -> HttpResponse:
         for connection in connections.all(initialized_only=True):
+            if connection.connection is not None:
+                # The query the request was waiting on stops now, not when it ends.
+                with contextlib.suppress(Exception):
+                    connection.connection.cancel_safe(timeout=1)
             connection.close()
         logger.error(
             "request cut short at its deadline",
