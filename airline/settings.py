@@ -93,6 +93,9 @@ MIDDLEWARE = [
     # First, so that every response (errors from later middleware included) carries
     # x-request-id and gets one access-log line.
     "airline.api.middleware.RequestIdMiddleware",
+    # Right inside it: a request past REQUEST_DEADLINE_SECONDS still gets its answer
+    # (503 ERR-9000), its x-request-id and its log line.
+    "airline.api.middleware.RequestDeadlineMiddleware",
     # Before anything asks for the host: a foreign Host header is a 400 and one WARNING.
     "airline.api.middleware.HostCheckMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -473,6 +476,20 @@ IDEMPOTENCY_LEASE_SECONDS = env_int("IDEMPOTENCY_LEASE_SECONDS", 120)
 # nothing of it is written. Other requests hold them for milliseconds. 0: no bound.
 # gunicorn's timeout (gunicorn.conf.py) counts this wait among a request's longest.
 LOCK_WAIT_TIMEOUT_MS = env_int("LOCK_WAIT_TIMEOUT_MS", 2000)
+
+# How long a request may run before the service answers it 503 ERR-9000 with Retry-After
+# itself (airline.api.middleware.RequestDeadlineMiddleware), in JSON or NDC: below
+# gunicorn's `timeout` (gunicorn.conf.py, GUNICORN_TIMEOUT), whose kill answers the client
+# nothing, or HTML. The 20 s between the two are for what the cut-short request still
+# does on its way out (giving back a charge it made: two gateway calls). 0: no deadline.
+REQUEST_DEADLINE_SECONDS = env_int(
+    "REQUEST_DEADLINE_SECONDS", max(1, env_int("GUNICORN_TIMEOUT", 75) - 20)
+)
+# Tests only: every /json/ and /ndc/ request first waits this long in the database (a
+# stalled worker, for the deadline's test against a real gunicorn).
+TEST_REQUEST_STALL_SECONDS = (
+    env_int("TEST_REQUEST_STALL_SECONDS", 0) if AIRLINE_ENV == "test" else 0
+)
 
 # --- Webhooks (DESIGN.md §10, webhooks/) -----------------------------------------------
 # http://127.0.0.1 and other loopback URLs admitted, for tests and development only.

@@ -100,6 +100,7 @@ ENDPOINTS: dict[str, Endpoint] = {
         json_twin=("POST /json/{v}/orders",),
         permission=CanBook,
         idempotent=True,
+        recover=orders.order_create_applied,
     ),
     "OrderRetrieve": Endpoint(
         MESSAGES["OrderRetrieve"],

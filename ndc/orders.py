@@ -93,8 +93,18 @@ def _journeys_of_items(principal: Principal, ref: str, *, live_only=False) -> di
     }
 
 
+def order_create_applied(
+    *, principal: Principal, document: etree._Element, request_id: str | None, resource: str
+) -> bytes:
+    """The OrderViewRS of an OrderCreateRQ that committed while its answer was lost (the
+    worker died, or the payment reconciler confirmed it; its retry under the same
+    Idempotency-Key, airline/api/idempotency.py): `resource` is the order it made."""
+    order = order_get(scope=OrderScope.of(principal), ref=resource, parts=())
+    return order_view_rs(presenters.order_view_data(order), request_id=request_id)
+
+
 def order_change_applied(
-    *, principal: Principal, document: etree._Element, request_id: str | None
+    *, principal: Principal, document: etree._Element, request_id: str | None, resource: str
 ) -> bytes:
     """The OrderViewRS of an OrderChangeRQ that committed while its answer was lost (its
     retry under the same Idempotency-Key, airline/api/idempotency.py): the order now."""

@@ -1,6 +1,8 @@
 """POST /ndc/{version}/{EndpointName} (SPEC.md §4.14): find the endpoint, authenticate,
 read the document, call the endpoint's handler, answer its RS."""
 
+import functools
+
 from django.http import HttpResponse
 from drf_spectacular.utils import extend_schema
 from lxml import etree
@@ -54,7 +56,11 @@ class NdcView(APIView):
             request,
             etree.tostring(document, method="c14n"),
             answer,
-            recover=(lambda: answer(recover)) if recover else None,
+            recover=(
+                (lambda resource: answer(functools.partial(recover, resource=resource)))
+                if recover
+                else None
+            ),
         )
 
     def handle_exception(self, exc):

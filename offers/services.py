@@ -16,7 +16,7 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 import orjson
-from django.db import DatabaseError
+from django.db import DatabaseError, InterfaceError, OperationalError
 
 from airline.api import clock
 from airline.api.errors import ApiError, Err
@@ -443,6 +443,12 @@ def _wire(price: Price) -> orjson.Fragment:
     return orjson.Fragment(dumps(price.to_wire()))
 
 
+# The database unreachable (a failover, a pooler restart, a connection cut): an outage to
+# retry, 503 ERR-9000 with Retry-After, as on every endpoint; ERR-2002 (500) is for the
+# availability read itself failing (SPEC.md §4.1 "availability upstream failure").
+UNREACHABLE = (OperationalError, InterfaceError)
+
+
 def _context(index: NetworkIndex, journeys: Sequence[Journey], pax: Sequence[Pax]) -> _Context:
     leg_ids = {leg.id for j in journeys for s in j.segments for leg in s.legs}
     markets = {(s.origin, s.destination) for j in journeys for s in j.segments}
@@ -450,6 +456,8 @@ def _context(index: NetworkIndex, journeys: Sequence[Journey], pax: Sequence[Pax
         seats = leg_availability(leg_ids)
         fares = reference.fares(markets)
         ladders = reference.ladders()
+    except UNREACHABLE:
+        raise  # 503 ERR-9000 with Retry-After (airline.api.exceptions), as everywhere
     except DatabaseError as exc:
         raise ApiError(
             Err.AVAILABILITY_FAILED, "Availability could not be read; retry later"
@@ -471,6 +479,8 @@ def _index(*, current: bool = False) -> NetworkIndex:
     index a moment old: what it offers is priced again, on the current one."""
     try:
         return network_index(current=current)
+    except UNREACHABLE:
+        raise
     except DatabaseError as exc:
         raise ApiError(
             Err.AVAILABILITY_FAILED, "The schedule could not be read; retry later"

@@ -23,6 +23,11 @@ from decimal import Decimal
 
 from airline.api import clock
 from airline.api.errors import ApiError, Err
+from airline.api.idempotency import (
+    idempotency_mark_applied,
+    idempotency_settled,
+    idempotency_settling,
+)
 from orders.models import Order, Payment, PaymentIntent
 from orders.payments import Card, Charge, PaymentDeclined, PaymentTimedOut, payment_gateway
 from sellers.models import Seller
@@ -40,8 +45,11 @@ def intent_open(
     order: Order | None = None,
     offer_id: str = "",
 ) -> PaymentIntent:
-    """A new PENDING intent (inside the caller's transaction, or committed at once)."""
+    """A new PENDING intent (inside the caller's transaction, or committed at once). The
+    request's Idempotency-Key claim commits with it as SETTLING and is named on it: should
+    the request not learn how the payment ended, the reconciler answers the retry."""
     return PaymentIntent.objects.create(
+        idempotency_record_id=idempotency_settling(),
         ref=f"PI-{secrets.token_hex(12).upper()}",
         seller=seller,
         order=order,
@@ -125,6 +133,9 @@ def intent_attach(intent: PaymentIntent, *, charge: Charge, payment: Payment) ->
         # The reconciler settled it first (it waits PAYMENT_INTENT_GRACE_SECONDS, far
         # longer than a request): the payment must not be written twice.
         raise ApiError(Err.INTERNAL, "The payment was settled meanwhile; retrieve the order")
+    # Commits with the payment row: a retry under the request's Idempotency-Key answers
+    # with this order, even if the worker dies now.
+    idempotency_mark_applied(resource=payment.order.order_id)
     # Only once the intent is ours (not the reconciler's): the one gateway call made with
     # the order row locked, bounded by the gateway's timeout.
     try:
@@ -150,6 +161,7 @@ def settle(intent: PaymentIntent, state: str, note: str, **fields) -> None:
         state=state, note=note[:200], updated_at=clock.now(), **fields
     )
     intent.state = state
+    idempotency_settled()
     logger.info(
         "payment intent settled",
         extra={"fields": {"intent": intent.ref, "state": state, "note": note}},

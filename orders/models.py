@@ -710,6 +710,15 @@ class PaymentIntent(models.Model):
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
     note = models.CharField(max_length=200, blank=True, help_text="How it was settled")
+    # The Idempotency-Key claim of the request that opened it, if it sent one: the
+    # reconciler finishes that record with what it settles, so a retry learns it.
+    idempotency_record = models.ForeignKey(
+        "api.IdempotencyRecord",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
 
     class Meta:
         ordering = ["-id"]

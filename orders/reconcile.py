@@ -12,7 +12,13 @@ gunicorn timeout) or lost its database between committing the intent and settlin
 - any other charge no order took: refunded, and the intent REFUNDED.
 
 Each settlement is written to the intent (state, note) and, where the order still
-exists, to the order's history.
+exists, to the order's history; and, where the request sent an Idempotency-Key, to its
+record, in the same transaction: APPLIED with the order it booked (a retry with the key
+is answered 201 or 200 with the order, as if the first request had been), or FAILED with
+the error (ERR-4001 or ERR-4002, reason PAYMENT_NOT_COMPLETED). Each run then deletes
+the claims of requests that died with no payment left to settle (RUNNING, or SETTLING
+once their payment was settled), older than IDEMPOTENCY_LEASE_SECONDS: no key stays
+`running` after a run, and a retry of such a request runs afresh.
 """
 
 import logging
@@ -22,7 +28,12 @@ from django.conf import settings
 from django.db import transaction
 
 from airline.api import clock
-from airline.api.errors import ApiError
+from airline.api.errors import ApiError, Err, Reason
+from airline.api.idempotency import (
+    idempotency_applied,
+    idempotency_failed,
+    idempotency_release_abandoned,
+)
 from orders import events
 from orders.booking.paying import order_abandon, order_confirm_paid
 from orders.intents import settle
@@ -51,7 +62,7 @@ def payments_reconcile(
             .values_list("pk", flat=True)[:batch_size]
         )
         if not due:
-            return outcomes
+            break
         for pk in due:
             try:
                 outcome = intent_reconcile(pk, now=now)
@@ -66,6 +77,13 @@ def payments_reconcile(
             if outcome:
                 outcomes[outcome] = outcomes.get(outcome, 0) + 1
         last_pk = due[-1]
+    settling = PaymentIntent.objects.filter(
+        state=PaymentIntent.State.PENDING, idempotency_record__isnull=False
+    ).values("idempotency_record")
+    released = idempotency_release_abandoned(now=now, settling=settling)
+    if released:
+        outcomes["keys_released"] = released
+    return outcomes
 
 
 def intent_reconcile(pk: int, *, now: datetime) -> str | None:
@@ -89,11 +107,14 @@ def intent_reconcile(pk: int, *, now: datetime) -> str | None:
                 order_abandon(order)
             state = PaymentIntent.State.VOID if held is None else PaymentIntent.State.REFUNDED
             settle(intent, state, "nothing held at the gateway; the reservation is given back")
+            _answer_not_done(intent)
             return state.lower()
         if reserved and intent.purpose == PaymentIntent.Purpose.CREATE:
             order_confirm_paid(
                 order_parts(order), intent=intent, charge=held.charge, actor=ACTOR, now=now
             )
+            if intent.idempotency_record_id is not None:
+                idempotency_applied(intent.idempotency_record_id, resource=order.order_id)
             logger.info(
                 "payment intent attached",
                 extra={"fields": {"intent": intent.ref, "order": order.order_id}},
@@ -108,4 +129,28 @@ def intent_reconcile(pk: int, *, now: datetime) -> str | None:
         )
         if order is not None and Order.objects.filter(pk=order.pk).exists():
             events.payment_refunded(order, actor=ACTOR, now=now, amount=held.outstanding)
+        _answer_not_done(intent)
         return "refunded"
+
+
+def _answer_not_done(intent: PaymentIntent) -> None:
+    """Inside the settling transaction: the answer a retry of the intent's request gets,
+    its payment having come to nothing (never charged, or given back)."""
+    if intent.idempotency_record_id is None:
+        return
+    taken = "anything the card provider took has been given back"
+    if intent.purpose == PaymentIntent.Purpose.CREATE:
+        err = ApiError(
+            Err.ORDER_NOT_CREATED,
+            f"The card payment did not complete: nothing was booked, and {taken}. Book "
+            "again with a new Idempotency-Key",
+            reason=Reason.PAYMENT_NOT_COMPLETED,
+        )
+    else:
+        err = ApiError(
+            Err.CHANGE_NOT_APPLIED,
+            f"The card payment did not complete: the change was not applied, and {taken}. "
+            "Retrieve the order and send the change again with a new Idempotency-Key",
+            reason=Reason.PAYMENT_NOT_COMPLETED,
+        )
+    idempotency_failed(intent.idempotency_record_id, err)

@@ -49,6 +49,13 @@ class OrdersView(ServiceView):
     def get_permissions(self):
         return [CanBook()] if self.request.method == "POST" else [HasAgencyCode()]
 
+    def answer_created(self, request, version, resource):
+        """The answer to a booking that committed while its own answer was lost (the
+        worker died, or the payment reconciler confirmed it): 201 with the order
+        (airline/api/idempotency.py)."""
+        order = order_get(scope=OrderScope.of(self.principal), ref=resource, parts=())
+        return ok(presenters.order_view_cached(order), status=201)
+
     @extend_schema(
         operation_id="createOrder",
         tags=["orders"],
@@ -57,7 +64,7 @@ class OrdersView(ServiceView):
         examples=CREATE_EXAMPLES,
         responses={201: ORDER_VIEW_RESPONSE, **ERROR_RESPONSES},
     )
-    @idempotent
+    @idempotent(recover=answer_created)
     def post(self, request, version):
         """Book a priced offer, on hold or paid by card (SPEC.md §4.7)."""
         created = order_create(principal=self.principal, **create_input(self.body(CreateOrderIn)))
@@ -82,7 +89,7 @@ class OrderView(ServiceView):
     def get_permissions(self):
         return [CanBook()] if self.request.method == "PATCH" else [IsSeller()]
 
-    def answer_applied(self, request, version, orderId):
+    def answer_applied(self, request, version, orderId, resource):
         """The answer to a change that committed while its own answer was lost: the
         order as it stands (airline/api/idempotency.py)."""
         order = order_get(scope=OrderScope.of(self.principal), ref=orderId, parts=())

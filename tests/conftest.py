@@ -44,6 +44,8 @@ SERIAL = (
     "tests/e2e/test_proxy.py",
     "tests/e2e/test_redis_down.py",
     "tests/e2e/test_redis_sentinel.py",
+    "tests/e2e/test_request_deadline.py",
+    "tests/e2e/test_settled_retry.py",
     "tests/e2e/test_season_retime.py",
     "tests/e2e/test_seat_block.py",
     "tests/e2e/test_server_stop.py",

@@ -99,8 +99,10 @@ class Err:
 
 class Reason(StrEnum):
     """Why a change was refused: `error.reason` beside ERR-4002, which SPEC.md §4.10
-    gives every refusal of reshop, quote and change order. The code stays SPEC's; the
-    reason is ours, stable, and lets a client act without reading the description."""
+    gives every refusal of reshop, quote and change order; and the two reasons of a card
+    payment's outcome (OUTCOME_PENDING, PAYMENT_NOT_COMPLETED) beside the codes SPEC.md
+    §7 has for them. The code stays SPEC's; the reason is ours, stable, and lets a
+    client act without reading the description."""
 
     OFFER_UNKNOWN = "OFFER_UNKNOWN"  # no such offer for this seller and order
     OFFER_EXPIRED = "OFFER_EXPIRED"  # the offer or quote has expired: reshop again
@@ -120,6 +122,13 @@ class Reason(StrEnum):
     COMBINATION = "COMBINATION"  # entries that cannot go together in one request
     NOT_SUPPORTED = "NOT_SUPPORTED"  # a change type this service does not offer
     ANCILLARY_REFUSED = "ANCILLARY_REFUSED"  # a seat or service cannot be sold as asked
+    # ERR-9000, ERR-6005 or ERR-1012: a card payment of the request was under way when it
+    # was cut short; the payment reconciler decides whether it went through. Retry with
+    # the same Idempotency-Key to learn the outcome (or look for the order without one).
+    OUTCOME_PENDING = "OUTCOME_PENDING"
+    # ERR-4001 or ERR-4002, the settled answer of such a request: the payment did not
+    # complete, nothing was booked or changed, and anything taken was given back.
+    PAYMENT_NOT_COMPLETED = "PAYMENT_NOT_COMPLETED"
 
 
 def order_status_reason(status: str) -> Reason:

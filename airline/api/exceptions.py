@@ -16,7 +16,8 @@ from rest_framework import exceptions as drf
 from rest_framework.views import set_rollback
 
 from airline.api import metrics
-from airline.api.errors import MAX_FIELDS, ApiError, Err
+from airline.api.errors import MAX_FIELDS, ApiError, Err, Reason
+from airline.api.idempotency import HEADER, SETTLING_RETRY_AFTER, payment_outcome_pending
 from airline.api.responses import error_response
 from airline.api.serializers import UNLISTED
 from airline.sql import LOCK_NOT_AVAILABLE, LockBusy
@@ -26,12 +27,44 @@ logger = logging.getLogger("airline.errors")
 # what a failover of either takes (docs/production.md "When Redis is down").
 STORAGE_RETRY_AFTER = "5"
 
+# The Retry-After of a request refused because the database or Redis is unreachable: a
+# failover or a pooler restart is over in seconds.
+STORAGE_RETRY_AFTER = "5"
+
 
 def handle_exception(exc: Exception, context: dict[str, Any]):
     set_rollback()
-    err = to_api_error(exc)
+    err = outcome_told(to_api_error(exc), context["request"])
     metrics.storage_error_observe(err)
     return error_response(context["request"], err)
+
+
+def outcome_told(err: ApiError, request) -> ApiError:
+    """`err` as the client must hear it when the request was cut short (ERR-9000, or the
+    gateway's ERR-6005) with a card payment of its own open: the payment may yet go
+    through, so "nothing was done" would be untrue. The payment reconciler settles it;
+    the client is told so, and how to learn the outcome: the same Idempotency-Key
+    (airline/api/idempotency.py), or the order list when it sent none."""
+    if err.code not in (Err.SERVICE_UNAVAILABLE.code, Err.PAYMENT_TIMEOUT.code):
+        return err
+    if not payment_outcome_pending():
+        return err
+    learn = (
+        "retry with the same Idempotency-Key to learn it: the order, or the error"
+        if request.headers.get(HEADER)
+        else "look for the order in the order list before trying again (send an "
+        "Idempotency-Key to have a retry answer it)"
+    )
+    told = ApiError(
+        err.spec,
+        f"This request was cut short while its card payment was under way; its outcome is "
+        f"being settled: {learn}",
+        path=err.path,
+        reason=Reason.OUTCOME_PENDING,
+        headers={**err.headers, "Retry-After": SETTLING_RETRY_AFTER},
+    )
+    told.__cause__ = err.__cause__  # what the metrics count storage failures by
+    return told
 
 
 def to_api_error(exc: BaseException) -> ApiError:

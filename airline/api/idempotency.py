@@ -11,13 +11,22 @@ client may retry with the same key.
 The claim on a key is an INSERT against a unique constraint, committed before the work
 starts: of concurrent requests with one key exactly one inserts and runs, the others see
 its row. A worker that dies mid-request leaves a RUNNING row; after a lease it may be
-taken over.
+taken over (and the payment reconciler deletes it, so that none stays RUNNING).
+
+A request that pays by card may not learn how its payment ended: the gateway times out,
+the database or the worker goes away after the charge. Its claim is SETTLING from the
+commit of its payment intent (idempotency_settling) until the request answers itself;
+if it could not (503 ERR-9000, ERR-6005, or no answer), the claim stays SETTLING, and a
+retry is ERR-1012 until the payment reconciler decides the payment: it finishes the claim
+APPLIED with the order it booked or changed (the retry gets the 201 or 200 the first
+request would have had) or FAILED with the error (the retry gets that error). A SETTLING
+claim is never run again: running it would charge the card a second time.
 """
 
 import functools
 import hashlib
 import hmac
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from datetime import datetime, timedelta
 
@@ -27,24 +36,31 @@ from django.db import IntegrityError, transaction
 from django.http import HttpResponse
 
 from airline.api import clock
-from airline.api.errors import ApiError, Err
+from airline.api.errors import REGISTRY, ApiError, Err, Reason
 from airline.api.models import IdempotencyRecord
-from airline.api.responses import NDC_PREFIX, XML_CONTENT_TYPE, dumps
+from airline.api.responses import NDC_PREFIX, XML_CONTENT_TYPE, dumps, error_response
 
 HEADER = "Idempotency-Key"
 REPLAY_HEADER = "Idempotent-Replayed"
+# The Retry-After of an answer whose outcome the payment reconciler decides: it settles
+# a payment PAYMENT_INTENT_GRACE_SECONDS after it began, on its next round.
+SETTLING_RETRY_AFTER = "30"
 
 
 # The claim of the request this thread is running, for idempotency_mark_applied.
 _claim: ContextVar[int | None] = ContextVar("idempotency_claim", default=None)
+# True while a card payment of the request this thread is running is open and not
+# settled by the request itself: its outcome may be the reconciler's to decide.
+_settling: ContextVar[bool] = ContextVar("payment_settling", default=False)
 
 
 def idempotent(handler: Callable | None = None, *, recover: Callable | None = None):
     """Wrap an APIView handler (`post`, `patch`) of a JSON endpoint with Idempotency-Key
     handling; the request is its method, path and JSON body (key order aside).
-    `recover(view, request, *args, **kwargs)`, for a handler whose service calls
-    idempotency_mark_applied, renders the answer of a change that committed while its
-    own answer was lost (the worker died, or failed after the commit)."""
+    `recover(view, request, *args, resource=..., **kwargs)`, for a handler whose service
+    calls idempotency_mark_applied (or whose payment the reconciler settles), renders the
+    answer of a change that committed while its own answer was lost (the worker died, or
+    failed after the commit); `resource` is the order it made or changed."""
     if handler is None:
         return functools.partial(idempotent, recover=recover)
 
@@ -57,7 +73,11 @@ def idempotent(handler: Callable | None = None, *, recover: Callable | None = No
             request,
             body,
             lambda: handler(view, request, *args, **kwargs),
-            recover=(lambda: recover(view, request, *args, **kwargs)) if recover else None,
+            recover=(
+                (lambda resource: recover(view, request, *args, resource=resource, **kwargs))
+                if recover
+                else None
+            ),
         )
 
     return wrapper
@@ -68,13 +88,14 @@ def idempotently(
     body: bytes,
     run: Callable[[], HttpResponse],
     *,
-    recover: Callable[[], HttpResponse] | None = None,
+    recover: Callable[[str], HttpResponse] | None = None,
 ) -> HttpResponse:
     """`run()`'s response, under the request's Idempotency-Key when it has one: `body` is
     the request's content as compared between tries (canonical JSON, canonical XML for
     NDC). Replays answer in the content type of the channel (JSON, or XML on /ndc/).
-    `recover()` answers a repeat of a request whose change committed without its answer
-    being recorded (see idempotency_mark_applied)."""
+    `recover(resource)` answers a repeat of a request whose change committed without its
+    answer being recorded (see idempotency_mark_applied); a repeat of one the reconciler
+    settled as failed gets that error, in the channel of the repeat."""
     key = request.headers.get(HEADER)
     if key is None:
         return run()
@@ -89,8 +110,12 @@ def idempotently(
     if replay is not None and replay.state == IdempotencyRecord.State.APPLIED:
         if recover is None:  # no service of this endpoint marks: not reached
             raise _in_progress()
-        response = recover()
+        response = recover(replay.resource)
         _record_answer(replay.pk, response, state=IdempotencyRecord.State.APPLIED)
+        response[REPLAY_HEADER] = "true"
+        return response
+    if replay is not None and replay.state == IdempotencyRecord.State.FAILED:
+        response = error_response(request, _stored_error(replay))
         response[REPLAY_HEADER] = "true"
         return response
     if replay is not None:
@@ -104,7 +129,8 @@ def idempotently(
         response = run()
     except BaseException:
         # Nothing committed: the key is free again. A change that did commit (APPLIED)
-        # keeps its record, so that the retry learns of it instead of repeating it.
+        # keeps its record, so that the retry learns of it instead of repeating it; so
+        # does a payment left for the reconciler to settle (SETTLING).
         _release(record.pk)
         raise
     finally:
@@ -116,18 +142,103 @@ def idempotently(
     return response
 
 
-def idempotency_mark_applied() -> None:
+def idempotency_mark_applied(*, resource: str = "") -> None:
     """Called inside the transaction that commits a change (orders.changes.order_change):
     the request's claim, if it has one, is marked APPLIED in that same transaction. A
     worker killed between that commit and the recording of its answer used to leave the
     claim RUNNING; the retry, once the lease ran out, ran the change again (a second bag
     bought) or was refused it (a second cancellation), never learning that the first
-    had committed. An APPLIED claim is recovered, never run again."""
+    had committed. An APPLIED claim is recovered, never run again. `resource`: the order
+    made or changed, when the endpoint's path does not name it (create order)."""
+    pk = _claim.get()
+    if pk is not None:
+        idempotency_applied(pk, resource=resource)
+
+
+def idempotency_applied(pk: int, *, resource: str = "") -> None:
+    """The claim `pk` committed its change to `resource` (an order id): a retry renders
+    the answer from it. Called in the transaction that commits the change, by the request
+    or by the payment reconciler."""
+    fields = {"resource": resource} if resource else {}
+    IdempotencyRecord.objects.filter(pk=pk, state__in=_UNFINISHED).update(
+        state=IdempotencyRecord.State.APPLIED, updated_at=clock.now(), **fields
+    )
+
+
+def idempotency_settling() -> int | None:
+    """Called in the transaction that commits a card payment's intent: the request's
+    outcome is now tied to the payment's. Its claim, if any, is SETTLING from that commit
+    (a dead worker's retry then waits for the reconciler instead of charging again);
+    returns the claim, for the intent to name (the reconciler finishes it)."""
+    _settling.set(True)
     pk = _claim.get()
     if pk is not None:
         IdempotencyRecord.objects.filter(pk=pk, state=IdempotencyRecord.State.RUNNING).update(
-            state=IdempotencyRecord.State.APPLIED, updated_at=clock.now()
+            state=IdempotencyRecord.State.SETTLING, updated_at=clock.now()
         )
+    return pk
+
+
+def idempotency_settled() -> None:
+    """The request settled its payment itself (declined, given back): its answer is its
+    own again, and a failure frees its key as any failure does."""
+    _settling.set(False)
+
+
+def payment_outcome_pending() -> bool:
+    """Whether a card payment of the request being answered is open and not settled by
+    the request: an error it answers (ERR-9000, ERR-6005) does not say how it ended."""
+    return _settling.get()
+
+
+def idempotency_request_scope() -> object:
+    """A fresh request on this thread: no payment open yet (a token for
+    idempotency_request_scope_end)."""
+    return _settling.set(False)
+
+
+def idempotency_request_scope_end(token: object) -> None:
+    _settling.reset(token)  # type: ignore[arg-type]
+
+
+def idempotency_failed(pk: int, err: ApiError) -> None:
+    """The reconciler settled the claim `pk`'s payment as not done: retries get `err`."""
+    stored = {"code": err.code, "description": err.description}
+    if err.reason:
+        stored["reason"] = str(err.reason)
+    IdempotencyRecord.objects.filter(pk=pk, state__in=_UNFINISHED).update(
+        state=IdempotencyRecord.State.FAILED,
+        status_code=err.spec.status,
+        body=dumps(stored),
+        updated_at=clock.now(),
+    )
+
+
+def idempotency_release_abandoned(*, now: datetime, settling: Iterable[int]) -> int:
+    """Delete the claims whose request died without a payment left to settle: RUNNING,
+    or SETTLING with none of `settling` (the claims of intents still PENDING), and
+    older than the lease (no live request is: gunicorn's timeout is shorter). Their keys
+    are free for a retry to run. Returns how many."""
+    cutoff = now - timedelta(seconds=settings.IDEMPOTENCY_LEASE_SECONDS)
+    deleted, _ = (
+        IdempotencyRecord.objects.filter(state__in=_UNFINISHED, updated_at__lt=cutoff)
+        .exclude(pk__in=settling)
+        .delete()
+    )
+    return deleted
+
+
+_UNFINISHED = (IdempotencyRecord.State.RUNNING, IdempotencyRecord.State.SETTLING)
+
+
+def _stored_error(record: IdempotencyRecord) -> ApiError:
+    stored = orjson.loads(bytes(record.body))
+    reason = stored.get("reason")
+    return ApiError(
+        REGISTRY[stored["code"]],
+        stored["description"],
+        reason=Reason(reason) if reason else None,
+    )
 
 
 def _record_answer(pk: int, response: HttpResponse, *, state: str | None = None) -> None:
@@ -146,7 +257,12 @@ def _record_answer(pk: int, response: HttpResponse, *, state: str | None = None)
 
 
 def _release(pk: int) -> None:
-    IdempotencyRecord.objects.filter(pk=pk, state=IdempotencyRecord.State.RUNNING).delete()
+    """Free the key of a request that failed, unless what it did must be answered:
+    a change that committed (APPLIED), a payment the reconciler is to settle."""
+    states = [IdempotencyRecord.State.RUNNING]
+    if not _settling.get():
+        states.append(IdempotencyRecord.State.SETTLING)
+    IdempotencyRecord.objects.filter(pk=pk, state__in=states).delete()
 
 
 def _in_progress() -> ApiError:
@@ -161,8 +277,8 @@ def _in_progress() -> ApiError:
 def idempotency_claim(
     *, scope: str, key: str, fingerprint: str, now: datetime
 ) -> tuple[IdempotencyRecord | None, IdempotencyRecord | None]:
-    """(our claim, None) when this request is to run; (None, the finished or APPLIED
-    record) when it is a repeat to answer. ERR-1011 / ERR-1012 otherwise."""
+    """(our claim, None) when this request is to run; (None, the finished, APPLIED or
+    FAILED record) when it is a repeat to answer. ERR-1011 / ERR-1012 otherwise."""
     for _ in range(3):
         try:
             with transaction.atomic():
@@ -205,6 +321,16 @@ def idempotency_claim(
             continue
         if record.state == IdempotencyRecord.State.RUNNING:
             raise _in_progress()
+        if record.state == IdempotencyRecord.State.SETTLING:
+            raise ApiError(
+                Err.IDEMPOTENCY_IN_PROGRESS,
+                "The first request with this Idempotency-Key was paying by card when it was "
+                "cut short; its outcome is being settled. Retry with the same key shortly to "
+                "learn it (the order, or the error)",
+                path=HEADER,
+                reason=Reason.OUTCOME_PENDING,
+                headers={"Retry-After": SETTLING_RETRY_AFTER},
+            )
         if not hmac.compare_digest(record.fingerprint, fingerprint):
             raise ApiError(
                 Err.IDEMPOTENCY_MISMATCH,

@@ -1,16 +1,25 @@
 """Request ids, the access log (one structured line per request) and the request metrics,
 and the answer to a method an API view does not take."""
 
+import contextlib
 import logging
 import re
+import signal
+import threading
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 
+from django.conf import settings
 from django.core.exceptions import DisallowedHost
+from django.db import connections
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 
 from airline.api import metrics
 from airline.api.errors import ApiError, Err
+from airline.api.exceptions import STORAGE_RETRY_AFTER, outcome_told
+from airline.api.idempotency import idempotency_request_scope, idempotency_request_scope_end
 from airline.api.responses import error_response
 
 logger = logging.getLogger("airline.request")
@@ -69,6 +78,101 @@ class RequestIdMiddleware:
             "api_key": getattr(getattr(principal, "key", None), "prefix", None),
         }
         logger.info("request", extra={"fields": fields})
+
+
+class DeadlineExceeded(BaseException):
+    """Raised in the request's own code when it has run REQUEST_DEADLINE_SECONDS. A
+    BaseException, as KeyboardInterrupt is: no `except Exception` on the way swallows it,
+    while every `transaction.atomic()` rolls back and every clean-up (`finally`, the
+    refund of a charge made: orders.intents.card_charged) runs on its way out."""
+
+
+class RequestDeadlineMiddleware:
+    """The service's own answer to a request that runs too long: 503 ERR-9000 with
+    Retry-After, in the request's channel (JSON, NDC XML), once it has run
+    REQUEST_DEADLINE_SECONDS, before gunicorn's `timeout` kills the worker (the client
+    would get nothing, or gunicorn's HTML).
+
+    Why SIGALRM: it interrupts the request wherever it waits, in Python or in a database
+    query (psycopg waits in Python, so the signal's exception comes through), where
+    PostgreSQL's statement_timeout bounds only SQL and a deadline checked at chosen
+    places misses the wait nobody thought of. It needs the request to run on the
+    process's main thread, as gunicorn's sync worker does (gunicorn.conf.py); on any
+    other thread (the development server, a threaded worker) there is no deadline, and
+    tests/e2e/test_request_deadline.py, which runs the shipped gunicorn settings, fails.
+
+    The database connection the request used is closed after the cut (a query may be
+    half sent or half read); a payment the request had open is answered as being
+    settled (airline.api.exceptions.outcome_told). Each request also starts with no
+    payment open (airline.api.idempotency)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        scope = idempotency_request_scope()
+        try:
+            with _deadline(settings.REQUEST_DEADLINE_SECONDS):
+                if settings.TEST_REQUEST_STALL_SECONDS and request.path.startswith(
+                    ("/json/", "/ndc/")
+                ):
+                    _stall(settings.TEST_REQUEST_STALL_SECONDS)
+                return self.get_response(request)
+        except DeadlineExceeded:
+            return self._cut_short(request)
+        finally:
+            idempotency_request_scope_end(scope)
+
+    @staticmethod
+    def _cut_short(request: HttpRequest) -> HttpResponse:
+        for connection in connections.all(initialized_only=True):
+            if connection.connection is not None:
+                # The query the request was waiting on stops now, not when it ends.
+                with contextlib.suppress(Exception):
+                    connection.connection.cancel_safe(timeout=1)
+            connection.close()
+        logger.error(
+            "request cut short at its deadline",
+            extra={
+                "fields": {
+                    "request_id": request.request_id,
+                    "path": request.path,
+                    "deadline_s": settings.REQUEST_DEADLINE_SECONDS,
+                }
+            },
+        )
+        err = ApiError(
+            Err.SERVICE_UNAVAILABLE,
+            "The request took too long and was stopped; retry later",
+            headers={"Retry-After": STORAGE_RETRY_AFTER},
+        )
+        return error_response(request, outcome_told(err, request))
+
+
+def _on_deadline(signum, frame) -> None:
+    raise DeadlineExceeded
+
+
+@contextmanager
+def _deadline(seconds: int) -> Iterator[None]:
+    """DeadlineExceeded in the block's code after `seconds`; none when 0 or off the
+    main thread (signals reach only the main thread)."""
+    if not seconds or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGALRM, _on_deadline)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _stall(seconds: int) -> None:
+    """Tests only (TEST_REQUEST_STALL_SECONDS): a worker stuck in the database."""
+    with connections["default"].cursor() as cursor:
+        cursor.execute("SELECT pg_sleep(%s)", [seconds])
 
 
 class MethodCheckMiddleware:

@@ -103,18 +103,21 @@ ERROR_RESPONSES = _answers(
         404: "ERR-1000 no such route, ERR-1002 unsupported version, ERR-3000/3001 offer "
         "not found or expired, ERR-4000 order not found",
         405: "ERR-1001: method not allowed (see Allow)",
-        409: "ERR-1012: a request with this Idempotency-Key is still running",
+        409: "ERR-1012: a request with this Idempotency-Key is still running, or its card "
+        "payment's outcome is being settled (reason OUTCOME_PENDING; see Retry-After)",
         413: "ERR-1009: body over 1 MiB",
         415: "ERR-1003: body not application/json",
         422: "ERR-1005 validation failed; ERR-1006 invalid market; ERR-1011 Idempotency-Key "
         "reused; ERR-6000/6001 payment method or card brand not supported",
         429: "ERR-8003: request volume or request-body bytes exceeded; see Retry-After",
-        500: "ERR-2002 availability failed; ERR-9001 unexpected upstream; ERR-9003 the "
+        500: "ERR-2002 availability read failed; ERR-9001 unexpected upstream; ERR-9003 the "
         "request could not be processed",
-        503: "ERR-8002 authentication store, ERR-9000 a required service (or a flight or "
-        "order of the request being updated by the airline: retry after Retry-After), "
-        "ERR-9002 offer cache unavailable (each of these three with Retry-After); ERR-6005 "
-        "payment timed out",
+        503: "Always with Retry-After. ERR-8002 authentication store, ERR-9000 a required "
+        "service (the database unreachable, a flight or order of the request being "
+        "updated by the airline, the request past the service's deadline), ERR-9002 "
+        "offer cache unavailable; ERR-6005 payment timed out. With reason OUTCOME_PENDING "
+        "a card payment of the request may yet go through: retry with the same "
+        "Idempotency-Key to get the order (201/200) or the error",
     },
 )
 AUTH_ERROR_RESPONSES = _answers(
@@ -242,7 +245,9 @@ IDEMPOTENCY_HEADER = OpenApiParameter(
         "for. The same key and body within 24 h replays the first successful response "
         "(status and body, header Idempotent-Replayed: true) without doing anything again; "
         "another body is ERR-1011 (422); one still running is ERR-1012 (409). A request "
-        "that failed keeps nothing, so it may be retried with the same key. Send one "
+        "that failed keeps nothing, so it may be retried with the same key; one cut short "
+        "while paying by card (503, reason OUTCOME_PENDING) is settled by the service, "
+        "and its retry gets that outcome: the order, or the error. Send one "
         "whenever you may retry: after a timeout or a dropped connection you cannot tell "
         "whether the change was made, and the retry tells you."
     ),

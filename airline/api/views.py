@@ -1,6 +1,10 @@
 """Kernel endpoints: health, and the enveloped answers for routes no view claims."""
 
+import sys
+
+import redis.exceptions
 from django.conf import settings
+from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from django.views.csrf import csrf_failure as django_csrf_failure
 from django.views.decorators.csrf import csrf_exempt
@@ -8,6 +12,7 @@ from django.views.defaults import bad_request as django_bad_request
 
 from airline.api import clock
 from airline.api.errors import ApiError, Err
+from airline.api.exceptions import to_api_error
 from airline.api.readiness import pending_checks
 from airline.api.responses import error_response, json_response
 from airline.redisclient import redis_state
@@ -70,8 +75,14 @@ def unknown_route(request: HttpRequest, rest: str = "") -> HttpResponse:
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
-    """handler500: failures outside DRF views still answer in the envelope."""
+    """handler500: failures outside DRF views still answer in the envelope; the database
+    or Redis unreachable in a middleware (a session, a throttle) is 503 ERR-9000 with
+    Retry-After there too, as it is in a view. Django calls this while handling the
+    exception, so it is sys.exc_info()'s."""
     # Django has already logged the exception (logger django.request).
+    exc = sys.exc_info()[1]
+    if isinstance(exc, DatabaseError | redis.exceptions.ConnectionError):
+        return error_response(request, to_api_error(exc))
     return error_response(request, ApiError(Err.INTERNAL))
 
 

@@ -5,7 +5,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
-from django.db import OperationalError, connection
+from django.db import InternalError, OperationalError, connection
 
 from airline.network.inventory import inventory_sell
 from airline.network.models import FlightLeg
@@ -384,10 +384,22 @@ class TestErrors:
     def test_availability_failure_is_err_2002(self, api, auth, network):
         def fail(execute, sql, params, many, context):
             if "network_leginventory" in sql:
-                raise OperationalError("server closed the connection")
+                raise InternalError("could not read block 7 of relation network_leginventory")
             return execute(sql, params, many, context)
 
         with connection.execute_wrapper(fail):
             response = search(api, auth, search_body(("PVD", "CHS", network)))
 
         error_of(response, 500, "ERR-2002", None)
+
+    def test_availability_unreachable_is_err_9000_with_retry_after(self, api, auth, network):
+        def lost(execute, sql, params, many, context):
+            if "network_leginventory" in sql:
+                raise OperationalError("server closed the connection unexpectedly")
+            return execute(sql, params, many, context)
+
+        with connection.execute_wrapper(lost):
+            response = search(api, auth, search_body(("PVD", "CHS", network)))
+
+        error_of(response, 503, "ERR-9000", None)
+        assert response["Retry-After"] == "5"
