@@ -62,5 +62,5 @@ urlpatterns = [
 ]
 
 handler400 = "airline.api.views.bad_request"
-handler404 = "airline.api.views.not_found"
+handler404 = "airline.api.responses.not_found"
 handler500 = "airline.api.views.server_error"

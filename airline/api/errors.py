@@ -23,6 +23,12 @@ class ErrorSpec:
     error_key: str  # the `errorKey` of the auth body shape (SPEC.md §7)
 
 
+# Seconds a client is told to wait (Retry-After) when PostgreSQL or Redis cannot be
+# reached: about what a failover of either or a pooler restart takes (docs/production.md
+# "When Redis is down").
+STORAGE_RETRY_AFTER = "5"
+
+
 class Err:
     """Every error the service can return. Codes are stable; titles are for people."""
 

@@ -16,20 +16,13 @@ from rest_framework import exceptions as drf
 from rest_framework.views import set_rollback
 
 from airline.api import metrics
-from airline.api.errors import MAX_FIELDS, ApiError, Err, Reason
+from airline.api.errors import MAX_FIELDS, STORAGE_RETRY_AFTER, ApiError, Err, Reason
 from airline.api.idempotency import HEADER, SETTLING_RETRY_AFTER, payment_outcome_pending
 from airline.api.responses import error_response
 from airline.api.serializers import UNLISTED
 from airline.sql import LOCK_NOT_AVAILABLE, LockBusy
 
 logger = logging.getLogger("airline.errors")
-# Seconds a client is told to wait when PostgreSQL or Redis cannot be reached: about
-# what a failover of either takes (docs/production.md "When Redis is down").
-STORAGE_RETRY_AFTER = "5"
-
-# The Retry-After of a request refused because the database or Redis is unreachable: a
-# failover or a pooler restart is over in seconds.
-STORAGE_RETRY_AFTER = "5"
 
 
 def handle_exception(exc: Exception, context: dict[str, Any]):

@@ -49,7 +49,7 @@ from prometheus_client.core import GaugeMetricFamily
 
 from airline.api import clock
 from airline.api.errors import ApiError
-from airline.api.views import not_found
+from airline.api.responses import not_found
 
 logger = logging.getLogger("airline.metrics")
 

@@ -17,8 +17,8 @@ from django.db import connections
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 
 from airline.api import metrics
-from airline.api.errors import ApiError, Err
-from airline.api.exceptions import STORAGE_RETRY_AFTER, outcome_told
+from airline.api.errors import STORAGE_RETRY_AFTER, ApiError, Err
+from airline.api.exceptions import outcome_told
 from airline.api.idempotency import idempotency_request_scope, idempotency_request_scope_end
 from airline.api.responses import error_response
 

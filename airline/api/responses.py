@@ -18,7 +18,7 @@ import orjson
 from django.http import HttpRequest, HttpResponse
 from rest_framework.response import Response
 
-from airline.api.errors import AUTH_SHAPE_CODES, ApiError
+from airline.api.errors import AUTH_SHAPE_CODES, ApiError, Err
 
 AUTH_PREFIX = "/auth/"
 NDC_PREFIX = "/ndc/"
@@ -123,3 +123,10 @@ def _default(value: Any) -> Any:
 
 def dumps(value: Any) -> bytes:
     return orjson.dumps(value, default=_default)
+
+
+def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """handler404 (airline/urls.py), and any path that answers as if it did not exist."""
+    return error_response(
+        request, ApiError(Err.NOT_FOUND, f"No route for {request.method} {request.path}")
+    )

@@ -86,13 +86,6 @@ def server_error(request: HttpRequest) -> HttpResponse:
     return error_response(request, ApiError(Err.INTERNAL))
 
 
-def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    """handler404 for non-API paths."""
-    return error_response(
-        request, ApiError(Err.NOT_FOUND, f"No route for {request.method} {request.path}")
-    )
-
-
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     """handler400: what Django refuses before any view (a Host header not in
     ALLOWED_HOSTS) answers in the API's shape on API paths, Django's page elsewhere."""
