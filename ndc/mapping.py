@@ -125,18 +125,28 @@ def offer_price_input(
     for ref in selected.iter(c("PaxRefID")):
         if (ref.text or "").strip() not in known:
             raise refused(ref, f"{ref.text!r} is not a PaxID of {listed}")
+    # A-la-carte items (a ServiceList ALaCarteOffer's) are priced apart (ndc.a_la_carte).
+    flights = [
+        (offer, [i for i in offer.findall(c("SelectedOfferItem")) if not _a_la_carte(i)])
+        for offer in selected.findall(c("SelectedOffer"))
+    ]
     return {
         "selections": [
             {
                 "offerId": text(offer, "OfferRefID"),
-                "offerItemIds": [
-                    text(item, "OfferItemRefID") for item in offer.findall(c("SelectedOfferItem"))
-                ],
+                "offerItemIds": [text(item, "OfferItemRefID") for item in items],
             }
-            for offer in selected.findall(c("SelectedOffer"))
+            for offer, items in flights
+            if items
         ],
         "passengers": passengers,
     }
+
+
+def _a_la_carte(item: etree._Element) -> bool:
+    return item.find(c("SelectedALaCarteOfferItem")) is not None or (
+        item.find(c("SelectedSeat")) is not None
+    )
 
 
 def _passengers(pax_list: etree._Element | None) -> list[dict[str, str]]:

@@ -131,12 +131,9 @@ def create_input(document: etree._Element) -> CreateOrderInput:
             with errors.check():
                 pick = ancillary_pick(offer_id, item)
                 if pick is not None:
-                    ancillaries.append(pick)
+                    ancillaries.append(_own_offer(pick) if offer is flight_offer else pick)
                 elif offer is flight_offer:
-                    item_ids.append(text(item, "OfferItemRefID"))
-                    selections.append(
-                        ItemSelection(text(item, "OfferItemRefID"), tuple(_texts(item, "PaxRefID")))
-                    )
+                    _select(item_ids, selections, text(item, "OfferItemRefID"), item)
                 else:
                     raise refused(
                         item,
@@ -154,7 +151,9 @@ def create_input(document: etree._Element) -> CreateOrderInput:
         where = lists if lists is not None else request
         errors.add(refused(where, "a ContactInfoList with the booking contact is required"))
     else:
-        contact = errors.value(lambda: contact_data(contacts[booking_contact_id]), None)
+        booking = contacts[booking_contact_id]
+        named = _person_of(booking, booking_contact_id, _paxes(lists))
+        contact = errors.value(lambda: contact_data(booking, named), None)
     pax_list = lists.find(c("PaxList")) if lists is not None else None
     if pax_list is None:
         errors.add(refused(lists, "a PaxList naming every passenger is required"))
@@ -185,6 +184,31 @@ def create_input(document: etree._Element) -> CreateOrderInput:
         ancillaries=ancillaries,
         remarks="",
     )
+
+
+def _select(
+    item_ids: list[str], selections: list[ItemSelection], item_id: str, item: etree._Element
+) -> None:
+    """A flight SelectedOfferItem: an item named again (one SelectedOfferItem per
+    passenger, as carriers that price an item per passenger type have partners send)
+    adds its passengers to the first."""
+    pax = tuple(_texts(item, "PaxRefID"))
+    if item_id not in item_ids:
+        item_ids.append(item_id)
+        selections.append(ItemSelection(item_id, pax))
+        return
+    n = item_ids.index(item_id)
+    known = selections[n].passenger_ids or ()
+    selections[n] = ItemSelection(item_id, tuple(dict.fromkeys((*known, *pax))))
+
+
+def _own_offer(pick: AncillaryPick) -> AncillaryPick:
+    """An a-la-carte item inside the priced offer's SelectedPricedOffer (21.3 books the
+    PricedOffer as one offer): OfferPrice priced it on a services offer made for the
+    priced offer (ndc.a_la_carte), whose item ids are `{offerId}.{n}`
+    (offers.ancillaries): it is bought from that offer."""
+    offer_id, _, n = pick.offer_item_id.rpartition(".")
+    return replace(pick, offer_id=offer_id) if offer_id and n.isdigit() else pick
 
 
 def ancillary_pick(offer_id: str, item: etree._Element) -> AncillaryPick | None:
@@ -229,14 +253,25 @@ def _contacts(lists: etree._Element | None) -> dict[str, etree._Element]:
 
 
 def _infant_carriers(paxes: Iterable[etree._Element]) -> dict[str, str]:
-    """Adult PaxID -> the infant whose PaxRefID names them."""
+    """Adult PaxID -> the infant they carry: an infant's PaxRefID names its adult, or an
+    adult's PaxRefID names its infant (21.3 says only "the accompanying passenger";
+    partners send either way, the same pair both ways too)."""
+    paxes = list(paxes)
+    infants = {text(p, "PaxID") for p in paxes if text(p, "PTC") == "INF"}
     carriers: dict[str, str] = {}
     for pax in paxes:
-        adult = text(pax, "PaxRefID")
-        if adult and text(pax, "PTC") == "INF":
-            if adult in carriers:
-                raise refused(pax.find(c("PaxRefID")), f"{adult} already carries an infant")
-            carriers[adult] = text(pax, "PaxID")
+        ref = text(pax, "PaxRefID")
+        if not ref:
+            continue
+        if text(pax, "PTC") == "INF":
+            adult, infant = ref, text(pax, "PaxID")
+        elif ref in infants:
+            adult, infant = text(pax, "PaxID"), ref
+        else:
+            continue
+        if carriers.get(adult, infant) != infant:
+            raise refused(pax.find(c("PaxRefID")), f"{adult} already carries an infant")
+        carriers[adult] = infant
     return carriers
 
 
@@ -315,13 +350,17 @@ def travel_document(doc: etree._Element) -> TravelDocument:
     )
 
 
-def contact_data(contact: etree._Element) -> ContactData:
-    """A ContactInfo as the booking contact (create order's, UpdateContact's)."""
+def contact_data(contact: etree._Element, named: etree._Element | None = None) -> ContactData:
+    """A ContactInfo as the booking contact (create order's, UpdateContact's). Its name is
+    its own `Individual`, else that of `named`: the Pax its IndividualRefID (or a Pax's
+    ContactInfoRefID) names, as 21.3 lets a contact name its person."""
     errors = ErrorCollector()
     email = _email(contact)
     if not email:
         errors.add(refused(contact, "EmailAddress/EmailAddressText is required"))
     individual = contact.find(c("Individual"))
+    if individual is None and named is not None:
+        individual = named.find(c("Individual"))
     address = contact.find(c("PostalAddress"))
     postal = errors.value(lambda: None if address is None else postal_address(address), None)
     errors.raise_any()
@@ -570,7 +609,9 @@ def change_request(document: etree._Element) -> ChangeRequest:
     - `ChangeOrderChoice/UpdatePax`: UpdatePassenger of `Current/PaxRefID` with what the
       DataLists Pax named by `New/PaxRefID` carries (its name, birth date, gender,
       nationality, residence, documents, loyalty account, own ContactInfo).
-    - a `DataLists/ContactInfo` no Pax names: UpdateContact (the booking contact).
+    - a `DataLists/ContactInfo` UpdatePax does not use: UpdateContact (the booking
+      contact), named by the Pax its IndividualRefID names when it has no Individual;
+      ndc.orders drops one that only echoes the order's contact.
     - `PaymentFunctions`: the payment (payment_data). As the request's only content it
       confirms the hold (ConfirmHold); beside other changes, with `OrderAssociation`
       (the payment is for the order), it confirms the order if it is a hold, and on a
@@ -621,9 +662,11 @@ def change_request(document: etree._Element) -> ChangeRequest:
                 "not offered; use AcceptSelectedQuotedOfferList (seats, services, a "
                 "quoted reshop offer), AcceptCancelledOffer, CancelUnpaidOrder or UpdatePax",
             )
+    paxes = _paxes(lists)
     for contact_id, contact in contacts.items():
         if contact_id not in used_contacts:
-            changes.append(UpdateContact(contact_data(contact)))
+            named = _person_of(contact, contact_id, paxes)
+            changes.append(UpdateContact(contact_data(contact, named)))
     functions = request.findall(c("PaymentFunctions"))
     payment = None
     pays_order = False
@@ -641,6 +684,24 @@ def change_request(document: etree._Element) -> ChangeRequest:
     return ChangeRequest(
         order_ref, changes, payment, cancelled_items, cancel_every_journey, pays_order
     )
+
+
+def _paxes(lists: etree._Element | None) -> list[etree._Element]:
+    return [] if lists is None else lists.findall(f"{c('PaxList')}/{c('Pax')}")
+
+
+def _person_of(
+    contact: etree._Element, contact_id: str, paxes: list[etree._Element]
+) -> etree._Element | None:
+    """The DataLists Pax a ContactInfo belongs to: the one its IndividualRefID names (by
+    PaxID or by its Individual's IndividualID), else the first naming it in
+    ContactInfoRefID."""
+    ref = text(contact, "IndividualRefID")
+    if ref:
+        for pax in paxes:
+            if ref in (text(pax, "PaxID"), text(pax, "Individual", "IndividualID")):
+                return pax
+    return next((pax for pax in paxes if text(pax, "ContactInfoRefID") == contact_id), None)
 
 
 def _accepted_offers(quoted: etree._Element) -> list[Change]:

@@ -369,7 +369,32 @@ def ticket_doc_infos(data: Json) -> list[etree._Element]:
         sub(ticket, "TicketDocTypeCode", "J")  # EMD associated with the flight
         sub(ticket, "TicketNumber", service["emdNumber"])
         documents.append(info)
+    lead = data["pax"][0]["paxId"] if data["pax"] else None
+    for fee in data.get("fees", []):
+        if fee.get("emdNumber") and (fee.get("paxRefId") or lead):
+            documents.append(_fee_emd(fee, fee.get("paxRefId") or lead))
     return documents
+
+
+def _fee_emd(fee: Json, pax_id: str) -> etree._Element:
+    """A fee's EMD (JSON `fees[]`): a standalone EMD (`Y`, no flight coupon), its one
+    coupon the fee's code and value, consumed when issued. A fee of the whole party
+    (a change fee, a cancellation penalty) is in the lead passenger's name."""
+    info = etree.Element(xml.c("TicketDocInfo"))
+    sub(info, "PaxRefID", pax_id)
+    ticket = sub(info, "Ticket")
+    coupon = sub(ticket, "Coupon")
+    sub(coupon, "ConsumedAtIssuanceInd", "true")
+    sub(coupon, "CouponNumber", 1)
+    sub(coupon, "RemarkText", f"{fee['type']} {fee['feeId']}")
+    sub(coupon, "RFIC", "D")  # financial impact
+    sub(coupon, "RFISC", fee["code"])
+    sub(coupon, "RFISC_Desc", fee["description"])
+    amount(coupon, "ValueAmount", fee["amount"])
+    sub(ticket, "ReportingTypeCode", "Airline")
+    sub(ticket, "TicketDocTypeCode", "Y")  # EMD standalone
+    sub(ticket, "TicketNumber", fee["emdNumber"])
+    return info
 
 
 def write_payment(element: etree._Element, payment: Json, order_id: str) -> None:

@@ -1,7 +1,7 @@
 """OrderReshop and OrderQuote (IATA_OrderReshopRQ, IATA_OrderQuoteRQ -> IATA_OrderReshopRS):
 the NDC request mapped to the body of POST /json/{v}/orders/{orderId}/reshop (ReshopIn)
 and /quote (QuoteIn), validated by the same serializers, answered by the same services
-(orders.reshop.order_reshop, orders.exchange.order_quote) and rendered from the same JSON
+(orders.reshop.order_reshop, orders.exchange.quote.order_quote) and rendered from the same JSON
 `data` (ndc/reshop_presenters.py). Nothing here decides what a change costs; offer ids are
 the JSON ones, so a reshop offer from XML is quoted in JSON and the reverse.
 

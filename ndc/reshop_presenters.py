@@ -25,6 +25,7 @@ from ndc.xml import amount, sub
 Json = dict[str, Any]
 
 CANCEL_PENALTY_ID = "PEN-CANCEL"
+MOVED, DROPPED = "MOVED", "DROPPED"  # JSON serviceChanges actions
 NAME_CHANGE_SERVICE = "SVC-NAMECHANGE"
 
 
@@ -54,7 +55,11 @@ def order_quote_rs(
     data: Json, *, bundles: Mapping[str, BundleTerms], request_id: str | None
 ) -> bytes:
     """The JSON quote `data` as IATA_OrderReshopRS (21.3 has no OrderQuoteRS)."""
-    offer = {**data["offer"], "priceDifferential": data["priceDifferential"]}
+    offer = {
+        **data["offer"],
+        "priceDifferential": data["priceDifferential"],
+        "serviceChanges": data["serviceChanges"],
+    }
     return _reshop_rs(
         data,
         offers=[offer],
@@ -124,8 +129,12 @@ def _changed_offer(
     lists: _DataLists,
 ) -> None:
     owner = offer["ownerCode"]
+    changes = offer.get("serviceChanges", [])
     for item in offer["items"]:
-        _added_item(sub(element, "AddedOfferItem"), item, owner, journeys, pax_ids, quotes)
+        moved = [
+            c for c in changes if c["action"] == MOVED and c["offerItemId"] == item["offerItemId"]
+        ]
+        _added_item(sub(element, "AddedOfferItem"), item, owner, journeys, pax_ids, quotes, moved)
     for item in offer["items"]:
         refs = lists.baggage_refs(item["fare"]["priceClassRefId"])
         if refs:
@@ -142,8 +151,11 @@ def _changed_offer(
     for item in offer["items"]:
         for ref in item["replacesOrderItemRefIds"]:
             sub(sub(deleted, "ExistingOrderItem"), "OrderItemRefID", ref)
+    _existing_services(deleted, [c for c in changes if c["action"] == DROPPED])
     sub(deleted, "OfferItemID", differential["offerItemId"])
     _differential(sub(deleted, "PriceDifferential"), differential, new_price=None)
+    for change in changes:
+        sub(sub(element, "Desc"), "DescText", service_change_text(change))
     sub(element, "OfferExpirationTimeLimitDateTime", offer["expiresAt"])
     sub(element, "OfferID", offer["offerId"])
     sub(element, "OwnerCode", owner)
@@ -157,11 +169,13 @@ def _added_item(
     journeys: Mapping[str, Json],
     pax_ids: Mapping[str, str],
     quotes: Mapping[str, Json],
+    moved: Sequence[Json],
 ) -> None:
     fare = item["fare"]
     flights = [journeys[ref] for ref in item["journeyRefIds"]]
     for ref in item["replacesOrderItemRefIds"]:
         sub(sub(element, "ExistingOrderItem"), "OrderItemRefID", ref)
+    _existing_services(element, moved)
     for row in item["passengerPrices"]:
         detail = sub(element, "FareDetail")
         for segment in (s for flight in flights for s in flight["segments"]):
@@ -192,6 +206,36 @@ def _added_item(
             sub(journey_ref, "PaxJourneyRefID", journey_id)
         sub(service, "PaxRefID", pax_id)
         sub(service, "ServiceID", f"{item['offerItemId']}.SRV{n}")
+
+
+def _existing_services(element: etree._Element, changes: Sequence[Json]) -> None:
+    """The order's services a replacement moves (under its AddedOfferItem) or drops
+    (under the offer's DeleteOrderItem): an ExistingOrderItem per service order item,
+    an ExistingService per service with JSON's action as its FutureStatusCode."""
+    by_item: dict[str, list[Json]] = {}
+    for change in changes:
+        by_item.setdefault(change["itemId"], []).append(change)
+    for item_id, services in by_item.items():
+        existing = sub(element, "ExistingOrderItem")
+        for change in services:
+            service = sub(existing, "ExistingService")
+            sub(service, "FutureStatusCode", change["action"])
+            sub(service, "ServiceRefID", change["serviceId"])
+        sub(existing, "OrderItemRefID", item_id)
+
+
+def service_change_text(change: Json) -> str:
+    """A JSON serviceChanges entry in words, as an offer's Desc: code, seat, action,
+    its part in the difference, whose and which service, and why a drop."""
+    words = [change["code"], change.get("seat"), change["action"]]
+    text = " ".join(w for w in words if w) + f" {_money(change['balanceDelta'])}"
+    text += f" ({change['serviceId']}, {change['paxRefId']}, paid {_money(change['amount'])})"
+    if change["action"] == DROPPED:
+        text += f": {change['reason']}"
+    else:
+        where = change.get("segmentRefId") or change["journeyRefId"]
+        text += f": to {where}"
+    return text
 
 
 def _differential(element: etree._Element, differential: Json, *, new_price: Json | None) -> None:

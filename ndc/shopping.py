@@ -12,7 +12,7 @@ from airline.api import clock
 from airline.api.responses import dumps
 from airline.fares import reference
 from airline.network.itineraries import network_index
-from ndc import mapping, presenters
+from ndc import a_la_carte, mapping, presenters
 from offers import presenters as json_presenters
 from offers.serializers import PriceIn, SearchIn
 from offers.services import Selection, check_search, offers_price, offers_search
@@ -44,6 +44,7 @@ def offer_price(*, principal: Principal, document: etree._Element, request_id: s
         batch, _ = offer_record(offer_id=offer_id, owner=OfferOwner.of(principal), now=now)
         return [{"paxId": p["paxId"], "type": p["ptc"]} for p in batch.passengers]
 
+    picks = a_la_carte.picks_of(document)
     body = PriceIn(data=mapping.offer_price_input(document, shopped_party=shopped_party))
     body.is_valid(raise_exception=True)
     selections = [
@@ -52,11 +53,20 @@ def offer_price(*, principal: Principal, document: etree._Element, request_id: s
     batch, journeys = offers_price(
         principal=principal, selections=selections, passengers=body.validated_data["passengers"]
     )
-    return presenters.offer_price_rs(
-        json_presenters.priced_view(batch, journeys, network_index()),
-        bundles=_bundles(),
-        request_id=request_id,
+    priced = json_presenters.priced_view(batch, journeys, network_index())
+    chosen = (
+        a_la_carte.offered_again(
+            principal=principal,
+            picks=picks,
+            priced=priced,
+            shopped={s.offer_id for s in selections},
+            now=now,
+        )
+        if picks
+        else []
     )
+    rs = presenters.offer_price_rs(priced, bundles=_bundles(), request_id=request_id)
+    return a_la_carte.with_items(rs, chosen)
 
 
 def _plain(data: Any) -> Any:

@@ -128,18 +128,30 @@ def check_email(value: str, *, path: str) -> str:
 
 def check_phone(value: str | None, *, path: str) -> str:
     """The number in E.164 (`+14155550123`); numbers without a country code are read as
-    North American. Empty stays empty."""
+    North American. Empty stays empty.
+
+    A number is taken when E.164 can write it (a known country code, at most 15 digits)
+    and its country's length rules allow it (`is_possible_number`), not only when it is
+    in a range the numbering plan has assigned (`is_valid_number`): the plans change
+    faster than the library, and partners' test data (+66 12345960) is plausible but
+    unassigned."""
     if not value:
         return ""
     try:
         number = phonenumbers.parse(value, "US")
     except phonenumbers.NumberParseException:
         number = None
-    if number is None or not phonenumbers.is_valid_number(number):
+    if number is None or not _e164_possible(number):
         raise ApiError(
             Err.INVALID_VALUE, "The phone number cannot be written in E.164 form", path=path
         )
     return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+
+
+def _e164_possible(number: phonenumbers.PhoneNumber) -> bool:
+    digits = len(str(number.country_code)) + len(str(number.national_number))
+    reason = phonenumbers.is_possible_number_with_reason(number)
+    return digits <= 15 and reason == phonenumbers.ValidationResult.IS_POSSIBLE
 
 
 def age_on(born: date, day: date) -> int:

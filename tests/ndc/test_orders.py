@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 from lxml import etree
 
-from orders.models import Channel, Order, OrderStatus, Passenger
+from orders.models import Channel, Order, OrderFee, OrderStatus, Passenger
 from tests.conftest import bearer, token_for
 from tests.ndc.conftest import (
     CNS,
@@ -22,7 +22,7 @@ from tests.ndc.conftest import (
     valid,
     xml_of,
 )
-from tests.orders.conftest import book, booking_body, price_offer
+from tests.orders.conftest import CARD, book, booking_body, price_offer
 
 pytestmark = pytest.mark.django_db
 
@@ -328,6 +328,44 @@ class TestOrderRetrieve:
         response = post(api, "OrderRetrieve", retrieve_request(view["order"]["orderId"]), auth)
 
         assert_same_order(xml_of(response, 200, VIEW), view)
+
+    def test_a_fee_shows_its_emd_as_a_standalone_document(self, api, auth, paid):
+        order_id = order_id_of(paid)
+        pax = json_view(api, auth, order_id)["pax"][0]["paxId"]
+        renamed = api.patch(
+            f"/json/v1/orders/{order_id}",
+            {
+                "changes": [
+                    {
+                        "type": "UpdatePassenger",
+                        "passengerId": pax,
+                        "patch": {"name": {"surname": "Byron"}},
+                    }
+                ],
+                "payment": CARD,
+            },
+            format="json",
+            **auth,
+        )
+        assert renamed.status_code == 200, renamed.content
+        [fee] = renamed.json()["data"]["fees"]
+
+        document = xml_of(post(api, "OrderRetrieve", retrieve_request(order_id), auth), 200, VIEW)
+
+        [emd] = [
+            info
+            for info in document.iterfind("m:Response/c:TicketDocInfo", NS)
+            if info.findtext("c:Ticket/c:TicketDocTypeCode", namespaces=NS) == "Y"
+        ]
+        assert emd.findtext("c:PaxRefID", namespaces=NS) == pax
+        assert emd.findtext("c:Ticket/c:TicketNumber", namespaces=NS) == fee["emdNumber"]
+        coupon = emd.find("c:Ticket/c:Coupon", NS)
+        assert coupon.findtext("c:RFISC", namespaces=NS) == "NCF"
+        value = Decimal(coupon.findtext("c:ValueAmount", namespaces=NS))
+        assert value == money(fee["amount"]["amount"]) > 0
+        row = OrderFee.objects.get(order__order_id=order_id)
+        assert (row.emd_number, row.code, row.amount) == (fee["emdNumber"], "NCF", value)
+        assert_same_order(document, json_view(api, auth, order_id))
 
     def test_another_sellers_order_is_err_4000(self, api, paid, partner_key, other_seller):
         other = bearer(token_for(api, partner_key.raw, other_seller.pk))

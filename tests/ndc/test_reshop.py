@@ -503,3 +503,135 @@ def test_choices_without_a_json_twin_are_err_1005(api, auth, order):
     body = etree.tostring(valid(quote_request))
     error = ndc_error_of(post(api, "OrderQuote", body, auth), 422, "ERR-1005", RS)
     assert error["TagText"] == "/IATA_OrderQuoteRQ/Payload/RepricedOrder"
+
+
+# --- services of the replaced journeys: moved or dropped ----------------------------------
+
+
+def service_changes_of(offer):
+    """An offer's ExistingService entries: (service id, its order item, FutureStatusCode),
+    moved ones under an AddedOfferItem, dropped ones under the DeleteOrderItem."""
+    found = set()
+    for path, where in (
+        ("c:AddedOfferItem/c:ExistingOrderItem", "added"),
+        ("c:DeleteOrderItem/c:ExistingOrderItem", "deleted"),
+    ):
+        for existing in offer.iterfind(path, NS):
+            item_id = existing.findtext("c:OrderItemRefID", namespaces=NS)
+            for service in existing.iterfind("c:ExistingService", NS):
+                status = service.findtext("c:FutureStatusCode", namespaces=NS)
+                assert where == ("added" if status == "MOVED" else "deleted"), status
+                found.add((service.findtext("c:ServiceRefID", namespaces=NS), item_id, status))
+    return found
+
+
+def json_service_changes(changes):
+    return {(c["serviceId"], c["itemId"], c["action"]) for c in changes}
+
+
+def test_a_downgrade_shows_the_bundles_inclusions_dropped_in_reshop_and_quote(
+    api, auth, network, clock
+):
+    day = network + timedelta(days=10)
+    view = booked(api, auth, day, bundle="Nicest", flight=501)
+    order_id = view["order"]["orderId"]
+    pax_ids = [p["paxId"] for p in view["pax"]]
+    document = example("OrderReshopRQ")
+    document.find(".//c:OrderRefID", NS).text = order_id
+    od = document.find(".//c:OriginDestCriteria", NS)
+    od.find("c:OriginDepCriteria/c:Date", NS).text = (day + timedelta(days=1)).isoformat()
+    od.find("c:CabinType/c:CabinTypeCode", NS).text = "Y"
+    for name in ("c:AddOfferItems/c:PaxList", "c:DeleteOrderItem"):
+        element = document.find(f".//{name}", NS)
+        element.getparent().remove(element)
+
+    reshopped = xml_of(post(api, "OrderReshop", etree.tostring(valid(document)), auth), 200, RS)
+
+    as_json = reshop(
+        api, auth, order_id, itinerary(day + timedelta(days=1), cabinTypeCode="Y")
+    ).json()["data"]
+    offers = offers_of(reshopped)
+    assert len(offers) == len(as_json["offers"])
+    for offer, json_offer in zip(offers, as_json["offers"], strict=True):
+        assert service_changes_of(offer) == json_service_changes(json_offer["serviceChanges"])
+    first = offers[0]
+    codes = {s["serviceId"]: s["code"] for s in view["services"]}
+    assert sorted(codes[s] for s, _, status in service_changes_of(first)) == ["CB1", "CB2", "COB"]
+    descs = texts(first, "c:Desc/c:DescText")
+    assert sorted(d.split(" ")[0] for d in descs) == ["CB1", "CB2", "COB"]
+    assert all(" DROPPED 0.00 USD (" in d for d in descs), descs
+    assert all(d.endswith(": The Nice fare does not include it") for d in descs), descs
+
+    offer_id, item_ids = first_offer(reshopped)
+    quoted = xml_of(
+        post(api, "OrderQuote", quote_xml(order_id, offer_id, item_ids, pax_ids), auth), 200, RS
+    )
+
+    [quote_offer] = offers_of(quoted)
+    assert {(c, s) for _, c, s in service_changes_of(quote_offer)} == {
+        (s["itemId"], "DROPPED") for s in view["services"]
+    }
+    assert len(texts(quote_offer, "c:Desc/c:DescText")) == 3
+    # A quote changes nothing: the inclusions are still on the order.
+    order = Order.objects.get(order_id=order_id)
+    assert sorted(order.services.filter(status="ACTIVE").values_list("code", flat=True)) == [
+        "CB1",
+        "CB2",
+        "COB",
+    ]
+
+
+def test_a_paid_seat_and_bag_that_follow_the_journey_show_as_moved(api, auth, network, clock):
+    from tests.orders.test_order_ancillaries import bag_entry, open_seat, seat_entry
+
+    day = network + timedelta(days=10)
+    new_day = day + timedelta(days=1)
+    view = booked(api, auth, day, payment={"type": "Hold"})
+    order_id = view["order"]["orderId"]
+    ada = view["pax"][0]["paxId"]
+    seat_data = api.post(f"/json/v1/orders/{order_id}/seats", format="json", **auth).json()["data"]
+    unit, seat_price = open_seat(seat_data["legSeatMaps"][0], ada)
+    service_data = api.post(f"/json/v1/orders/{order_id}/services", format="json", **auth)
+    bag, _ = bag_entry(service_data.json()["data"], "CB1", ada, view["journeys"][0]["journeyId"])
+    bought = api.patch(
+        f"/json/v1/orders/{order_id}",
+        {"changes": [seat_entry(seat_data, unit, seat_price), bag]},
+        format="json",
+        **auth,
+    )
+    assert bought.status_code == 200, bought.content
+    services = {s["code"]: s for s in bought.json()["data"]["services"]}
+
+    reshopped = xml_of(
+        post(api, "OrderReshop", reshop_itinerary_xml(order_id, new_day), auth), 200, RS
+    )
+    as_json = reshop(api, auth, order_id, itinerary(new_day)).json()["data"]
+
+    offers = offers_of(reshopped)
+    for offer, json_offer in zip(offers, as_json["offers"], strict=True):
+        assert service_changes_of(offer) == json_service_changes(json_offer["serviceChanges"])
+    flights = {j["journeyId"]: j["flightNumbers"] for j in as_json["journeys"]}
+    n = next(
+        n
+        for n, o in enumerate(as_json["offers"])
+        if flights[o["items"][0]["journeyRefIds"][0]] == ["MX101"]
+    )
+    same_flight = offers[n]
+    assert service_changes_of(same_flight) == {
+        (services[code]["serviceId"], services[code]["itemId"], "MOVED") for code in ("STST", "CB1")
+    }
+    [seat_text] = [d for d in texts(same_flight, "c:Desc/c:DescText") if d.startswith("STST")]
+    seat = unit["designator"]
+    assert seat_text.startswith(f"STST {seat} MOVED 0.00 USD ({services['STST']['serviceId']}")
+    offer_id = same_flight.find("c:OfferID", NS).text
+    item_ids = texts(same_flight, "c:AddedOfferItem/c:OfferItemID")
+
+    quoted = xml_of(
+        post(api, "OrderQuote", quote_xml(order_id, offer_id, item_ids, [ada]), auth), 200, RS
+    )
+
+    [quote_offer] = offers_of(quoted)
+    moved = quote_offer.findall("c:AddedOfferItem/c:ExistingOrderItem/c:ExistingService", NS)
+    assert sorted(s.findtext("c:ServiceRefID", namespaces=NS) for s in moved) == sorted(
+        services[code]["serviceId"] for code in ("STST", "CB1")
+    )

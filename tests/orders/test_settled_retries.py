@@ -26,7 +26,7 @@ TIMES_OUT = {**CARD, "cardNumber": "4000000000000119"}
 def no_cleanup(monkeypatch):
     """A killed worker runs no except clause: no refund, no release of the seats."""
     monkeypatch.setattr("orders.intents.intent_refund", lambda *a, **k: None)
-    monkeypatch.setattr("orders.create.order_abandon", lambda *a, **k: True)
+    monkeypatch.setattr("orders.booking.paying.order_abandon", lambda *a, **k: True)
 
 
 def states() -> list[str]:
@@ -43,7 +43,7 @@ def test_a_booking_whose_worker_died_after_the_charge_is_answered_201_on_its_ret
     api, auth, priced, clock, monkeypatch, no_cleanup
 ):
     body = booking_body(priced, payment=CARD)
-    die_at(monkeypatch, "orders.create.order_confirm_paid")
+    die_at(monkeypatch, "orders.booking.paying.order_confirm_paid")
     with pytest.raises(Killed):
         book(api, auth, body, **KEY)
     monkeypatch.undo()
@@ -159,7 +159,7 @@ def test_an_ndc_booking_whose_worker_died_is_answered_with_its_order_view(
 ):
     """The same through NDC: OrderCreateRQ's retry gets IATA_OrderViewRS."""
     document = body(create_request(priced))
-    die_at(monkeypatch, "orders.create.order_confirm_paid")
+    die_at(monkeypatch, "orders.booking.paying.order_confirm_paid")
     with pytest.raises(Killed):
         _ndc_create(api, auth, document)
     monkeypatch.undo()
