@@ -1,7 +1,8 @@
 """Tracing and error reports of a real gunicorn (docs/production.md "Monitoring"): one
 card booking paid through Stripe's SDK (against the fake Stripe) exported over OTLP/HTTP
 as one trace of its request, its SQL, its Redis calls and its gateway calls; nothing
-of either loaded when neither is configured; an unhandled error reported to a Sentry
+of either loaded when neither is configured; a webhook delivery of the background worker
+traced under its job's round; an unhandled error reported to a Sentry
 endpoint without the card number the request carried."""
 
 import json
@@ -12,12 +13,19 @@ from datetime import timedelta
 import pytest
 import requests
 
-from tests.e2e.servers import REPO, gunicorn, server_env_on_test_database
+from tests.e2e.servers import REPO, gunicorn, manage, server_env_on_test_database
 from tests.gateways import stripe_settings
 from tests.offers.conftest import network, search_body  # noqa: F401 (the network fixture)
-from tests.orders.conftest import CARD, booking_body
+from tests.orders import conftest as orders
+from tests.orders.conftest import CARD, book, booking_body
 from tests.receivers import Span, otlp_receiver, sentry_receiver
 from tests.sellers.factories import ApiKeyFactory, PartnerFactory, SellerFactory
+from tests.webhooks import conftest as webhooks
+from tests.webhooks.conftest import register
+
+# The booking tests' bearer headers and priced offer, and the webhook tests' receiver.
+auth, travel_day, priced = orders.auth, orders.travel_day, orders.priced
+receiver, loopback_allowed = webhooks.receiver, webhooks.loopback_allowed
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
@@ -54,7 +62,7 @@ def priced_offer(url: str, headers: dict[str, str], day) -> dict:
         timeout=30,
     ).json()["data"]["offers"]
     offer = found[0]
-    priced = requests.post(
+    answer = requests.post(
         url + "/json/v1/offers/price",
         json={
             "selections": [
@@ -68,8 +76,8 @@ def priced_offer(url: str, headers: dict[str, str], day) -> dict:
         headers=headers,
         timeout=30,
     )
-    assert priced.status_code == 201, priced.text
-    return priced.json()["data"]
+    assert answer.status_code == 201, answer.text
+    return answer.json()["data"]
 
 
 def ancestors(span: Span, spans: list[Span]) -> list[str]:
@@ -246,3 +254,31 @@ def test_an_unhandled_error_reaches_sentry_without_the_card_number(tmp_path, net
     assert CARD_NUMBER.encode() not in sent
     assert SURNAME.encode() not in sent
     assert headers["Authorization"].split()[1].encode() not in sent
+
+
+def test_a_webhook_delivery_is_traced_under_its_job_round(
+    api,
+    auth,
+    priced,
+    receiver,
+    loopback_allowed,
+):
+    register(api, auth, receiver.url)
+    booked = book(api, auth, booking_body(priced))
+    assert booked.status_code == 201, booked.content
+
+    with otlp_receiver() as collector:
+        env = quiet_env(OTEL_EXPORTER_OTLP_ENDPOINT=collector.url, WEBHOOK_ALLOW_LOOPBACK="1")
+        manage(env, "run_worker", "--once")  # exports what it holds as it ends
+        job = collector.wait_for_span(lambda s: s.name == "job deliver_webhooks", "span of the job")
+        spans = collector.trace(job.trace_id)
+
+    assert job.resource["airline.process"] == "worker"
+    assert not job.parent_id
+    below = [s for s in spans if job.span_id in ancestors(s, spans)]
+    (call,) = [s for s in below if s.kind == "SPAN_KIND_CLIENT" and "http.method" in s.attributes]
+    assert str(call.attributes.get("http.url")) == receiver.url
+    assert [s for s in below if s.attributes.get("db.system") == "postgresql"]
+    # The delivery carried the trace on to the seller (W3C trace context).
+    (got,) = receiver.delivered()
+    assert got.headers["traceparent"].split("-")[1] == job.trace_id
