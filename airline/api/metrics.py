@@ -9,7 +9,8 @@ Counted where it happens, in the process it happens in:
   (airline.api.exceptions).
 Read from the database at each scrape, being state rather than events: the background
 worker's queues (holds and payment intents past due) and the webhook backlog, each
-registered by the app that owns it (queue_register).
+registered by the app that owns it (queue_register); and whether this node reaches
+PostgreSQL and Redis (DependencyCollector), checked at each scrape within a bound.
 
 gunicorn runs several worker processes, each with its own memory. With METRICS_ENABLED,
 prometheus_client's multiprocess mode keeps each process's values in a file of its own
@@ -20,6 +21,7 @@ shared by every node, but it would stop counting exactly when Redis is down, the
 these metrics must show.
 """
 
+import contextvars
 import hmac
 import ipaddress
 import logging
@@ -216,8 +218,12 @@ class DependencyCollector:
         results: dict[str, tuple[int, float]] = {}
         threads = []
         for name, check in _dependencies().items():
+            # In a copy of the scrape's context: traced, the checks belong to its trace.
             thread = threading.Thread(
-                target=self._check, args=(name, check, results), daemon=True, name=f"up-{name}"
+                target=contextvars.copy_context().run,
+                args=(self._check, name, check, results),
+                daemon=True,
+                name=f"up-{name}",
             )
             thread.start()
             threads.append((name, thread))
