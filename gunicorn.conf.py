@@ -132,6 +132,22 @@ def when_ready(server):
     server.spawn_workers = spawn_workers
 
 
+def post_fork(server, worker):
+    """This worker's tracer provider (airline/telemetry.py), when tracing is configured:
+    its BatchSpanProcessor exports from a thread, which a fork does not carry over, so it
+    is made here in the child; the master only instrumented the libraries."""
+    from airline.telemetry import tracing_start
+
+    tracing_start(role="web")
+
+
+def worker_exit(server, worker):
+    """Export the spans this worker still holds before it goes (max_requests, a stop)."""
+    from airline.telemetry import tracing_stop
+
+    tracing_stop()
+
+
 def post_worker_init(worker):
     """Start this worker's schedule poller; keep this node's SECRET_KEY fingerprint alive,
     and /health at 503 should another live node's differ.

@@ -535,6 +535,19 @@ if METRICS_ENABLED:
     METRICS_DIR.mkdir(parents=True, exist_ok=True)
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(METRICS_DIR)
 
+# --- Tracing and error reports (airline/telemetry.py, docs/production.md "Monitoring") --
+# OpenTelemetry traces of requests, SQL and outbound calls, exported over OTLP/HTTP to
+# the collector the standard OTEL_* variables name: on when TRACING_ENABLED is, which by
+# default it is as soon as an OTLP endpoint is set. OTEL_SDK_DISABLED=true turns it off.
+TRACING_ENABLED = env_bool(
+    "TRACING_ENABLED",
+    bool(env_str("OTEL_EXPORTER_OTLP_ENDPOINT") or env_str("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")),
+) and not env_bool("OTEL_SDK_DISABLED", False)
+TRACING_SERVICE_NAME = "airline-offer-order"  # unless OTEL_SERVICE_NAME names another
+# Unhandled errors and ERROR log lines to Sentry, when a DSN is given.
+SENTRY_DSN = env_str("SENTRY_DSN")
+SENTRY_ENVIRONMENT = env_str("SENTRY_ENVIRONMENT", AIRLINE_ENV)
+
 # --- API ------------------------------------------------------------------------------
 API_VERSIONS = ("v0", "v1", "v2")  # identical; DESIGN.md §4
 DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024  # 1 MiB, SPEC.md §8

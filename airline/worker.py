@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from django.db import close_old_connections, connection
 
 from airline.sql import lock_waits_unbounded
+from airline.telemetry import tracing_span
 
 logger = logging.getLogger("airline.worker")
 
@@ -118,8 +119,9 @@ def _run(job: Job) -> bool:
     started = time.perf_counter()
     try:
         # No client waits for a job: it waits for the locks a schedule load holds rather
-        # than fail and find them held again at its next round.
-        with lock_waits_unbounded():
+        # than fail and find them held again at its next round. One trace per round, when
+        # tracing is on: its SQL and its calls (webhooks, the gateway) under one span.
+        with tracing_span(f"job {job.name}"), lock_waits_unbounded():
             done = job.run()
     except Exception:
         logger.exception("job failed", extra={"fields": {"job": job.name}})

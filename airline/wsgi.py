@@ -12,8 +12,14 @@ import os
 
 from django.core.wsgi import get_wsgi_application
 
+from airline.telemetry import error_reports_start, tracing_instrument
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "airline.settings")
 
+# Both do nothing unless configured; tracing's instrumentation must come before the
+# handler reads the middleware list (airline/telemetry.py).
+error_reports_start()
+tracing_instrument()
 application = get_wsgi_application()
 
 

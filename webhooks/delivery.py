@@ -22,6 +22,7 @@ address are kept open between deliveries (`_session`), so a busy endpoint is not
 one TCP (and TLS) handshake per event.
 """
 
+import contextvars
 import hashlib
 import hmac
 import http.cookiejar
@@ -188,7 +189,11 @@ def webhooks_deliver(
     # "cancelled" (an endpoint deleted mid-round) is counted only when there is one.
     done = {"delivered": 0, "retrying": 0, "failed": 0}
     with ThreadPoolExecutor(max_workers=settings.WEBHOOK_THREADS) as pool:
-        futures = {pool.submit(_attempt, send, c): c for c in claimed}
+        # Each attempt in a copy of the round's context (a context runs in one thread at
+        # a time): what the round set there, its trace when traced, is the attempt's too.
+        futures = {
+            pool.submit(contextvars.copy_context().run, _attempt, send, c): c for c in claimed
+        }
         for future in as_completed(futures):
             result = delivery_record(futures[future], future.result(), now=clock.now())
             done[result] = done.get(result, 0) + 1

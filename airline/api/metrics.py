@@ -10,7 +10,8 @@ Counted where it happens, in the process it happens in:
   (sellers/throttling.py).
 Read from the database at each scrape, being state rather than events: the background
 worker's queues (holds and payment intents past due) and the webhook backlog, each
-registered by the app that owns it (queue_register).
+registered by the app that owns it (queue_register); and whether this node reaches
+PostgreSQL and Redis (DependencyCollector), checked at each scrape within a bound.
 
 gunicorn runs several worker processes, each with its own memory. With METRICS_ENABLED,
 prometheus_client's multiprocess mode keeps each process's values in a file of its own
@@ -21,10 +22,13 @@ shared by every node, but it would stop counting exactly when Redis is down, the
 these metrics must show.
 """
 
+import contextvars
 import hmac
 import ipaddress
 import logging
 import os
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -33,7 +37,7 @@ from typing import Any
 
 import redis.exceptions
 from django.conf import settings
-from django.db import DatabaseError, DataError
+from django.db import DatabaseError, DataError, connections
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from prometheus_client import (
@@ -172,6 +176,99 @@ class QueueCollector:
             yield GaugeMetricFamily(name, text, value=count)
 
 
+# --- Dependencies, reached at each scrape ---------------------------------------------
+
+# How long a scrape waits for each dependency to answer before calling it down: well
+# inside a scraper's timeout (Prometheus's default is 10 s), both checked together.
+DEPENDENCY_TIMEOUT_SECONDS = 2
+
+
+def database_reachable() -> None:
+    """A new connection to the primary (as the app's own would be made, libpq's
+    connect_timeout bounding it) answers `SELECT 1`; raises if not. A new one, because
+    the process's own may be idle and healthy while no new one can be had."""
+    wrapper = connections["default"]
+    params = wrapper.get_connection_params()
+    if wrapper.vendor == "postgresql":
+        params["connect_timeout"] = DEPENDENCY_TIMEOUT_SECONDS
+        params["options"] = (
+            f"{params.get('options', '')} -c statement_timeout={DEPENDENCY_TIMEOUT_SECONDS * 1000}"
+        ).strip()
+    raw = wrapper.get_new_connection(params)
+    try:
+        raw.cursor().execute("SELECT 1")
+    finally:
+        raw.close()
+
+
+def redis_reachable() -> None:
+    """Redis, through the cache's own client (its address, Sentinel or not, and its
+    socket timeouts), answers PING; raises if not."""
+    from django_redis import get_redis_connection
+
+    get_redis_connection("default").ping()
+
+
+def _dependencies() -> dict[str, Callable[[], None]]:
+    checks = {"database": database_reachable}
+    if settings.REDIS_URL:  # else the cache is in the database: no Redis to reach
+        checks["redis"] = redis_reachable
+    return checks
+
+
+class DependencyCollector:
+    """`airline_dependency_up{dependency}`: 1 when this node reached it at this scrape,
+    0 when it failed or did not answer within DEPENDENCY_TIMEOUT_SECONDS; and how long
+    that took. Each check runs in a thread of its own, so one that hangs past its own
+    timeouts costs the scrape no more than the bound (the thread ends with them)."""
+
+    def collect(self):
+        results: dict[str, tuple[int, float]] = {}
+        threads = []
+        for name, check in _dependencies().items():
+            # In a copy of the scrape's context: traced, the checks belong to its trace.
+            thread = threading.Thread(
+                target=contextvars.copy_context().run,
+                args=(self._check, name, check, results),
+                daemon=True,
+                name=f"up-{name}",
+            )
+            thread.start()
+            threads.append((name, thread))
+        deadline = time.monotonic() + DEPENDENCY_TIMEOUT_SECONDS + 0.5
+        up = GaugeMetricFamily(
+            "airline_dependency_up",
+            "1 when this node reached the dependency at this scrape, 0 when not",
+            labels=["dependency"],
+        )
+        seconds = GaugeMetricFamily(
+            "airline_dependency_check_seconds",
+            "How long this scrape's check of the dependency took (up to the timeout)",
+            labels=["dependency"],
+        )
+        for name, thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+            value, took = results.get(name, (0, float(DEPENDENCY_TIMEOUT_SECONDS)))
+            up.add_metric([name], value)
+            seconds.add_metric([name], took)
+        yield up
+        yield seconds
+
+    @staticmethod
+    def _check(name: str, check: Callable[[], None], results: dict) -> None:
+        started = time.monotonic()
+        try:
+            check()
+        except Exception as exc:  # any failure to reach it is "down", and logged
+            logger.warning(
+                "dependency unreachable at scrape",
+                extra={"fields": {"dependency": name, "error": type(exc).__name__}},
+            )
+            results[name] = (0, time.monotonic() - started)
+        else:
+            results[name] = (1, time.monotonic() - started)
+
+
 # --- The multiprocess directory ------------------------------------------------------
 
 
@@ -237,6 +334,7 @@ def _registry() -> CollectorRegistry:
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry, path=str(directory))
     registry.register(QueueCollector())
+    registry.register(DependencyCollector())
     return registry
 
 

@@ -43,6 +43,9 @@ class RequestIdMiddleware:
         started = time.perf_counter()
         incoming = request.headers.get("x-request-id", "")
         request.request_id = incoming if _VALID_REQUEST_ID.match(incoming) else str(uuid.uuid4())
+        # The id in force as the request's own header from here on, for whatever reads the
+        # headers rather than this attribute (an error report: airline/telemetry.py).
+        request.META["HTTP_X_REQUEST_ID"] = request.request_id
 
         response = self.get_response(request)
 
@@ -77,6 +80,9 @@ class RequestIdMiddleware:
             "seller": getattr(getattr(principal, "seller", None), "code", None),
             "api_key": getattr(getattr(principal, "key", None), "prefix", None),
         }
+        trace_id = getattr(request, "trace_id", None)  # when traced (airline/telemetry.py)
+        if trace_id:
+            fields["trace_id"] = trace_id
         logger.info("request", extra={"fields": fields})
 
 

@@ -2,11 +2,14 @@
 from another network, and when answered, the families the README names, moved by the
 requests, bookings and failures they count."""
 
+import socket
+
 import pytest
 from django.db import OperationalError, connection
 from django.test import override_settings
 from prometheus_client.parser import text_string_to_metric_families
 
+from airline.api import metrics
 from orders.holds import holds_expire
 from tests.conftest import bearer
 from tests.orders import conftest as orders
@@ -263,3 +266,63 @@ class TestStorageErrors:
         assert response.status_code == 200
         assert b"airline_http_requests_total" in response.content
         assert b"airline_holds_due_to_expire" not in response.content
+
+
+@pytest.fixture
+def silent_server():
+    """A loopback port that accepts connections and never answers: a database or Redis
+    hung rather than down."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        yield listener.getsockname()[1]
+
+
+class TestDependencies:
+    def test_the_database_and_redis_are_up_when_reached(self, api, metrics_on):
+        scraped = samples(api)
+
+        assert scraped[("airline_dependency_up", (("dependency", "database"),))] == 1
+        assert scraped[("airline_dependency_up", (("dependency", "redis"),))] == 1
+
+    def test_a_database_that_refuses_connections_is_down(self, api, metrics_on, monkeypatch):
+        with socket.socket() as closed:
+            closed.bind(("127.0.0.1", 0))
+            port = closed.getsockname()[1]  # nothing listens once closed
+        # The settings a new connection is made from (the open one is left as it is).
+        monkeypatch.setitem(connection.settings_dict, "PORT", str(port))
+        monkeypatch.setitem(connection.settings_dict, "HOST", "127.0.0.1")
+
+        scraped = samples(api)
+
+        assert scraped[("airline_dependency_up", (("dependency", "database"),))] == 0
+        assert scraped[("airline_dependency_up", (("dependency", "redis"),))] == 1
+
+    def test_a_hung_database_and_redis_are_down_within_the_bound(
+        self, api, metrics_on, monkeypatch, settings, silent_server
+    ):
+        monkeypatch.setitem(connection.settings_dict, "PORT", str(silent_server))
+        monkeypatch.setitem(connection.settings_dict, "HOST", "127.0.0.1")
+        hung = {
+            "default": {
+                **settings.CACHES["default"],
+                "LOCATION": f"redis://127.0.0.1:{silent_server}/0",
+            }
+        }
+
+        with override_settings(CACHES=hung):
+            scraped = samples(api)
+
+        bound = metrics.DEPENDENCY_TIMEOUT_SECONDS + 0.5
+        for dependency in ("database", "redis"):
+            labels = (("dependency", dependency),)
+            assert scraped[("airline_dependency_up", labels)] == 0
+            assert scraped[("airline_dependency_check_seconds", labels)] <= bound
+
+    def test_no_redis_gauge_without_redis(self, api, metrics_on, settings):
+        settings.REDIS_URL = None
+
+        scraped = samples(api)
+
+        assert ("airline_dependency_up", (("dependency", "redis"),)) not in scraped
+        assert scraped[("airline_dependency_up", (("dependency", "database"),))] == 1

@@ -60,6 +60,11 @@ class CrashProbe(APIView):
     def get(self, request, version):
         raise RuntimeError("something broke")
 
+    def post(self, request, version):
+        # An error message that echoes what the client sent, card and all: what an error
+        # report must not pass on (tests/e2e/test_telemetry.py).
+        raise RuntimeError(f"could not use {request.data}")
+
 
 probe_patterns = [
     path("probe/book", BookProbe.as_view()),

@@ -5,6 +5,7 @@ import signal
 
 from django.core.management.base import BaseCommand
 
+from airline.telemetry import error_reports_start, tracing_instrument, tracing_start, tracing_stop
 from airline.worker import StopSignal, jobs, run_forever, run_once
 
 
@@ -18,6 +19,16 @@ class Command(BaseCommand):
         parser.add_argument("--once", action="store_true", help="Run every job once, then exit")
 
     def handle(self, *args, once=False, **options):
+        # Error reports and traces, each when configured (docs/production.md "Monitoring").
+        error_reports_start()
+        if tracing_instrument():
+            tracing_start(role="worker")
+        try:
+            self._run(once)
+        finally:
+            tracing_stop()
+
+    def _run(self, once: bool) -> None:
         table = jobs()
         if once:
             run_once(table)
