@@ -32,6 +32,7 @@ from orders.models import (
     Service,
     Ticket,
 )
+from orders.support_text import detail_lines, journey_place
 
 
 class PassengerInline(ReadOnlyInline):
@@ -47,7 +48,7 @@ class ContactInline(ReadOnlyInline):
 class JourneyInline(ReadOnlyInline):
     model = Journey
     fields = [
-        "position",
+        "place",
         "ref",
         "origin",
         "destination",
@@ -57,8 +58,12 @@ class JourneyInline(ReadOnlyInline):
         # whose red cross on every live journey read as a fault.
         "flight_status",
     ]
-    readonly_fields = ["departs", "arrives", "flight_status"]
+    readonly_fields = ["place", "departs", "arrives", "flight_status"]
     page: BookingPage | None = None  # set per request by OrderAdmin.get_inline_instances
+
+    @admin.display(description="Journey")
+    def place(self, journey: Journey) -> str:
+        return journey_place(journey)
 
     @admin.display(description="Flight status")
     def flight_status(self, journey: Journey) -> str:
@@ -299,8 +304,18 @@ class AirlineChangeInline(ReadOnlyInline):
 
 
 class OrderEventInline(ReadOnlyInline):
+    """What happened to the booking, in the words `manage.py booking` prints it."""
+
     model = OrderEvent
     verbose_name_plural = "history"
-    fields = ["at_utc", "kind", "actor", "detail"]
-    readonly_fields = ["at_utc"]
+    fields = ["at_utc", "kind", "actor", "what"]
+    readonly_fields = ["at_utc", "what"]
     at_utc = staticmethod(utc_column("at", "At"))
+
+    @admin.display(description="Detail")
+    def what(self, event: OrderEvent) -> str:
+        lines = detail_lines(event.detail or {})
+        if not lines:
+            return "-"
+        # A line each, nested ones indented, as the support command prints them.
+        return format_html('<div style="white-space: pre-wrap">{}</div>', "\n".join(lines))
