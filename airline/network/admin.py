@@ -36,6 +36,7 @@ from django.utils.html import format_html
 
 from airline.api import clock
 from airline.backoffice import (
+    ROWS_LIST_TEMPLATE,
     DayWord,
     EstimatedCountPaginator,
     FlightWord,
@@ -677,6 +678,8 @@ class FlightLegAdmin(StandbyChangelist, ReadOnlyAdmin):
     """Flight-date legs with their load: capacity and seats sold (rank-0 inventory, which
     every sale counts against), and of the sold seats those on unpaid holds and those
     ticketed; the rest are bookings mid-payment or imported."""
+
+    change_list_template = ROWS_LIST_TEMPLATE  # its rows written by FlightLegChangeList
 
     list_display = [
         "flight",

@@ -43,7 +43,7 @@ class BookingPage:
     @cached_property
     def statuses(self) -> dict[str, str]:
         """operationalStatus by JOU- and SEG- id (orders.presenters, as the order view)."""
-        return operational_statuses(order_flight_parts(Order.objects.get(pk=self.order.pk)))
+        return operational_statuses(order_flight_parts(self.order))
 
     @cached_property
     def deliveries(self) -> list[Delivery]:

@@ -14,7 +14,9 @@ from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 
 from airline.backoffice import (
+    ROWS_LIST_TEMPLATE,
     EstimatedCountPaginator,
+    OnePassChangeList,
     RowCheckbox,
     StandbyChangelist,
     inlines_with_rows,
@@ -104,6 +106,10 @@ class OrderAdmin(RowCheckbox, StandbyChangelist, admin.ModelAdmin):
     # Only the page's rows are counted: the full count would be a second scan.
     show_full_result_count = False
     paginator = EstimatedCountPaginator  # the whole table's count, from its statistics
+    # A page a screen or two long: staff search and filter here rather than scroll, and
+    # each row costs as much to write as a query (docs/benchmarks/figures/admin.md).
+    list_per_page = 50
+    change_list_template = ROWS_LIST_TEMPLATE  # its rows written in one pass (get_changelist)
     fields = [
         "record_locator",
         "order_id",
@@ -161,6 +167,7 @@ class OrderAdmin(RowCheckbox, StandbyChangelist, admin.ModelAdmin):
         return (
             super()
             .get_queryset(request)
+            .select_related("seller")  # the page's seller field, the list's column
             .annotate(
                 on_cancelled_flight=on_cancelled_flight(),
                 first_departure=Subquery(first_journey.values("departs_at")[:1]),
@@ -188,6 +195,9 @@ class OrderAdmin(RowCheckbox, StandbyChangelist, admin.ModelAdmin):
                 ),
             )
         )
+
+    def get_changelist(self, request, **kwargs):
+        return OnePassChangeList
 
     def get_search_results(self, request, queryset, search_term):
         if not search_term.strip():
@@ -313,6 +323,8 @@ class OrderAdmin(RowCheckbox, StandbyChangelist, admin.ModelAdmin):
 
     @admin.display(description="Flights cancelled by schedule")
     def flight_disruption(self, order: Order) -> str:
+        if not order.on_cancelled_flight:  # annotated by get_queryset: no query to say so
+            return "None"
         legs = (
             Leg.objects.filter(
                 segment__order=order, segment__holds_inventory=True, flight_leg__is_cancelled=True
