@@ -376,17 +376,19 @@ class EventTypeFilter(admin.SimpleListFilter):
 
 @admin.register(WebhookDelivery)
 class WebhookDeliveryAdmin(RowCheckbox, StandbyChangelist, admin.ModelAdmin):
+    # What staff read first (how it went) before what it was (event, endpoint): in view
+    # at 1,400 pixels.
     list_display = [
         "id",
-        "event",
         "event_type",
         "booking",
-        "endpoint",
         "status",
         "attempts",
         "last_status_code",
         "last_attempt_at",
         "next_attempt_at",
+        "event",
+        "endpoint",
     ]
     list_filter = ["status", LastCodeFilter, "endpoint", EventTypeFilter]
     search_fields = ["event__event_id", "endpoint__webhook_id", "order__record_locator"]

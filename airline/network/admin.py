@@ -685,11 +685,12 @@ class FlightLegAdmin(StandbyChangelist, ReadOnlyAdmin):
         "flight",
         "flight_date",
         "leg_sequence",
-        "origin",
-        "destination",
+        # Codes, not "PVD Providence": the load columns stay in view at 1,400 pixels.
+        "from_station",
+        "to_station",
         "departs",
         "arrives",
-        "aircraft_type",
+        "aircraft",
         "capacity",
         "sold",
         "held",
@@ -770,6 +771,18 @@ class FlightLegAdmin(StandbyChangelist, ReadOnlyAdmin):
     @admin.display(description="Flight", ordering="flight_number")
     def flight(self, leg: FlightLeg) -> str:
         return f"{leg.carrier}{leg.flight_number}"
+
+    @admin.display(description="From", ordering="origin")
+    def from_station(self, leg: FlightLeg) -> str:
+        return leg.origin_id
+
+    @admin.display(description="To", ordering="destination")
+    def to_station(self, leg: FlightLeg) -> str:
+        return leg.destination_id
+
+    @admin.display(description="Aircraft", ordering="aircraft_type__iata_code")
+    def aircraft(self, leg: FlightLeg) -> str:
+        return leg.aircraft_type.iata_code
 
     @admin.display(description="Departs (local time)", ordering="departs_at")
     def departs(self, leg: FlightLeg) -> str:

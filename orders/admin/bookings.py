@@ -68,6 +68,19 @@ from orders.presenters import (
 )
 
 
+def retimed_departure(order: Order) -> str | None:
+    """When the booking's first live journey leaves now, as a change waiting for the
+    seller says (station-local, ISO), or None when no such change covers it."""
+    journeys = getattr(order, "live_journeys", [])
+    if not journeys:
+        return None
+    for change in getattr(order, "pending_changes", []):
+        for journey in change.added:
+            if journey.get("journeyId") == journeys[0].ref:
+                return journey.get("departureDateTime")
+    return None
+
+
 @admin.register(Order)
 class OrderAdmin(RowCheckbox, StandbyChangelist, admin.ModelAdmin):
     list_display = [
@@ -187,9 +200,10 @@ class OrderAdmin(RowCheckbox, StandbyChangelist, admin.ModelAdmin):
                 ),
                 Prefetch(
                     "airline_changes",
-                    # Which journeys it covers, not what they were and became.
+                    # Which journeys it covers and how they fly now (the departure column's
+                    # new time), not what they were.
                     queryset=AirlineChange.objects.filter(status=AirlineChange.Status.PENDING).only(
-                        "order_id", "status", "journey_refs"
+                        "order_id", "status", "journey_refs", "added"
                     ),
                     to_attr="pending_changes",
                 ),
@@ -303,7 +317,18 @@ class OrderAdmin(RowCheckbox, StandbyChangelist, admin.ModelAdmin):
 
     @admin.display(description="Departure (local time)", ordering="first_departure")
     def departure(self, order: Order) -> str:
-        return local_time(order.first_departure, order.departure_zone or "UTC")
+        """The first journey's departure as booked; for a flight the airline retimed (a
+        change waiting for the seller), as booked and as it flies now: `2026-06-01 07:00
+        → 07:45 EDT` (the new date too when it moved to another day)."""
+        booked = local_time(order.first_departure, order.departure_zone or "UTC")
+        now = retimed_departure(order)
+        if now is None or order.first_departure is None:
+            return booked
+        day, at, zone = booked.split(" ", 2)
+        new_day, new_at = now.replace("T", " ")[:16].split(" ")
+        if (new_day, new_at) == (day, at):
+            return booked
+        return f"{day} {at} → {new_at if new_day == day else f'{new_day} {new_at}'} {zone}"
 
     @admin.display(description="Payment deadline (UTC)", ordering="payment_time_limit")
     def payment_deadline(self, order: Order) -> str:

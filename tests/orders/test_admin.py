@@ -93,10 +93,10 @@ def test_search_and_filters(admin_client, held, paid, query, expected):
     [{}, {"o": "-5.1", "status__exact": "CONFIRMED"}, {"q": "PVD-CHS", "schedule_changed": "yes"}],
 )
 def test_the_bookings_list_writes_the_rows_django_would(
-    admin_client, hook, held, paid, network, tmp_path, query
+    admin_client, hook, held, paid, network, travel_day, tmp_path, query
 ):
     # OrderAdmin's rows are written in one pass (airline.backoffice.OnePassRows): the same
-    # bytes as Django's items_for_result, checkbox and flags included.
+    # bytes as Django's items_for_result, checkbox, flags and retimed departure included.
     reload_schedule(tmp_path, network, RETIMED_101)
 
     page = admin_client.get(CHANGELIST, query)
@@ -109,6 +109,9 @@ def test_the_bookings_list_writes_the_rows_django_would(
     text = page.content.decode()
     for row in written:
         assert f"<tr>{row}</tr>" in text
+    paid_row = next(row for row in written if f'value="{paid.pk}"' in row)
+    zone = datetime.combine(travel_day, time(7), ZoneInfo("America/New_York")).strftime("%Z")
+    assert f"{travel_day} 07:00 → 08:30 {zone}</td>" in paid_row
 
 
 def test_search_by_locator_and_order_id(admin_client, held, paid):
