@@ -18,6 +18,7 @@ from django.contrib.admin.models import CHANGE, LogEntry
 from django.contrib.admin.templatetags.admin_list import ResultList, result_headers
 from django.contrib.admin.templatetags.admin_urls import add_preserved_filters
 from django.contrib.admin.utils import display_for_field, display_for_value, lookup_field
+from django.contrib.admin.views.main import ChangeList
 from django.contrib.contenttypes.models import ContentType
 from django.core.cache import cache
 from django.core.exceptions import ObjectDoesNotExist
@@ -289,15 +290,17 @@ PK_MARK = "~pk~"  # stands for a row's id in its change link: kept as is by reve
 
 class OnePassRows:
     """A ChangeList mixin for long lists: each row written in one pass, the same bytes as
-    Django's items_for_result (tests/network/test_admin.py holds them equal), without
-    what Django does again for every cell (look the column up, format_html) and every row
-    (reverse its link, resolve it to add the list's filters): half the CPU of a 100-row
-    legs page. The model's change_list.html includes Django's table with
+    Django's items_for_result (tests/network/test_admin.py and tests/orders/test_admin.py
+    hold them equal), without what Django does again for every cell (look the column up,
+    format_html) and every row (reverse its link, resolve it to add the list's filters):
+    under half the CPU of Django's rows on the legs list, the bookings list and the
+    deliveries list (docs/benchmarks/figures/admin.md, "before and after"). The list's
+    template (admin/one_pass_change_list.html) includes Django's table with
     `results_table`; a popup, an editable list, a list without links or a column that is
     neither a field nor a ModelAdmin method is left to Django (results_table is None), and
     so is every list with ADMIN_ONE_PASS_ROWS off. It reads Django's admin helpers
     (lookup_field, display_for_field, result_headers), documented but not promised
-    stable: the test fails loudly on a Django whose rows it no longer writes."""
+    stable: the tests fail loudly on a Django whose rows it no longer writes."""
 
     @cached_property
     def results_table(self) -> dict | None:
@@ -332,7 +335,10 @@ class OnePassRows:
         writers, first_link = [], True
         empty = self.model_admin.get_empty_value_display()
         for name in self.list_display:
-            if not isinstance(name, str) or name == "action_checkbox":
+            if name == "action_checkbox":
+                writers.append(self._checkbox_writer())
+                continue
+            if not isinstance(name, str):
                 return None
             field, attr, _ = lookup_field(name, first, self.model_admin)
             if field is None and not (hasattr(self.model_admin, name) and name != "__str__"):
@@ -346,6 +352,15 @@ class OnePassRows:
             else:
                 writers.append(_td_writer(name, _or_empty(shown, empty)))
         return writers
+
+    def _checkbox_writer(self) -> Callable[[Model], str]:
+        """The action checkbox's cell, as Django writes it (RowCheckbox's HTML is safe)."""
+        checkbox = self.model_admin.action_checkbox
+
+        def write(obj: Model) -> str:
+            return f'<td class="action-checkbox">{checkbox(obj)}</td>'
+
+        return write
 
     def _link_writer(self, name: str, shown, tag: str) -> Callable[[Model], str]:
         pattern = reverse(
@@ -377,6 +392,14 @@ class OnePassRows:
             )
 
         return write
+
+
+class OnePassChangeList(OnePassRows, ChangeList):
+    """Django's ChangeList with its rows written in one pass (OnePassRows): for a
+    ModelAdmin's get_changelist, with change_list_template ROWS_LIST_TEMPLATE."""
+
+
+ROWS_LIST_TEMPLATE = "admin/one_pass_change_list.html"
 
 
 def _td_writer(name: str, shown) -> Callable[[Model], str]:
@@ -458,8 +481,8 @@ ESTIMATED_FROM = 10_000  # rows in a table from which its unfiltered list count 
 class EstimatedCountPaginator(Paginator):
     """A list's paginator that takes the count of a whole table of more than
     ESTIMATED_FROM rows from PostgreSQL's statistics (pg_class.reltuples, as ANALYZE and
-    autovacuum leave it) rather than counting 100,000 bookings at every page view (issue
-    27); a filtered or searched list, or a small table, is counted exactly."""
+    autovacuum leave it) rather than counting 100,000 bookings at every page view; a
+    filtered or searched list, or a small table, is counted exactly."""
 
     @cached_property
     def count(self) -> int:

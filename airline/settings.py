@@ -223,7 +223,8 @@ DB_DIRECT_INSERT = env_bool("DB_DIRECT_INSERT", True)
 # Plainly valid request bodies read without DRF's serializers (airline.api.serializers
 # .plain_valid); API_PLAIN_VALIDATION=0 validates every body with DRF.
 API_PLAIN_VALIDATION = env_bool("API_PLAIN_VALIDATION", True)
-# The legs list's rows written in one pass (airline.backoffice.OnePassRows);
+# The legs, bookings and deliveries lists' rows written in one pass
+# (airline.backoffice.OnePassRows);
 # ADMIN_ONE_PASS_ROWS=0 leaves every row to Django's admin.
 ADMIN_ONE_PASS_ROWS = env_bool("ADMIN_ONE_PASS_ROWS", True)
 # Allocations between two young collections of a serving process (airline/collector.py;

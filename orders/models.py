@@ -100,7 +100,7 @@ class Order(models.Model):
 
     class Meta:
         ordering = ["-id"]
-        # The back office's one write (orders/admin.py); the Operations role has it.
+        # The back office's one write (orders.admin.bookings); the Operations role has it.
         permissions = [("cancel_hold", "Can cancel an unpaid hold in the back office")]
         indexes = [
             # OrderList: one seller's orders of one agency in cursor order (SPEC.md §4.8,

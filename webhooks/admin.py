@@ -8,11 +8,25 @@ now, disable, enable and delete an endpoint, all through the services the API us
 from django import forms
 from django.contrib import admin, messages
 from django.db.models import Q
-from django.urls import reverse
+from django.shortcuts import get_object_or_404, redirect
+from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from airline.api import clock
-from airline.backoffice import RowCheckbox, StandbyChangelist, log_action, one_time_page, utc_time
+from airline.backoffice import (
+    ROWS_LIST_TEMPLATE,
+    FormOnce,
+    OnePassChangeList,
+    RowCheckbox,
+    StandbyChangelist,
+    form_once_claim,
+    form_once_release,
+    log_action,
+    one_time_page,
+    reveal_keep,
+    reveal_pop,
+    utc_time,
+)
 from webhooks.addresses import RefusedUrl, check_url
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 from webhooks.outbox import PING, PUBLIC_TYPES
@@ -55,6 +69,11 @@ class WebhookEndpointForm(forms.ModelForm):
         except RefusedUrl as exc:
             raise forms.ValidationError(f"The webhook URL {exc}") from None
         return url
+
+
+class WebhookEndpointAddForm(FormOnce, WebhookEndpointForm):
+    """The form that registers an endpoint: sent twice with the same token, it registers
+    one."""
 
 
 DELIVERIES_SHOWN = 50  # on an endpoint's page, the newest; the deliveries list has all
@@ -109,7 +128,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
     list_filter = [DeletedFilter, "active", "format"]
     search_fields = ["webhook_id", "url", "seller__code"]
     list_select_related = ["seller"]
-    # The secret is never a field: it is shown once, in the message after creation.
+    # The secret is never a field: it is shown once, on the page the create redirects to.
     readonly_fields = [
         "webhook_id",
         "active",
@@ -163,12 +182,48 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
 
     def get_fields(self, request, obj=None):
         if obj is None:
-            return ["seller", "url", "events", "format"]
+            return ["seller", "url", "events", "format", "form_once"]
         return ["seller", "url", "events", "format", *self.readonly_fields]
 
     def get_readonly_fields(self, request, obj=None):
         # Where an endpoint sends is fixed at creation: register a new one instead.
         return [*self.readonly_fields, "seller", "url", "events", "format"] if obj else []
+
+    def get_form(self, request, obj=None, **kwargs):
+        if obj is None:
+            kwargs["form"] = WebhookEndpointAddForm
+        return super().get_form(request, obj, **kwargs)
+
+    def get_urls(self):
+        registered = self.admin_site.admin_view(self.registered_view)
+        return [
+            path(
+                "<path:object_id>/registered/",
+                registered,
+                name="webhooks_webhookendpoint_registered",
+            ),
+            *super().get_urls(),
+        ]
+
+    def add_view(self, request, form_url="", extra_context=None):
+        """Register at most one endpoint per add form: its one-time token is claimed
+        before anything is created, so a resubmitted form (a reload, back and send again,
+        a double click) registers nothing; a form sent back with errors returns it."""
+        if request.method != "POST":
+            return super().add_view(request, form_url, extra_context)
+        token = request.POST.get("form_once", "")
+        if not form_once_claim(token):
+            self.message_user(
+                request,
+                "This form was sent already: no other endpoint was registered. Register a "
+                "new one from a fresh form.",
+                messages.WARNING,
+            )
+            return redirect("admin:webhooks_webhookendpoint_changelist")
+        response = super().add_view(request, form_url, extra_context)
+        if response.status_code != 302:
+            form_once_release(token)
+        return response
 
     def save_model(self, request, obj, form, change):
         if change:
@@ -181,23 +236,29 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
             now=clock.now(),
         )
         obj.pk, obj.webhook_id = registered.endpoint.pk, registered.endpoint.webhook_id
-        # Kept on this request only, for response_add: never in the session or a message
-        # (Django's message cookie is signed, not encrypted), as API keys are.
-        request.registered_webhook = registered
+        # Kept for one read by the page the create redirects to (never in a cookie, the
+        # session or a message), as API keys are.
+        reveal_keep(request, f"webhook:{obj.pk}", registered.secret)
 
     def response_add(self, request, obj, post_url_continue=None):
-        """The one and only time the signing secret is shown: in the body of the answer
-        to the create, marked never to be cached; no redirect, so it never travels in a
-        cookie and a reload cannot show it again."""
-        registered = request.registered_webhook
+        """Post/redirect/get: the create redirects to the page that shows the secret once,
+        so a reload reads that page again (no secret) and never sends the form again."""
+        return redirect(reverse("admin:webhooks_webhookendpoint_registered", args=[obj.pk]))
+
+    def registered_view(self, request, object_id):
+        """The one page that shows a new endpoint's signing secret: on the first read
+        after the create, never cached; any later read says it was shown already."""
+        if not self.has_add_permission(request):
+            return redirect("admin:index")
+        endpoint = get_object_or_404(WebhookEndpoint.objects.select_related("seller"), pk=object_id)
         return one_time_page(
             self,
             request,
             "admin/webhooks/webhookendpoint/registered.html",
             title="Webhook endpoint registered",
-            object_label=registered.endpoint.webhook_id,
-            endpoint=registered.endpoint,
-            secret=registered.secret,
+            object_label=endpoint.webhook_id,
+            endpoint=endpoint,
+            secret=reveal_pop(request, f"webhook:{endpoint.pk}"),
         )
 
     def has_delete_permission(self, request, obj=None) -> bool:
@@ -315,17 +376,19 @@ class EventTypeFilter(admin.SimpleListFilter):
 
 @admin.register(WebhookDelivery)
 class WebhookDeliveryAdmin(RowCheckbox, StandbyChangelist, admin.ModelAdmin):
+    # What staff read first (how it went) before what it was (event, endpoint): in view
+    # at 1,400 pixels.
     list_display = [
         "id",
-        "event",
         "event_type",
         "booking",
-        "endpoint",
         "status",
         "attempts",
         "last_status_code",
         "last_attempt_at",
         "next_attempt_at",
+        "event",
+        "endpoint",
     ]
     list_filter = ["status", LastCodeFilter, "endpoint", EventTypeFilter]
     search_fields = ["event__event_id", "endpoint__webhook_id", "order__record_locator"]
@@ -334,6 +397,13 @@ class WebhookDeliveryAdmin(RowCheckbox, StandbyChangelist, admin.ModelAdmin):
     raw_id_fields = ["event", "endpoint", "order"]
     actions = ["resend", "retry_now"]
     show_full_result_count = False
+    # A page a screen or two long: staff filter and search here rather than scroll, and
+    # each row costs as much to write as a query (docs/benchmarks/figures/admin.md).
+    list_per_page = 50
+    change_list_template = ROWS_LIST_TEMPLATE  # its rows written in one pass (get_changelist)
+
+    def get_changelist(self, request, **kwargs):
+        return OnePassChangeList
 
     def get_queryset(self, request):
         # Each event's id and type, never the order view it carries (kilobytes a row).

@@ -36,6 +36,7 @@ from django.utils.html import format_html
 
 from airline.api import clock
 from airline.backoffice import (
+    ROWS_LIST_TEMPLATE,
     DayWord,
     EstimatedCountPaginator,
     FlightWord,
@@ -678,15 +679,18 @@ class FlightLegAdmin(StandbyChangelist, ReadOnlyAdmin):
     every sale counts against), and of the sold seats those on unpaid holds and those
     ticketed; the rest are bookings mid-payment or imported."""
 
+    change_list_template = ROWS_LIST_TEMPLATE  # its rows written by FlightLegChangeList
+
     list_display = [
         "flight",
         "flight_date",
         "leg_sequence",
-        "origin",
-        "destination",
+        # Codes, not "PVD Providence": the load columns stay in view at 1,400 pixels.
+        "from_station",
+        "to_station",
         "departs",
         "arrives",
-        "aircraft_type",
+        "aircraft",
         "capacity",
         "sold",
         "held",
@@ -767,6 +771,18 @@ class FlightLegAdmin(StandbyChangelist, ReadOnlyAdmin):
     @admin.display(description="Flight", ordering="flight_number")
     def flight(self, leg: FlightLeg) -> str:
         return f"{leg.carrier}{leg.flight_number}"
+
+    @admin.display(description="From", ordering="origin")
+    def from_station(self, leg: FlightLeg) -> str:
+        return leg.origin_id
+
+    @admin.display(description="To", ordering="destination")
+    def to_station(self, leg: FlightLeg) -> str:
+        return leg.destination_id
+
+    @admin.display(description="Aircraft", ordering="aircraft_type__iata_code")
+    def aircraft(self, leg: FlightLeg) -> str:
+        return leg.aircraft_type.iata_code
 
     @admin.display(description="Departs (local time)", ordering="departs_at")
     def departs(self, leg: FlightLeg) -> str:

@@ -11,6 +11,7 @@ from django.core.management import call_command
 
 from airline.network.models import LegInventory
 from orders.models import Order, OrderStatus, Segment, Service
+from tests.network.test_admin import djangos_rows
 from tests.offers.conftest import search_body
 from tests.orders.conftest import CARD, book, booking_body, price_offer
 from tests.orders.test_order_ancillaries import open_seat, seat_entry
@@ -85,6 +86,32 @@ def test_search_and_filters(admin_client, held, paid, query, expected):
 
     shown = {name for name, o in (("held", held), ("paid", paid)) if o.record_locator in text}
     assert shown == expected
+
+
+@pytest.mark.parametrize(
+    "query",
+    [{}, {"o": "-5.1", "status__exact": "CONFIRMED"}, {"q": "PVD-CHS", "schedule_changed": "yes"}],
+)
+def test_the_bookings_list_writes_the_rows_django_would(
+    admin_client, hook, held, paid, network, travel_day, tmp_path, query
+):
+    # OrderAdmin's rows are written in one pass (airline.backoffice.OnePassRows): the same
+    # bytes as Django's items_for_result, checkbox, flags and retimed departure included.
+    reload_schedule(tmp_path, network, RETIMED_101)
+
+    page = admin_client.get(CHANGELIST, query)
+
+    changelist = page.context["cl"]
+    assert changelist.results_table is not None
+    written = [row[0] for row in changelist.results_table["results"]]
+    assert written == djangos_rows(changelist)
+    assert len(written) == (2 if "o" not in query else 1)
+    text = page.content.decode()
+    for row in written:
+        assert f"<tr>{row}</tr>" in text
+    paid_row = next(row for row in written if f'value="{paid.pk}"' in row)
+    zone = datetime.combine(travel_day, time(7), ZoneInfo("America/New_York")).strftime("%Z")
+    assert f"{travel_day} 07:00 → 08:30 {zone}</td>" in paid_row
 
 
 def test_search_by_locator_and_order_id(admin_client, held, paid):

@@ -96,6 +96,10 @@ def test_the_back_office_and_the_booking_command_show_an_exchanged_order(
     assert order["journeys"][0]["journeyId"] in page.content.decode()
     assert stored.record_locator in printed
     assert printed.count("CANCELLED") >= 1  # the replaced item, as before
+    # The replaced journey says what it was, never its stored position behind the live ones.
+    assert "replaced, was journey 1" in page.content.decode()
+    assert "  replaced, was journey 1. " in printed
+    assert "101." not in printed
 
 
 def test_a_journey_the_seller_cancels_is_cancelled_not_exchanged(api, auth, network, clock):

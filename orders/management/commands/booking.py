@@ -16,6 +16,7 @@ from orders.deliveries import order_deliveries
 from orders.models import AirlineChange, Order, OrderEvent, OrderStatus
 from orders.presenters import OPERATIONAL_CONFIRMED, operational_statuses
 from orders.selectors import ORDER_VIEW_PREFETCH, order_as_it_stands, order_parts, ref_match
+from orders.support_text import detail_lines, journey_place, wire_segment
 
 UTC_FORMAT = "%Y-%m-%d %H:%M UTC"
 DELIVERIES_SHOWN = 50  # the newest; the back office's deliveries list has them all
@@ -55,9 +56,47 @@ class Command(BaseCommand):
 
 
 def booking_lines(order: Order) -> list[str]:
-    """The printout, line by line."""
-    journeys = list(order.journeys.all())
+    """The printout, line by line: a section per part of the booking."""
     passengers = list(order.passengers.all())
+    sections = [
+        ("", _header_lines(order)),
+        ("Passengers", _passenger_lines(passengers)),
+        ("Contact", _contact_lines(order)),
+        ("Journeys (local times)", _journey_lines(order)),
+        (PENDING_CHANGES, _pending_change_lines(order)),
+        ("Items", _item_lines(order)),
+        ("Payments", _payment_lines(order)),
+        ("Refunds and credit", _refund_and_credit_lines(order)),
+        ("Tickets", _ticket_lines(order, passengers)),
+        ("Webhook deliveries (newest first)", _delivery_lines(order)),
+        ("History", _history_lines(order)),
+    ]
+    lines: list[str] = []
+    for heading, body in sections:
+        if not heading:
+            lines += body
+        elif body or heading not in SHOWN_ONLY_WITH_ROWS:
+            lines += ["", heading, *(body or SAID_WHEN_EMPTY.get(heading, []))]
+    return lines
+
+
+PENDING_CHANGES = "Airline changes waiting for the seller"
+SHOWN_ONLY_WITH_ROWS = {PENDING_CHANGES}
+# What a section with nothing in it says; the others stand as a bare heading.
+SAID_WHEN_EMPTY = {
+    heading: ["  none"]
+    for heading in (
+        "Payments",
+        "Refunds and credit",
+        "Tickets",
+        "Webhook deliveries (newest first)",
+        "History",
+    )
+}
+
+
+def _header_lines(order: Order) -> list[str]:
+    """Who booked it, its status and its money."""
     lines = [
         f"Booking {order.record_locator}  (order {order.order_id}, owner {order.owner_code})",
         f"Status     {order.status}"
@@ -75,28 +114,37 @@ def booking_lines(order: Order) -> list[str]:
         lines.append(f"Hold until {_utc(order.payment_time_limit)} (unpaid holds are cancelled)")
     if order.remarks:
         lines.append(f"Remarks    {order.remarks}")
+    return lines
 
-    lines += ["", "Passengers"]
+
+def _passenger_lines(passengers: list) -> list[str]:
     carried = {p.infant_id: p for p in passengers if p.infant_id}
+    lines = []
     for p in passengers:
         details = [f"born {p.date_of_birth}"] if p.date_of_birth else []
         if p.pk in carried:
             details.append(f"on the lap of {_name(carried[p.pk])}")
         details += [f"{k} {v}" for k, v in (p.contacts or {}).items()]
         lines.append(f"  {p.position}. {p.ptc}  {_name(p)}  {p.ref}  {'  '.join(details)}".rstrip())
+    return lines
 
-    lines += ["", "Contact"]
-    for c in order.contacts.all():
-        lines.append(f"  {c.given_name} {c.surname}  {c.email}  {c.phone or '-'}")
 
-    # Each journey's state as the API shows it (operationalStatus): nothing for one that
-    # flies as booked, SCHEDULE_CHANGED while an airline change waits for the seller.
+def _contact_lines(order: Order) -> list[str]:
+    return [
+        f"  {c.given_name} {c.surname}  {c.email}  {c.phone or '-'}" for c in order.contacts.all()
+    ]
+
+
+def _journey_lines(order: Order) -> list[str]:
+    """Each journey with its flights, and its state as the API shows it
+    (operationalStatus): nothing for one that flies as booked, SCHEDULE_CHANGED while an
+    airline change waits for the seller."""
     statuses = operational_statuses(order_parts(order))
-    lines += ["", "Journeys (local times)"]
-    for j in journeys:
+    lines = []
+    for j in order.journeys.all():
         status = statuses.get(j.ref, OPERATIONAL_CONFIRMED)
         state = "" if status == OPERATIONAL_CONFIRMED else f"  {status}"
-        lines.append(f"  {j.position}. {j.origin}-{j.destination}  {j.ref}{state}")
+        lines.append(f"  {journey_place(j)}. {j.origin}-{j.destination}  {j.ref}{state}")
         for s in j.segments.all():
             held = "" if s.holds_inventory else "  (seats released)"
             lines.append(
@@ -105,14 +153,16 @@ def booking_lines(order: Order) -> list[str]:
                 f"{_local(s.arrives_at, s.destination)}  cabin {s.cabin} class {s.rbd}"
                 f"  {s.seats} seat(s)  {s.ref}{held}"
             )
+    return lines
 
+
+def _pending_change_lines(order: Order) -> list[str]:
     pending = [c for c in order.airline_changes.all() if c.status == AirlineChange.Status.PENDING]
-    if pending:
-        lines += ["", "Airline changes waiting for the seller"]
-        for change in pending:
-            lines += _change_lines(change)
+    return [line for change in pending for line in _change_lines(change)]
 
-    lines += ["", "Items"]
+
+def _item_lines(order: Order) -> list[str]:
+    lines = []
     for item in sorted(order.items.all(), key=lambda i: i.journey.position):
         price = Price.from_wire(item.price)
         taxes = sum((t.amount for t in price.taxes), ZERO)
@@ -121,8 +171,11 @@ def booking_lines(order: Order) -> list[str]:
             f"bundle {item.bundle}  {price.total} {order.currency} (base {price.base}, "
             f"taxes {taxes})"
         )
+    return lines
 
-    lines += ["", "Payments"]
+
+def _payment_lines(order: Order) -> list[str]:
+    lines = []
     for pay in order.payments.all():
         # Only the last four digits are ever stored (DESIGN.md §8); shown masked.
         card = (
@@ -134,24 +187,27 @@ def booking_lines(order: Order) -> list[str]:
             f"  {pay.ref}  {_utc(pay.created_at)}  {pay.status}  {pay.amount} {pay.currency}  "
             f"{pay.method}{card}"
         )
-    _none_if_empty(lines, "Payments")
+    return lines
 
-    lines += ["", "Refunds and credit"]
-    for pay in order.payments.all():
-        for refund in pay.refunds.all():
-            lines.append(
-                f"  refund {refund.ref}  {_utc(refund.created_at)}  {refund.state}  "
-                f"{refund.amount} {pay.currency} to {pay.ref}"
-            )
-    for credit in order.credits.all():
-        lines.append(
-            f"  credit {credit.code}  {credit.amount} {credit.currency} issued "
-            f"{_utc(credit.created_at)}, {credit.remaining} left, expires {_utc(credit.expires_at)}"
-        )
-    _none_if_empty(lines, "Refunds and credit")
 
-    lines += ["", "Tickets"]
+def _refund_and_credit_lines(order: Order) -> list[str]:
+    lines = [
+        f"  refund {refund.ref}  {_utc(refund.created_at)}  {refund.state}  "
+        f"{refund.amount} {pay.currency} to {pay.ref}"
+        for pay in order.payments.all()
+        for refund in pay.refunds.all()
+    ]
+    lines += [
+        f"  credit {credit.code}  {credit.amount} {credit.currency} issued "
+        f"{_utc(credit.created_at)}, {credit.remaining} left, expires {_utc(credit.expires_at)}"
+        for credit in order.credits.all()
+    ]
+    return lines
+
+
+def _ticket_lines(order: Order, passengers: list) -> list[str]:
     pax_by_pk = {p.pk: p for p in passengers}
+    lines = []
     for t in order.tickets.all():
         lines.append(
             f"  {t.number}  {_name(pax_by_pk[t.passenger_id])}  issued {_utc(t.issued_at)}"
@@ -162,22 +218,26 @@ def booking_lines(order: Order) -> list[str]:
                 f"     coupon {c.number}  {s.carrier}{s.flight_number} {s.origin}-{s.destination}"
                 f"  {c.status}"
             )
-    _none_if_empty(lines, "Tickets")
+    return lines
 
-    # Was the seller told: each event to each of its webhook endpoints, newest first.
-    lines += ["", "Webhook deliveries (newest first)"]
+
+def _delivery_lines(order: Order) -> list[str]:
+    """Was the seller told: each event to each of its webhook endpoints, newest first."""
     deliveries = order_deliveries(order.pk, DELIVERIES_SHOWN + 1)
-    for d in deliveries[:DELIVERIES_SHOWN]:
-        lines.append(f"  {_utc(d.event_created_at)}  {d.event_type}  to {d.endpoint}  {d.answer}")
+    lines = [
+        f"  {_utc(d.event_created_at)}  {d.event_type}  to {d.endpoint}  {d.answer}"
+        for d in deliveries[:DELIVERIES_SHOWN]
+    ]
     if len(deliveries) > DELIVERIES_SHOWN:
         lines.append("  ... older ones in the back office's webhook deliveries list")
-    _none_if_empty(lines, "Webhook deliveries (newest first)")
+    return lines
 
-    lines += ["", "History"]
+
+def _history_lines(order: Order) -> list[str]:
+    lines = []
     for e in order.events.all():
         lines.append(f"  {_utc(e.at)}  {e.kind}  by {e.actor}")
-        lines += [f"      {line}" for line in _detail_lines(e.detail)]
-    _none_if_empty(lines, "History")
+        lines += [f"      {line}" for line in detail_lines(e.detail)]
     return lines
 
 
@@ -189,47 +249,10 @@ def _change_lines(change: AirlineChange) -> list[str]:
         f"     journeys   {', '.join(change.journey_refs)}",
     ]
     for label, journeys in (("as booked ", change.removed), ("flies now ", change.added)):
-        flights = [_wire_segment(s) for j in journeys for s in j.get("segments", [])]
+        flights = [wire_segment(s) for j in journeys for s in j.get("segments", [])]
         lines.append(f"     {label} {'; '.join(flights) or 'nothing: the flight is cancelled'}")
     lines.append(f"     may answer {', '.join(change.actions) or '-'}")
     return lines
-
-
-def _wire_segment(segment: dict) -> str:
-    """A segment of the order view's shape: its times are already station-local."""
-    return (
-        f"{segment['marketingCarrier']}{segment['marketingFlightNumber']} "
-        f"{segment['origin']} {segment['departureDateTime'].replace('T', ' ')[:16]} -> "
-        f"{segment['destination']} {segment['arrivalDateTime'].replace('T', ' ')[:16]}"
-    )
-
-
-def _detail_lines(detail: dict, prefix: str = "") -> list[str]:
-    """An event's detail as `key: value` lines: lists joined, nested objects indented,
-    never the raw JSON."""
-    lines = []
-    for key, value in detail.items():
-        label = f"{prefix}{key.replace('_', ' ')}"
-        if isinstance(value, dict):
-            lines.append(f"{label}:")
-            lines += _detail_lines(value, prefix + "  ")
-        elif isinstance(value, list):
-            simple = all(not isinstance(v, dict | list) for v in value)
-            if simple:
-                lines.append(f"{label}: {', '.join(map(str, value)) or '-'}")
-            else:
-                lines.append(f"{label}:")
-                for item in value:
-                    nested = item if isinstance(item, dict) else {"-": item}
-                    lines += _detail_lines(nested, prefix + "  ")
-        else:
-            lines.append(f"{label}: {value}")
-    return lines
-
-
-def _none_if_empty(lines: list[str], heading: str) -> None:
-    if lines[-1] == heading:
-        lines.append("  none")
 
 
 def _name(p) -> str:
