@@ -23,8 +23,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import DatabaseError
 
-from airline.api.errors import ApiError, Err
-from airline.api.exceptions import STORAGE_RETRY_AFTER
+from airline.api.errors import STORAGE_RETRY_AFTER, ApiError, Err
 
 
 class OfferSource:
