@@ -13,6 +13,7 @@ from tests.conftest import error_of
 from tests.orders.conftest import book, booking_body
 from tests.orders.test_airline_changes import DETECTED, RETIMED_101, booked, reload, view_of
 from tests.webhooks.conftest import register, verifies
+from tests.webhooks.test_admin import endpoint_form
 from webhooks.delivery import webhooks_deliver
 from webhooks.models import WebhookEndpoint, WebhookEvent
 
@@ -145,9 +146,8 @@ def test_the_back_office_registers_an_ndc_endpoint_and_lists_its_format(
     admin_client, default_seller, receiver
 ):
     endpoints = "/admin/webhooks/webhookendpoint/"
-    response = admin_client.post(
-        f"{endpoints}add/", {"seller": default_seller.pk, "url": receiver.url, "format": "ndc"}
-    )
+    form = endpoint_form(admin_client, seller=default_seller.pk, url=receiver.url, format="ndc")
+    response = admin_client.post(f"{endpoints}add/", form, follow=True)
 
     assert response.status_code == 200, response.content
     assert WebhookEndpoint.objects.get().format == "ndc"
