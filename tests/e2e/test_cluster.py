@@ -45,9 +45,10 @@ pytestmark = [pytest.mark.e2e, pytest.mark.cluster]
 CLIENTS = 8
 UP_SECONDS = 1200  # seed_demo on a busy 2-core machine
 REQUEST_TIMEOUT = 40  # a request that takes longer has hung (gunicorn's timeout is 30 s)
-# What a request the failure caught may be answered: the store unavailable (ERR-9000), or
-# its authentication's store (ERR-8002: SPEC §4.7 lists it for create order), both 503.
-UNAVAILABLE = {(503, "ERR-9000"), (503, "ERR-8002")}
+# What a request the failure caught may be answered: the store unavailable (ERR-9000),
+# its authentication's store (ERR-8002: SPEC §4.7 lists it for create order), or the
+# offer store, Redis (ERR-9002), each 503.
+UNAVAILABLE = {(503, "ERR-9000"), (503, "ERR-8002"), (503, "ERR-9002")}
 RECOVERY_SECONDS = 15  # bookings succeed again within this of the primary's death
 MARKET = ("CHS", "PVD")
 RETRY_AFTER_SECONDS = 1.0
@@ -279,6 +280,34 @@ def headers(cluster) -> dict[str, str]:
     return {"Authorization": f"Bearer {token.json()['access_token']}"}
 
 
+def search_and_price(cluster: Cluster, headers: dict, day: date) -> requests.Response:
+    """A search of the market on `day`, its first offer priced for one adult: the
+    answer to the price request, or to the search when that failed."""
+    found = requests.post(
+        cluster.url + "/json/v1/offers",
+        json=search_body((*MARKET, day)),
+        headers=headers,
+        timeout=REQUEST_TIMEOUT,
+    )
+    if found.status_code != 201:
+        return found
+    offer = found.json()["data"]["offers"][0]
+    return requests.post(
+        cluster.url + "/json/v1/offers/price",
+        json={
+            "selections": [
+                {
+                    "offerId": offer["offerId"],
+                    "offerItemIds": [offer["offerItems"][0]["offerItemId"]],
+                }
+            ],
+            "passengers": [{"type": "ADT"}],
+        },
+        headers=headers,
+        timeout=REQUEST_TIMEOUT,
+    )
+
+
 def priced_offers(
     cluster: Cluster, headers: dict, count: int, first: int, days: int = 0
 ) -> list[dict]:
@@ -288,28 +317,7 @@ def priced_offers(
     offers = []
     for n in range(count):
         day = cluster.first_day + timedelta(days=first + (n % days if days else n))
-        found = requests.post(
-            cluster.url + "/json/v1/offers",
-            json=search_body((*MARKET, day)),
-            headers=headers,
-            timeout=REQUEST_TIMEOUT,
-        )
-        assert found.status_code == 201, found.text
-        offer = found.json()["data"]["offers"][0]
-        priced = requests.post(
-            cluster.url + "/json/v1/offers/price",
-            json={
-                "selections": [
-                    {
-                        "offerId": offer["offerId"],
-                        "offerItemIds": [offer["offerItems"][0]["offerItemId"]],
-                    }
-                ],
-                "passengers": [{"type": "ADT"}],
-            },
-            headers=headers,
-            timeout=REQUEST_TIMEOUT,
-        )
+        priced = search_and_price(cluster, headers, day)
         assert priced.status_code == 201, priced.text
         offers.append(priced.json()["data"])
     return offers
@@ -561,11 +569,12 @@ def test_reads_on_the_standby_show_a_client_its_own_booking_at_once(cluster, hea
 
 
 def test_an_online_pooler_restart_fails_no_request(cluster, headers):
-    """`scripts/cluster pool-restart N` under card bookings, on the primary's PgBouncer
-    and then the standby's (stale-ok reads go there): the new PgBouncer takes the old
-    one's client and server connections over (-R), and no request fails."""
+    """`scripts/cluster pool-restart N` under clients searching, pricing and booking by
+    card, on the primary's PgBouncer and then the standby's (stale-ok reads go there):
+    the new PgBouncer takes the old one's client and server connections over (-R), and
+    no request fails."""
     synchronous_pair(cluster)
-    load = card_bookings(cluster, headers, 150, 160, days=40)
+    load = booking_flow(cluster, headers)
     restarted = []
 
     def restart_both():
@@ -639,7 +648,7 @@ def test_a_frozen_redis_master_is_replaced_by_its_replica(cluster, headers):
     back, becomes the new one's replica."""
     synchronous_pair(cluster)
     kept = priced_offers(cluster, headers, 4, first=234)
-    load = card_bookings(cluster, headers, 190, 80, days=40)
+    load = booking_flow(cluster, headers)
     old = cluster.redis_master_port()
     program = "redis1" if old == int(cluster.env["CLUSTER_REDIS_PORT"]) else "redis2"
     frozen = cluster.pid(program)
@@ -692,11 +701,13 @@ def booking_flow(cluster: Cluster, headers: dict) -> Load:
 
     def book():
         with lock:
-            day = 60 + next(days) % 240
-        (priced,) = priced_offers(cluster, headers, 1, first=day)
+            day = cluster.first_day + timedelta(days=60 + next(days) % 240)
+        priced = search_and_price(cluster, headers, day)
+        if priced.status_code != 201:
+            return priced  # the step that failed is the outcome
         return requests.post(
             cluster.url + "/json/v1/orders",
-            json=booking_body(priced, payment=CARD),
+            json=booking_body(priced.json()["data"], payment=CARD),
             headers=headers,
             timeout=REQUEST_TIMEOUT,
         )
@@ -963,6 +974,93 @@ def test_primary_killed_during_card_bookings_loses_no_acknowledged_booking(clust
     assert_one_writer(cluster, headers)
     synchronous_pair(cluster)
     assert cluster.roles()[old] == "replica"
+
+
+def test_every_booking_a_primary_failure_cut_short_gets_its_true_answer(cluster, headers):
+    """The primary SIGKILLed under card bookings each sent with an Idempotency-Key; every
+    client not answered 201 retries with its key after the failover and the reconciler's
+    settlement until it gets the final answer: the order (201) or the error. Then no
+    order is confirmed that its client was not told of, and no key is left running."""
+    synchronous_pair(cluster)
+    offers = iter(priced_offers(cluster, headers, 80, first=110, days=40))
+    lock = threading.Lock()
+    sent: list[tuple[str, dict]] = []
+
+    def book():
+        with lock:
+            priced = next(offers, None)
+            if priced is None:
+                return None
+            key = f"cut-{len(sent)}-{os.getpid()}-{time.monotonic_ns()}"
+            sent.append((key, priced))
+        return requests.post(
+            cluster.url + "/json/v1/orders",
+            json=booking_body(priced, payment=CARD),
+            headers={**headers, "Idempotency-Key": key},
+            timeout=REQUEST_TIMEOUT,
+        )
+
+    load = Load(send=book)
+    old = cluster.primary()
+    started = datetime.now(UTC).isoformat()
+    fault_under_bookings(load, lambda: os.kill(cluster.postmaster(old), signal.SIGKILL))
+    assert [o for o in load.outcomes if o.status != 201], "the kill cut no request short"
+
+    def reconcile(later: bool) -> None:
+        """The worker's payment reconciler now, every intent due (grace 0); `later`: as
+        it runs once the idempotency lease has passed (the clock moved on, not waited)."""
+        cluster.manage_json(
+            "import json; from datetime import timedelta; from django.conf import settings; "
+            "from airline.api import clock; from orders.reconcile import payments_reconcile; "
+            f"ahead = {int(later)} * (settings.IDEMPOTENCY_LEASE_SECONDS + 1); "
+            "print(json.dumps(payments_reconcile(now=clock.now() + timedelta(seconds=ahead), "
+            "grace=timedelta(0))))"
+        )
+
+    def retried(key: str, priced: dict) -> requests.Response:
+        """The answer to the same request, sent again with its key until it is not a
+        503 (a moment's failure) nor a 409 (the request still in progress)."""
+        for _ in range(10):
+            answer = requests.post(
+                cluster.url + "/json/v1/orders",
+                json=booking_body(priced, payment=CARD),
+                headers={**headers, "Idempotency-Key": key},
+                timeout=REQUEST_TIMEOUT,
+            )
+            if answer.status_code != 503:
+                break
+            time.sleep(0.5)  # the client's back-off before it asks again
+        return answer
+
+    reconcile(later=False)
+    answers = {key: retried(key, priced) for key, priced in sent}
+    if any(answer.status_code == 409 for answer in answers.values()):
+        # keys whose request died before it could free them: released after the lease
+        reconcile(later=True)
+        answers |= {
+            key: retried(key, priced) for key, priced in sent if answers[key].status_code == 409
+        }
+    told: set[str] = set()
+    for answer in answers.values():
+        assert answer.status_code == 201 or 400 <= answer.status_code < 500, answer.text
+        assert answer.status_code != 409, answer.text
+        assert "json" in answer.headers["Content-Type"], answer.text
+        if answer.status_code == 201:
+            told.add(answer.json()["data"]["order"]["orderId"])
+        else:
+            assert answer.json()["error"]["code"].startswith("ERR-"), answer.text
+    books = cluster.manage_json(
+        "import json; from datetime import datetime; from orders.models import Order; "
+        "from airline.api.models import IdempotencyRecord; "
+        f"keys = {[key for key, _ in sent]!r}; since = datetime.fromisoformat({started!r}); "
+        "print(json.dumps({'confirmed': sorted(Order.objects.filter(status='CONFIRMED', "
+        "created_at__gte=since).values_list('order_id', flat=True)), "
+        "'open': IdempotencyRecord.objects.filter(key__in=keys, "
+        "state__in=['running', 'settling']).count()}))"
+    )
+    assert set(books["confirmed"]) <= told
+    assert books["open"] == 0
+    synchronous_pair(cluster)
 
 
 def test_a_switchover_hands_the_primary_over_losing_no_booking(cluster, headers):
