@@ -14,7 +14,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/1
 PROXY_PORT ?= 8080
 NGINX ?= $(shell command -v nginx || echo /usr/sbin/nginx)
 
-.PHONY: run proxy cluster cluster-stop cluster-start cluster-destroy test-cluster serve setup test fuzz lint check bench clean
+.PHONY: openapi run proxy cluster cluster-stop cluster-start cluster-destroy test-cluster serve setup test fuzz lint check bench clean
 
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,18 @@ $(VENV)/.base: $(VENV)/bin/activate requirements/base.txt
 $(VENV)/.dev: $(VENV)/.base requirements/dev.txt
 	$(PY) -m pip install --quiet -r requirements/dev.txt
 	touch $@
+
+# The OpenAPI breaking-change check's tool (tests/api/test_openapi_compat.py): Atlassian's
+# openapi-diff from npm, at the version tools/openapi-diff/package-lock.json pins (Node 20).
+OPENAPI_DIFF := tools/openapi-diff/node_modules/.bin/openapi-diff
+$(OPENAPI_DIFF): tools/openapi-diff/package.json tools/openapi-diff/package-lock.json
+	npm ci --prefix tools/openapi-diff --no-audit --no-fund --loglevel=error
+	touch $@
+
+## openapi: write the served /json/v1 description to docs/api/openapi-v1.json, the published
+## document partners generate clients from (after an additive change: docs/changelog.md)
+openapi: $(VENV)/.base
+	AIRLINE_ENV=test DATABASE_URL= $(PY) manage.py publish_openapi
 
 ## run: install, migrate, seed the demo airline, print a demo key, serve on :8000 + the worker
 run: export AIRLINE_ENV ?= development
@@ -106,7 +118,7 @@ test-cluster: $(VENV)/.dev
 test: export AIRLINE_ENV = test
 test: export DATABASE_URL ?= $(TEST_DATABASE_URL)
 test: export REDIS_URL ?= $(TEST_REDIS_URL)
-test: $(VENV)/.dev
+test: $(VENV)/.dev $(OPENAPI_DIFF)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet  # the manual: any warning fails

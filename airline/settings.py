@@ -464,6 +464,10 @@ REFUND_KEY_SAFE_HOURS = env_int("REFUND_KEY_SAFE_HOURS", 23)
 # The background worker (airline/worker.py, manage.py run_worker): how often each job runs.
 WORKER_HOLD_SWEEP_SECONDS = env_int("WORKER_HOLD_SWEEP_SECONDS", 5)
 WORKER_RECONCILE_SECONDS = env_int("WORKER_RECONCILE_SECONDS", 60)
+# The books audit (orders.audit): once a day, over the orders changed in the last
+# BOOKS_AUDIT_DAYS (0: every order; `manage.py audit_books` audits any range by hand).
+WORKER_BOOKS_AUDIT_SECONDS = env_int("WORKER_BOOKS_AUDIT_SECONDS", 86400)
+BOOKS_AUDIT_DAYS = env_int("BOOKS_AUDIT_DAYS", 2)
 IDEMPOTENCY_TTL_HOURS = 24  # DESIGN.md §4
 # A request still marked in progress after this long is taken to have died with its
 # worker; the key can then be used again.

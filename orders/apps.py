@@ -28,7 +28,7 @@ class OrdersConfig(AppConfig):
             travellers=leg_bookings.travellers_on_leg,
             seat_rows=leg_bookings.seat_rows,
         )
-        for job in (hold_expiry_job, payment_reconcile_job, refund_send_job):
+        for job in (hold_expiry_job, payment_reconcile_job, refund_send_job, books_audit_job):
             job_register(job)
 
 
@@ -71,3 +71,14 @@ def refund_send_job():
         settings.WORKER_RECONCILE_SECONDS,
         lambda: {"refunds_sent": refunds_retry()},
     )
+
+
+def books_audit_job():
+    from django.conf import settings
+
+    from airline.worker import Job
+    from orders.audit import books_audit_nightly
+
+    # Looked at as often as the reconciler, run once a day (orders.audit): a worker
+    # restarted, run by cron with --once, or on several hosts audits no more often.
+    return Job("audit_books", settings.WORKER_RECONCILE_SECONDS, books_audit_nightly)

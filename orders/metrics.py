@@ -1,8 +1,8 @@
 """The orders app's Prometheus metrics (airline/api/metrics.py, docs/operations.md "Monitoring"):
 bookings created and holds expired, counted from the events every write records
 (orders/events.py) when their transaction commits, so no service has to know about
-metrics; and the worker's queues of holds and payment intents past due. `connect` is
-called once, from OrdersConfig.ready.
+metrics; the worker's queues of holds and payment intents past due; and what its last
+books audit found. `connect` is called once, from OrdersConfig.ready.
 """
 
 from datetime import datetime, timedelta
@@ -12,7 +12,7 @@ from django.db import transaction
 from django.db.models.signals import post_save
 
 from airline.api import metrics
-from orders.models import Order, OrderEvent, OrderStatus, Payment, PaymentIntent
+from orders.models import BooksAudit, Order, OrderEvent, OrderStatus, Payment, PaymentIntent
 
 
 def connect() -> None:
@@ -27,6 +27,16 @@ def connect() -> None:
         "Payment intents pending past the grace period, not yet reconciled",
         _intents_due,
     )
+    metrics.gauge_register(
+        "airline_books_disagreements",
+        "Disagreements the last nightly books audit found (manage.py audit_books)",
+        _books_disagreements,
+    )
+
+
+def _books_disagreements(now: datetime) -> int | None:
+    """What the last books audit the worker ran found (orders.audit); None before any."""
+    return BooksAudit.objects.order_by("-pk").values_list("disagreements", flat=True).first()
 
 
 def _holds_due(now: datetime):

@@ -798,3 +798,22 @@ class ProviderEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.event_id} {self.type}"
+
+
+class BooksAudit(models.Model):
+    """One run of the books audit by the background worker (orders.audit): how many
+    orders it read, how many disagreements it found (the `airline_books_disagreements`
+    gauge shows the last run's) and the first of them, as `audit_books` prints them."""
+
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField()
+    since = models.DateTimeField(null=True, blank=True, help_text="Orders changed from then")
+    orders = models.PositiveIntegerField()
+    disagreements = models.PositiveIntegerField()
+    lines = JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"{self.started_at:%Y-%m-%d %H:%M} {self.disagreements} disagreements"

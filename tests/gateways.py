@@ -1,20 +1,23 @@
 """Both payment gateways for the suites that charge cards (issue 26): the test gateway,
 and Stripe's SDK against the fake Stripe server this test session starts
-(tests/fakestripe.py). After every test that ran on either, the provider's books are held
-against ours, per order: what the provider captured less what it refunded is what our
-card payments say they kept, and an intent no payment took holds nothing.
+(tests/fakestripe.py). After every test that ran on either, the books audit runs
+(orders.audit, `manage.py audit_books`): each order's own books, and per order what the
+provider captured less what it refunded is what our card payments say they kept, and an
+intent no payment took holds nothing.
 
 Use: `pytestmark = pytest.mark.usefixtures("card_gateway")` (or the fixture on a test).
 """
 
-from collections import defaultdict
 from collections.abc import Iterator
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
 from django.conf import settings
 from django.db.models import Sum
 
+from airline.api import clock
+from orders.audit import books_audit
 from orders.models import GatewayEntry, Payment, PaymentIntent, Refund
 from tests.e2e.servers import free_port
 from tests.fakestripe import FakeStripe, fake_stripe
@@ -68,41 +71,15 @@ def card_gateway(request, settings) -> Iterator[str]:
     if request.node.get_closest_marker("django_db") or {"db", "transactional_db"} & set(
         request.fixturenames
     ):
-        books_balance(server)
+        books_balance()
 
 
-def provider_net(intent: PaymentIntent, server: FakeStripe | None) -> Decimal:
-    """What the provider kept for an intent: captured less refunded, by its own books
-    (the test gateway's ledger, or the fake Stripe server's API)."""
-    if server is None:
-        entries = GatewayEntry.objects.filter(reference=intent.ref)
-        charged = entries.filter(kind=GatewayEntry.Kind.CHARGE).aggregate(s=Sum("amount"))["s"]
-        refunded = entries.filter(kind=GatewayEntry.Kind.REFUND).aggregate(s=Sum("amount"))["s"]
-        return (charged or ZERO) - (refunded or ZERO)
-    if not intent.gateway_reference.startswith("pi_"):
-        return ZERO  # never created at the provider
-    found = server.get(f"/v1/payment_intents/{intent.gateway_reference}")
-    assert found["metadata"].get("reference") == intent.ref, found
-    charge = found.get("latest_charge")
-    if not charge or not charge.get("captured") or charge.get("status") != "succeeded":
-        return ZERO
-    return (Decimal(charge["amount"]) - Decimal(charge["amount_refunded"] or 0)) / 100
-
-
-def books_balance(server: FakeStripe | None) -> None:
-    """Per order: provider captured - refunded == our card payments - their refunds; and
-    an intent that no payment took holds nothing at the provider (no orphan)."""
-    ours: dict[int, Decimal] = defaultdict(lambda: ZERO)
-    theirs: dict[int, Decimal] = defaultdict(lambda: ZERO)
-    for payment in Payment.objects.filter(method=Payment.Method.CARD, intent__isnull=False):
-        ours[payment.order_id] += payment.amount - payment.refunded
-    for intent in PaymentIntent.objects.select_related("payment"):
-        kept = provider_net(intent, server)
-        if intent.payment is None:
-            assert kept == ZERO, f"orphaned charge: {intent} holds {kept} at the provider"
-        else:
-            theirs[intent.payment.order_id] += kept
-    assert dict(theirs) == dict(ours), f"provider {dict(theirs)} != orders {dict(ours)}"
+def books_balance() -> None:
+    """The books audit (orders.audit, `manage.py audit_books`) over this test's orders,
+    against the configured gateway's own books (the test gateway's ledger, or the fake
+    Stripe server's API): no disagreement."""
+    found = [str(d) for d in books_audit(now=clock.now() + timedelta(days=1))]
+    assert found == [], "\n".join(found)
 
 
 def _provider() -> FakeStripe | None:

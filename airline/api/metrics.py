@@ -10,8 +10,9 @@ Counted where it happens, in the process it happens in:
   (sellers/throttling.py).
 Read from the database at each scrape, being state rather than events: the background
 worker's queues (holds and payment intents past due) and the webhook backlog, each
-registered by the app that owns it (queue_register); and whether this node reaches
-PostgreSQL and Redis (DependencyCollector), checked at each scrape within a bound.
+registered by the app that owns it (queue_register); the last nightly books audit's
+disagreements (gauge_register); and whether this node reaches PostgreSQL and Redis
+(DependencyCollector), checked at each scrape within a bound.
 
 gunicorn runs several worker processes, each with its own memory. With METRICS_ENABLED,
 prometheus_client's multiprocess mode keeps each process's values in a file of its own
@@ -160,20 +161,42 @@ def queue_register(name: str, text: str, rows: Callable[[datetime], Any]) -> Non
         _QUEUES.append(Queue(name, text, rows))
 
 
+@dataclass(frozen=True)
+class StateGauge:
+    """A gauge of state kept in the database: `value(now)` is what it shows (None: left
+    out of the scrape, e.g. before the first run of a nightly job)."""
+
+    name: str
+    text: str
+    value: Callable[[datetime], float | None]
+
+
+_GAUGES: list[StateGauge] = []
+
+
+def gauge_register(name: str, text: str, value: Callable[[datetime], float | None]) -> None:
+    """Show `value(now)` as the gauge `name` at every scrape."""
+    if all(g.name != name for g in _GAUGES):
+        _GAUGES.append(StateGauge(name, text, value))
+
+
 class QueueCollector:
-    """The background worker's backlog, from the database: the same for every node (take
-    the max across instances, not the sum). Left out of a scrape when the database
-    cannot be reached; `airline_storage_errors_total` and the request metrics show that."""
+    """The background worker's backlog and the other state gauges, from the database:
+    the same for every node (take the max across instances, not the sum). Left out of a
+    scrape when the database cannot be reached; `airline_storage_errors_total` and the
+    request metrics show that."""
 
     def collect(self):
         now = clock.now()
         try:
             counts = [(q.name, q.text, q.rows(now).count()) for q in _QUEUES]
+            counts += [(g.name, g.text, g.value(now)) for g in _GAUGES]
         except DatabaseError:
             logger.warning("queue depths left out of the scrape: the database is unreachable")
             return
         for name, text, count in counts:
-            yield GaugeMetricFamily(name, text, value=count)
+            if count is not None:
+                yield GaugeMetricFamily(name, text, value=count)
 
 
 # --- Dependencies, reached at each scrape ---------------------------------------------
@@ -211,7 +234,7 @@ def redis_reachable() -> None:
 
 def _dependencies() -> dict[str, Callable[[], None]]:
     checks = {"database": database_reachable}
-    if settings.REDIS_URL:  # else the cache is in the database: no Redis to reach
+    if settings.REDIS_URL or settings.REDIS_SENTINELS:  # else the cache is in the database
         checks["redis"] = redis_reachable
     return checks
 

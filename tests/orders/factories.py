@@ -9,7 +9,7 @@ from factory.django import DjangoModelFactory
 
 from airline.network.services import station_zone
 from orders import ids
-from orders.models import Channel, Journey, Order, OrderStatus, Passenger, Segment
+from orders.models import Channel, Journey, Order, OrderStatus, Passenger, Payment, Segment
 
 
 class OrderFactory(DjangoModelFactory):
@@ -26,6 +26,22 @@ class OrderFactory(DjangoModelFactory):
     updated_at = factory.SelfAttribute("created_at")
     total = Decimal("100.00")
     paid = Decimal("100.00")
+
+
+def credit_source(*, amount: Decimal, **order_fields) -> Order:
+    """A cancelled order whose card paid `amount`, all of it about to become airline
+    credit (orders.credits.credit_issue): its books balance once the credit is issued
+    (charged = credited; docs/operations.md "Books audit")."""
+    order = OrderFactory(status=OrderStatus.CANCELLED, total=0, paid=amount, **order_fields)
+    Payment.objects.create(
+        order=order,
+        ref=ids.new_ref("PAY"),
+        created_at=order.created_at,
+        amount=amount,
+        status=Payment.Status.SUCCESSFUL,
+        method=Payment.Method.CARD,
+    )
+    return order
 
 
 def order_with_trip(

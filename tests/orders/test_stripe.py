@@ -52,7 +52,7 @@ def stripe_gateway(request, db, settings, stripe_server):
         setattr(settings, name, value)
     settings.STRIPE_TIMEOUT_SECONDS = 1
     yield stripe_server
-    books_balance(stripe_server)
+    books_balance()
 
 
 @pytest.fixture
