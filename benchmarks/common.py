@@ -3,6 +3,7 @@ table, and the figures file each benchmark writes for the manual (docs/benchmark
 
 import os
 import platform
+import signal
 import statistics
 import subprocess
 import sys
@@ -77,7 +78,9 @@ def drop_scratch(*databases: str) -> None:
 
 @contextmanager
 def scratch(*databases: str) -> Iterator[None]:
-    """Around a benchmark's main(): drop_scratch when it ends, however it ends."""
+    """Around a benchmark's main(): drop_scratch when it ends, however it ends (SIGTERM,
+    a kill's default, included: it is made an exit that unwinds)."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     try:
         yield
     finally:
