@@ -1637,8 +1637,10 @@ def _call(
 
 
 def _wait_ready(port: int) -> None:
-    """Until /health has said ok for 3 s without a break (both workers' indexes warm)."""
-    deadline = time.monotonic() + 120
+    """Until /health has said ok for 3 s without a break (both workers' indexes warm).
+    The bound is a guard against a server that never comes up: on a busy machine two
+    nodes building the full schedule's index at once take minutes."""
+    deadline = time.monotonic() + 600
     ok_since = None
     while ok_since is None or time.monotonic() - ok_since < 3:
         if time.monotonic() > deadline:
