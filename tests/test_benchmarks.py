@@ -201,6 +201,9 @@ def test_ab_compares_two_revisions(tmp_path, template):
         )
     finally:
         _drop(database)
+        client = redis.Redis.from_url(os.environ["REDIS_URL"])
+        for key in client.scan_iter(match=f"smoke-ab-{WORKER}:*"):
+            client.delete(key)
     assert "GET /health: server time" in out, out[-2000:]
 
 
