@@ -152,7 +152,11 @@ fuzz: $(VENV)/.dev
 ## (benchmarks/payments.py); every back-office page's p95 at airline size (benchmarks/admin.py);
 ## create order on hold through HAProxy + PgBouncer against direct, and the seconds and
 ## bookings a primary's failure costs (benchmarks/cluster.py); each framework shortcut on and off
-## (benchmarks/shortcuts.py). Each writes its figures to
+## (benchmarks/shortcuts.py); gunicorn's sync workers against gthread, one and two per core
+## (benchmarks/workers.py); OrderList, retrieve, the bookings list and audit scans at 100k and
+## 1M orders seeded by COPY (benchmarks/growth.py); each hot request's CPU by step under
+## cProfile (benchmarks/profile.py). Each drops its scratch database and Redis keys at the
+## end (BENCH_KEEP=1 keeps them) and writes its figures to
 ## docs/benchmarks/figures/<module>.md, which the manual's Benchmarks page includes.
 bench: $(VENV)/.dev
 	@command -v pgbench >/dev/null || { echo "make bench needs pgbench (PostgreSQL client tools)"; exit 1; }
@@ -167,6 +171,9 @@ bench: $(VENV)/.dev
 	$(PY) -m benchmarks.admin
 	$(PY) -m benchmarks.cluster
 	$(PY) -m benchmarks.shortcuts
+	$(PY) -m benchmarks.workers
+	$(PY) -m benchmarks.growth
+	$(PY) -m benchmarks.profile
 
 ## docs: the manual in docs/ (MkDocs, Material theme) built to var/site/; --strict, as in CI
 docs: $(VENV)/.dev

@@ -21,6 +21,20 @@ preload_app = True
 # gunicorn's sync worker, which on SIGTERM stops listening at once instead of when its
 # request in hand is done: a stopping node refuses new connections rather than queueing
 # them to be reset (airline/gunicorn_worker.py).
+#
+# Sync rather than gthread, and one worker per core (the Makefile's and the cluster's
+# WORKERS=2 on two cores), by `python -m benchmarks.workers` (docs/benchmarks.md,
+# "Worker class and count"): the booking funnel at 8 clients against sync at one and
+# two per core and gthread with 2 or 4 threads, in one run. Every request of this
+# service is CPU in Python or a short database round trip; a thread gains only the
+# waits on PostgreSQL and Redis, and pays for them in the GIL and in a connection per
+# thread. The figures (docs/benchmarks/figures/workers.md, measured on a shared and busy
+# machine: its load average is in the file) put the configurations within the run's
+# noise of each other: neither gthread's nor more workers' CPU per funnel consistently
+# lower, two sync workers per core no faster than one. They do not clearly call for a
+# change, so the default stays. Slow clients are nginx's to absorb, not a thread's
+# (deploy/nginx/airline.conf buffers both ways). Rerun it on a quiet machine before
+# changing this.
 worker_class = "airline.gunicorn_worker.RefusingSyncWorker"
 
 # How long a worker may spend on one request before gunicorn kills it (the client then

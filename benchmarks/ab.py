@@ -1,11 +1,12 @@
 """One request served by two revisions of the project, in turn, on one machine.
 
-This machine's speed moves by half or more between runs (`/health` and pgbench move
-with it), so a change is best measured against its base in one sitting. Each round
-serves revision A and then B (B then A in the next round, and so on) from git worktrees
-with the benchmarks' gunicorn (2 workers), against the database `benchmarks.orders`
-leaves behind (run it first), and loads the one request from CLIENTS processes for
-SECONDS. Server time comes from each server's own access log.
+This machine's speed moves by half or more between runs (`/health` and pgbench move with
+it), so a change is best measured against its base in one sitting. Each round serves
+revision A and then B (B then A in the next round, and so on) from git worktrees with
+the benchmarks' gunicorn (2 workers), against the database `benchmarks.orders` leaves
+behind when told to keep it (run `BENCH_KEEP=1 python -m benchmarks.orders` first), and
+loads the one request from CLIENTS processes for SECONDS. Server time comes from each
+server's own access log.
 
     python -m benchmarks.ab HEAD~1 HEAD "/json/v1/orders?pageSize=1000"
     python -m benchmarks.ab HEAD . "/json/v1/orders/{hold}/seats" --method POST --body '{}'
@@ -157,7 +158,9 @@ def _newest_hold() -> str:
         .first()
     )
     if hold is None:
-        raise SystemExit("no hold in airline_bench: run python -m benchmarks.orders first")
+        raise SystemExit(
+            "no hold in airline_bench: run BENCH_KEEP=1 python -m benchmarks.orders first"
+        )
     return hold
 
 

@@ -17,9 +17,9 @@ here and stopped at the end), as a worker or another service would on a producti
 Then the pages that miss first when the machine is busy are timed again, each beside the
 way it was written before (VARIANTS), in this same run: the figure for each choice.
 
-To iterate on a few pages: ADMIN_REUSE=1 keeps a database this benchmark seeded before
-(only migrating it), ADMIN_PAGES=legs,bookings times only the pages whose names contain
-one of the words.
+To iterate on a few pages: ADMIN_REUSE=1 reuses the database a run of this benchmark
+with BENCH_KEEP=1 kept (only migrating it), ADMIN_PAGES=legs,bookings times only the
+pages whose names contain one of the words.
 """
 
 import os
@@ -40,11 +40,13 @@ from benchmarks.common import (
     p95,
     prepare_environment,
     recreate_database,
+    scratch,
     table,
+    tiny,
     write_figures,
 )
 
-REPEATS = int(os.environ.get("ADMIN_REPEATS", "20"))
+REPEATS = int(os.environ.get("ADMIN_REPEATS", tiny("20", "1")))
 TARGET_MS = 300.0
 LEGS_TARGET_MS = 200.0
 LEGS_LIST = "network.flightleg list"
@@ -243,4 +245,5 @@ def seeded() -> bool:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with scratch():
+        sys.exit(main())

@@ -3,16 +3,20 @@ table, and the figures file each benchmark writes for the manual (docs/benchmark
 
 import os
 import platform
+import signal
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from io import StringIO
 from pathlib import Path
+from typing import TypeVar
 
 import psycopg
+import redis
 
 # BENCH_DATABASE names another scratch database, for a bench beside someone else's.
 BENCH_DATABASE = os.environ.get("BENCH_DATABASE", "airline_bench")
@@ -27,10 +31,60 @@ def prepare_environment() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "airline.settings")
 
 
+# BENCH_TINY=1: every benchmark at a tiny size, to show that it runs (the suite's smoke
+# runs, tests/test_benchmarks.py); its figures mean nothing.
+TINY = os.environ.get("BENCH_TINY") == "1"
+T = TypeVar("T")
+
+
+def tiny(full: T, small: T) -> T:
+    """`full`, or `small` under BENCH_TINY."""
+    return small if TINY else full
+
+
+# BENCH_TEMPLATE names a database migrated and seeded with the demo airline that each
+# scratch database is made a copy of: migrate and seed_demo then find nothing to do. The
+# suite's smoke runs seed one once for all of them (tests/test_benchmarks.py).
+BENCH_TEMPLATE = os.environ.get("BENCH_TEMPLATE", "")
+
+
 def recreate_database() -> None:
+    template = f" TEMPLATE {BENCH_TEMPLATE}" if BENCH_TEMPLATE else ""
     with psycopg.connect("postgres://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {BENCH_DATABASE} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {BENCH_DATABASE}")
+        conn.execute(f"CREATE DATABASE {BENCH_DATABASE}{template}")
+
+
+def drop_scratch(*databases: str) -> None:
+    """What a benchmark leaves behind, removed when it ends: its scratch database
+    (BENCH_DATABASE, and any others named) and its Redis keys (those under its
+    CACHE_KEY_PREFIX in REDIS_URL's db: every key the service writes starts with it).
+    BENCH_KEEP=1 keeps both, for benchmarks.ab or a second run (ADMIN_REUSE)."""
+    if os.environ.get("BENCH_KEEP") == "1":
+        return
+    if "django.db" in sys.modules:
+        from django.db import connections
+
+        connections.close_all()
+    with psycopg.connect("postgres://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
+        for database in databases or (BENCH_DATABASE,):
+            conn.execute(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
+    url, prefix = os.environ.get("REDIS_URL"), os.environ.get("CACHE_KEY_PREFIX")
+    if url and prefix:
+        client = redis.Redis.from_url(url)
+        for key in client.scan_iter(match=f"{prefix}:*", count=1000):
+            client.delete(key)
+
+
+@contextmanager
+def scratch(*databases: str) -> Iterator[None]:
+    """Around a benchmark's main(): drop_scratch when it ends, however it ends (SIGTERM,
+    a kill's default, included: it is made an exit that unwinds)."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    try:
+        yield
+    finally:
+        drop_scratch(*databases)
 
 
 AGENCY = "DEMOAGT"  # the demo partner's agency the benchmarks book for
@@ -84,11 +138,21 @@ def bench_database_seeded(key_name: str) -> tuple[str, list[tuple[str, str]]]:
 
     call_command("migrate", verbosity=0)
     call_command("seed_demo", stdout=StringIO())
-    cache.clear()
+    cache.delete_pattern("*")  # this benchmark's keys only (CACHE_KEY_PREFIX)
     raw_key = bench_api_key(key_name)
     markets = nonstop_markets()
     connections.close_all()
     return raw_key, markets
+
+
+def quiet_request_log() -> None:
+    """The service's request log line, written as in production (its JSON formatted), but
+    to nowhere rather than into the benchmark's output."""
+    import logging
+
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.StreamHandler):
+            handler.setStream(open(os.devnull, "w"))  # noqa: SIM115 (for the process's life)
 
 
 def timings(fn: Callable[[], object], repeat: int) -> list[float]:
@@ -135,7 +199,8 @@ def report(title: str, rows: list[tuple[str, str, str, str]]) -> None:
 
 
 REPO = Path(__file__).resolve().parents[1]
-FIGURES = REPO / "docs" / "benchmarks" / "figures"
+# BENCH_FIGURES_DIR puts them elsewhere: the suite's smoke runs (tests/test_benchmarks.py).
+FIGURES = Path(os.environ.get("BENCH_FIGURES_DIR", REPO / "docs" / "benchmarks" / "figures"))
 
 
 def write_figures(module: str, notes: Sequence[str] = ()) -> Path:
@@ -168,7 +233,7 @@ def write_figures(module: str, notes: Sequence[str] = ()) -> Path:
     FIGURES.mkdir(parents=True, exist_ok=True)
     path = FIGURES / f"{module}.md"
     path.write_text("\n".join(lines) + "\n")
-    print(f"\n(figures written to {path.relative_to(REPO)})")
+    print(f"\n(figures written to {path})")
     return path
 
 
@@ -205,8 +270,10 @@ def start_gunicorn(
     log_name: str | None = None,
     env: dict[str, str] | None = None,
     tree: Path = REPO,
+    options: Sequence[str] = (),
 ) -> tuple[subprocess.Popen, int]:
-    """A real gunicorn serving the project (the checkout at `tree`) on a free local port:
+    """A real gunicorn serving the project (the checkout at `tree`, with its
+    gunicorn.conf.py and then `options` on the command line) on a free local port:
     (process, port). With `log_name` its access log (one JSON line a request, with the
     server's own duration) goes to var/<log_name>; without, nowhere."""
     from tests.e2e.servers import free_port
@@ -221,6 +288,7 @@ def start_gunicorn(
         f"127.0.0.1:{port}",
         "--workers",
         str(workers),
+        *options,
     ]
     environment = {**os.environ, "LOG_LEVEL": "INFO", **(env or {})}
     if log_name is None:

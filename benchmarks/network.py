@@ -23,13 +23,15 @@ from benchmarks.common import (
     prepare_environment,
     recreate_database,
     report,
+    scratch,
     start_gunicorn,
     timings,
+    tiny,
     write_figures,
 )
 
-WORKERS = 8
-SALES_PER_WORKER = 400
+WORKERS = tiny(8, 2)
+SALES_PER_WORKER = tiny(400, 10)
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -257,4 +259,5 @@ def _status_field(pid: str, name: str) -> str:
 
 
 if __name__ == "__main__":
-    main()
+    with scratch():
+        main()

@@ -45,7 +45,9 @@ from benchmarks.common import (
     ms,
     p95,
     report,
+    scratch,
     start_gunicorn,
+    tiny,
     write_figures,
 )
 from benchmarks.orders import (
@@ -66,9 +68,9 @@ from benchmarks.orders import (
 from benchmarks.shopping import DAYS_AHEAD, MARKETS
 
 WORKERS = 2  # per node, as in the other benchmarks
-REPEATS = 3  # phases of each operation on one node and on two; rates are their medians
-SEARCH_SECONDS = 4
-ORDERS_PER_CLIENT = 25  # per booking phase
+REPEATS = tiny(3, 1)  # phases of each operation on one node and on two; rates are their medians
+SEARCH_SECONDS = tiny(4, 0.5)
+ORDERS_PER_CLIENT = tiny(25, 2)  # per booking phase
 BOOKINGS = (("hold", HOLD, "create order, on hold"), ("card", CARD, "create order, by card"))
 OPERATIONS = (("search", "create offers"), *((kind, label) for kind, _, label in BOOKINGS))
 # The one answer a create order may give under load without a fault: a booking class
@@ -251,4 +253,5 @@ def _rows(label: str, kind: str, phases: dict, times: dict) -> list[tuple[str, s
 
 
 if __name__ == "__main__":
-    main()
+    with scratch():
+        main()

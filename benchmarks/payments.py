@@ -28,8 +28,10 @@ from benchmarks.common import (
     median,
     ms,
     p95,
+    scratch,
     start_gunicorn,
     table,
+    tiny,
     write_figures,
 )
 from benchmarks.orders import (
@@ -42,8 +44,8 @@ from benchmarks.orders import (
     server_times,
 )
 
-REPEATS = 2
-ORDERS_PER_CLIENT = 15  # per phase
+REPEATS = tiny(2, 1)
+ORDERS_PER_CLIENT = tiny(15, 1)  # per phase
 TARGET = 1.3
 STRIPE_SERVERS = {"stripe": "automatic", "stripe-manual": "manual"}
 
@@ -133,8 +135,8 @@ def main() -> None:
     write_figures("payments", notes)
 
 
-FLOOR_CALLS = 200
-FLOOR_BOOKINGS = 50
+FLOOR_CALLS = tiny(200, 10)
+FLOOR_BOOKINGS = tiny(50, 2)
 
 
 def provider_call_floor(provider) -> dict[str, float]:
@@ -201,4 +203,5 @@ def provider_call_floor(provider) -> dict[str, float]:
 
 
 if __name__ == "__main__":
-    main()
+    with scratch():
+        main()

@@ -47,7 +47,9 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPLAY_BOOKINGS = 64  # captured holds, one pgbench script each (pgbench takes up to 128)
+from benchmarks.common import tiny
+
+REPLAY_BOOKINGS = tiny(64, 2)  # captured holds, one pgbench script each (pgbench takes up to 128)
 INVENTORY_TABLE = "network_leginventory"
 INVENTORY_ROOM = 1_000_000  # added to `authorized` of the captured legs during a replay
 SENTINEL_BASE = 9_876_500_000_000  # stands for a variable while a statement is composed

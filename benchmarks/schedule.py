@@ -47,23 +47,25 @@ from benchmarks.common import (
     log_path,
     median,
     report,
+    scratch,
     start_gunicorn,
     timings,
+    tiny,
     write_figures,
 )
 from benchmarks.orders import _call, _wait_ready
 from benchmarks.season import season_figures, season_rows
 
-BUILDS = 3
-PREVIEWS = 3
-APPLIES = 3
-STALE_LOADS = 3
+BUILDS = tiny(3, 1)
+PREVIEWS = tiny(3, 1)
+APPLIES = tiny(3, 1)
+STALE_LOADS = tiny(3, 1)
 RETIMED = (101, 102)  # CHS-PVD and PVD-CHS: one leg each
 RETIME_MINUTES = 15
 RETIMED_DAY = 3  # days after the schedule's first
 RUNNING = 8  # answers in a row showing the new time: both workers have it
 STALE_TIMEOUT_SECONDS = 120
-RESTART_SEARCHES = 40  # served by the restarted node before the probes stop
+RESTART_SEARCHES = tiny(40, 5)  # served by the restarted node before the probes stop
 
 
 def main() -> None:
@@ -347,4 +349,5 @@ def _until_shown(port: int, auth: dict, day, expected: datetime) -> float:
 
 
 if __name__ == "__main__":
-    main()
+    with scratch():
+        main()

@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from benchmarks.common import BENCH_DATABASE, bench_database_seeded
+from benchmarks.common import BENCH_DATABASE, bench_database_seeded, tiny
 
-SIZES = tuple(int(n) for n in os.environ.get("SEASON_SIZES", "500,2000,5000").split(","))
+SIZES = tuple(
+    int(n) for n in os.environ.get("SEASON_SIZES", tiny("500,2000,5000", "20")).split(",")
+)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,9 @@ from benchmarks.common import (
     median,
     ms,
     p95,
+    scratch,
     start_gunicorn,
+    tiny,
     write_figures,
 )
 from benchmarks.orders import (
@@ -41,7 +43,7 @@ from benchmarks.orders import (
     server_times,
 )
 
-ORDERS_PER_CLIENT = 15
+ORDERS_PER_CLIENT = tiny(15, 1)
 ONE = [{"type": "ADT"}]
 BUNDLE = "Nice"
 PHASES = [
@@ -250,4 +252,5 @@ def _cancel(port: int, auth: dict, order: dict, rid: str) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    with scratch():
+        main()

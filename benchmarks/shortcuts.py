@@ -39,15 +39,18 @@ from benchmarks.common import (
     p95,
     prepare_environment,
     recreate_database,
+    scratch,
     table,
     timings,
+    tiny,
     write_figures,
 )
 
-PAIRS = int(os.environ.get("BENCH_PAIRS", "60"))  # bookings with the shortcut on and off, each
+# Bookings with the shortcut on and off, each.
+PAIRS = int(os.environ.get("BENCH_PAIRS", tiny("60", "2")))
 ROUNDS = 8  # of the validation timings, alternating on / off
-WARMUP = 6  # bookings before any timing: caches, indexes and prepared statements filled
-VALIDATIONS = 4000  # validations of one body per variant
+WARMUP = tiny(6, 1)  # bookings before any timing: caches, indexes and prepared statements filled
+VALIDATIONS = tiny(4000, 16)  # validations of one body per variant
 # (name, settings with the shortcut on, with it off, payment); {} is the default.
 SHORTCUTS = [
     ("direct INSERT (orders/rows.py)", {}, {"DB_DIRECT_INSERT": False}, "hold"),
@@ -253,4 +256,5 @@ def _post(client, auth: dict, path: str, body: dict):
 
 if __name__ == "__main__":
     os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/3")
-    main()
+    with scratch():
+        main()

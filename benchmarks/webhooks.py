@@ -38,17 +38,17 @@ from pathlib import Path
 
 import psycopg
 
-from benchmarks.common import REPO, log_path, p95, table, write_figures
+from benchmarks.common import REPO, log_path, p95, scratch, table, tiny, write_figures
 from benchmarks.orders import _run_clients
 
 # Its own scratch database and Redis db; the variables name others (two people
 # benchmarking on one machine).
 BENCH_DATABASE = os.environ.get("BENCH_WEBHOOKS_DATABASE", "airline_bench_webhooks")
 REDIS_URL = os.environ.get("BENCH_WEBHOOKS_REDIS_URL", "redis://127.0.0.1:6379/14")
-ORDERS = 2000
-BACKLOG = 2000
+ORDERS = tiny(2000, 20)
+BACKLOG = tiny(2000, 20)
 RATE = 50  # events a second
-SECONDS = 30  # of the steady and failing phases
+SECONDS = tiny(30, 2)  # of the steady and failing phases
 FAIL_SHARE = 0.3
 WORKERS = 2
 PRODUCERS = 5  # processes writing events, RATE / PRODUCERS a second each
@@ -110,7 +110,7 @@ def _prepare() -> None:
     os.environ["AIRLINE_ENV"] = "test"
     os.environ["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:5432/{BENCH_DATABASE}"
     os.environ["REDIS_URL"] = REDIS_URL
-    os.environ["CACHE_KEY_PREFIX"] = "bench-webhooks"
+    os.environ.setdefault("CACHE_KEY_PREFIX", "bench-webhooks")
     os.environ["DJANGO_SETTINGS_MODULE"] = "airline.settings"
     os.environ["WEBHOOK_ALLOW_LOOPBACK"] = "1"
     os.environ["WEBHOOK_BACKOFF_SECONDS"] = "1"
@@ -378,4 +378,5 @@ def _print(results: list[dict]) -> list[str]:
 
 
 if __name__ == "__main__":
-    main()
+    with scratch(BENCH_DATABASE):
+        main()

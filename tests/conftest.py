@@ -54,6 +54,7 @@ SERIAL = (
     "tests/network/test_index_rebuild.py",
     "tests/offers/test_live_index.py",
     "tests/orders/test_stripe.py",
+    "tests/test_benchmarks.py",
 )
 
 

@@ -1,0 +1,643 @@
+"""Where each hot request's CPU goes, step by step. Run with `make bench` (or
+`python -m benchmarks.profile`); it writes docs/benchmarks/figures/profile.md.
+
+Each request is made in this process through the WSGI application gunicorn serves
+(airline.wsgi, loaded as a worker has it: the schedule index built, every URL pattern
+imported), on a fresh scratch database BENCH_DATABASE (`airline_bench_profile`) seeded
+with the demo airline and Redis db 3 under a key prefix of its own; the database is
+dropped and the keys deleted at the end. Every booking is a priced round trip for
+2 ADT + 1 CHD on A320 nonstops (150 seats, the largest seat map), its offer searched
+and priced (and its seat map and bag list fetched, for a booking with a seat and a bag)
+before any timing.
+
+Per request kind: WARMUP requests, then REQUESTS timed ones (this thread's CPU, from the
+kernel, and the CPU of the PostgreSQL backend serving them, from its schedstat), then
+REQUESTS more under cProfile with this thread's CPU clock as its timer. Each profiled
+function's own CPU (cProfile's tottime) goes to a step by what the function is
+(STEPS: its module, or its name for C functions); the CPU of a function of no step
+(the standard library, Django's utilities, builtins) goes to its callers' steps, in
+proportion to what each caller spent in it (cProfile's caller table), and on up. The
+frames of a few steps claim everything beneath them (CLAIMS): the SQL and Redis calls
+of authentication are authentication's, those of reading an offer the offer store's.
+A step's milliseconds are its share of the profiled CPU times the unprofiled CPU per
+request: cProfile's own cost per call falls heaviest on steps of many small Python
+calls, so the shares lean towards those; the ordering of the big steps holds.
+"""
+
+import cProfile
+import json
+import os
+import pstats
+import random
+import re
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from io import BytesIO, StringIO
+
+# Before benchmarks.common is imported: it reads BENCH_DATABASE once, at import.
+os.environ.setdefault("BENCH_DATABASE", "airline_bench_profile")
+os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/3")
+os.environ.setdefault("CACHE_KEY_PREFIX", "bench-profile")
+# One database connection for the whole run, however long preparing it takes on a busy
+# machine: each request's PostgreSQL CPU is read from its backend process.
+os.environ.setdefault("DB_CONN_MAX_AGE", "86400")
+
+from benchmarks import orders as orders_bench
+from benchmarks.common import (
+    bench_api_key,
+    median,
+    prepare_environment,
+    quiet_request_log,
+    recreate_database,
+    scratch,
+    table,
+    write_figures,
+)
+from benchmarks.orders import (
+    CARD,
+    HOLD,
+    PARTY,
+    SURNAMES,
+    _a320_markets,
+    _booking_body,
+    _is_a320_nonstop,
+    _round_trip_search,
+    insert_list_orders,
+)
+from benchmarks.shopping import _air_shopping_xml
+
+REQUESTS = int(os.environ.get("PROFILE_REQUESTS", "30"))  # timed, then as many profiled
+WARMUP = int(os.environ.get("PROFILE_WARMUP", "5"))
+LIST_ORDERS = int(os.environ.get("PROFILE_LIST_ORDERS", "3000"))  # for OrderList's page
+PAGE = 1000  # OrderList's page size
+BUSY = ("CHS", "PVD")  # benchmarks.shopping's busy market
+DAYS_AHEAD = 14
+
+# The steps, in the order the tables list them; the last two are not the service's.
+AUTH = "authentication and throttling"
+PARSE = "parsing and validation"
+STORE = "offer store read"
+PRICING = "pricing (fares, taxes, ancillary prices)"
+SQL = "SQL build and round trips (ORM, psycopg)"
+RENDER = "view render (order, offer, seat map dicts; NDC trees)"
+SERIAL = "JSON / XML serialisation"
+CACHE = "cache reads and writes (Redis)"
+OUTBOX = "outbox, events and metrics"
+MIDDLEWARE = "middleware, routing, request log"
+LOGIC = "service logic (the rest of the app's code)"
+OTHER = "unattributed (no caller of a step)"
+DRIVER = "benchmark driver (not the service)"
+ORDER = [AUTH, PARSE, STORE, PRICING, SQL, RENDER, SERIAL, CACHE, OUTBOX, MIDDLEWARE, LOGIC, OTHER]
+
+# (pattern on "path:function" of a Python function, or on the name of a C function, step).
+# The first that matches decides. A function none matches takes its callers' steps.
+STEPS: list[tuple[str, str]] = [
+    (r"benchmarks/", DRIVER),
+    # Authentication and throttling, their cache and SQL included (CLAIMS).
+    (r"/sellers/(authentication|throttling|authcache|permissions|keys)\.py", AUTH),
+    (r"/rest_framework/(authentication|throttling|permissions)\.py", AUTH),
+    (r"/jwt/", AUTH),
+    # The offer store: reading an offer (CLAIMS); writing a batch is a cache write.
+    (r"/offers/store\.py:(offer_load|offer_record|of|_item_fields)$", STORE),
+    (r"/offers/store\.py:(batch_save|_encode)$", CACHE),
+    (r"/orders/presenters\.py:(_view_keep|_view_kept)$", CACHE),
+    # Outbox, order events, metrics (CLAIMS).
+    (r"/webhooks/(outbox|metrics)\.py", OUTBOX),
+    (r"/airline/api/metrics\.py|/orders/(metrics|events)\.py|/prometheus_client/", OUTBOX),
+    # Parsing and validation.
+    (r"/airline/api/(parsers|serializers)\.py", PARSE),
+    (r"/(orders|offers|sellers|webhooks)/(serializers|inputs|checks|passengers)\.py", PARSE),
+    (r"/orders/reshop_request\.py|/airline/fares/validators\.py", PARSE),
+    (r"/rest_framework/(serializers|fields|parsers|validators|relations)\.py", PARSE),
+    (r"/django/core/validators\.py", PARSE),
+    (r"/ndc/(xml|mapping|order_mapping|transport)\.py", PARSE),
+    (r"orjson\.loads|json/decoder\.py|lxml\.etree\.(fromstring|XML|_XMLSchema)", PARSE),
+    (r"of 'lxml\.etree\.XMLSchema'|lxml\.etree\.XMLParser", PARSE),
+    # Pricing.
+    (r"/airline/fares/", PRICING),
+    (r"/offers/ancillaries\.py|/orders/fees\.py", PRICING),
+    # SQL: the ORM's query building and the driver's round trips.
+    (r"/django/db/|/psycopg/|/psycopg_pool/|psycopg_binary|psycopg_c", SQL),
+    (r"/airline/sql\.py|/orders/rows\.py", SQL),
+    # Serialisation (before the renders: their dumps calls are serialisation).
+    (r"orjson\.dumps|json/encoder\.py|lxml\.etree\.tostring", SERIAL),
+    (r"/airline/api/(renderers|responses)\.py|/rest_framework/renderers\.py", SERIAL),
+    # The views' dicts and trees.
+    (r"/(orders|offers)/(presenters|wire)\.py", RENDER),
+    (r"/ndc/\w*presenters\.py|/ndc/reference\.py", RENDER),
+    (r"/orders/deliveries\.py", RENDER),
+    # Redis, outside the offer store and authentication.
+    (r"/django_redis/|/redis/|/django/core/cache/", CACHE),
+    # Middleware, routing, the request/response objects, the request log.
+    (r"/airline/api/(middleware|logging|versioning)\.py|/airline/standby\.py", MIDDLEWARE),
+    (r"/django/(core/handlers|middleware|http|urls)/", MIDDLEWARE),
+    (r"/django/contrib/\w+/middleware\.py|/whitenoise/|/axes/", MIDDLEWARE),
+    (r"/rest_framework/(views|request|response|negotiation|versioning)\.py", MIDDLEWARE),
+    (r"/django/views/", MIDDLEWARE),
+    (r"/logging/__init__\.py|/pythonjsonlogger/|/json_log_formatter/", MIDDLEWARE),
+    # The rest of the app's own code.
+    (r"/work/[^/]+/(airline|offers|orders|ndc|sellers|webhooks)/", LOGIC),
+    (r"/(airline|offers|orders|ndc|sellers|webhooks)/\w+(/\w+)*\.py", LOGIC),
+]
+# Steps whose frames take everything beneath them.
+CLAIMS = {AUTH, STORE, OUTBOX}
+_COMPILED = [(re.compile(pattern), step) for pattern, step in STEPS]
+
+
+def step_of(function: tuple[str, int, str]) -> str | None:
+    """The step a cProfile function key (file, line, name) is, or None: its callers'."""
+    path, _, name = function
+    key = name if path == "~" else f"{path}:{name}"
+    for pattern, step in _COMPILED:
+        if pattern.search(key):
+            return step
+    return None
+
+
+def attribute(stats: dict) -> dict[str, float]:
+    """Seconds of CPU per step from pstats' raw table {function: (cc, nc, tt, ct, callers)},
+    where callers is {caller: (cc, nc, tt, ct)} of the function's calls by that caller."""
+    claim_memo: dict = {}
+    own_memo: dict = {}
+
+    def mix(function, resolve: Callable, weight_index: int) -> dict[str | None, float]:
+        callers = stats.get(function, (0, 0, 0, 0, {}))[4]
+        total = sum(entry[weight_index] for entry in callers.values()) or 0.0
+        if not callers:
+            return {None: 1.0}
+        out: dict[str | None, float] = defaultdict(float)
+        for caller, entry in callers.items():
+            share = entry[weight_index] / total if total else 1 / len(callers)
+            for step, part in resolve(caller).items():
+                out[step] += share * part
+        return out
+
+    def claim(function) -> dict[str | None, float]:
+        """The innermost claiming step at or above `function` (None: there is none)."""
+        if function in claim_memo:
+            return claim_memo[function]
+        claim_memo[function] = {None: 1.0}  # a cycle: no claim through it
+        step = step_of(function)
+        result = {step: 1.0} if step in CLAIMS else mix(function, claim, 3)
+        claim_memo[function] = result
+        return result
+
+    def own(function) -> dict[str | None, float]:
+        """The step of `function`'s own time: a claim above it, else its own step, else
+        its callers'."""
+        if function in own_memo:
+            return own_memo[function]
+        own_memo[function] = {None: 1.0}
+        step = step_of(function)
+        if step is None:
+            result = mix(function, own, 3)
+        elif step in CLAIMS or step == DRIVER:
+            result = {step: 1.0}
+        else:
+            result = defaultdict(float)
+            for claimed, part in mix(function, claim, 3).items():
+                result[claimed or step] += part
+        own_memo[function] = result
+        return result
+
+    spent: dict[str, float] = defaultdict(float)
+    for function, (_, _, tottime, _, _) in stats.items():
+        if not tottime:
+            continue
+        for step, part in own(function).items():
+            spent[step or OTHER] += tottime * part
+    return spent
+
+
+class Wsgi:
+    """Requests to the WSGI application gunicorn serves, as gunicorn makes them."""
+
+    def __init__(self) -> None:
+        from airline.wsgi import application
+
+        self.application = application
+        self.headers: dict[str, str] = {}
+
+    def __call__(
+        self, method: str, path: str, body: bytes | dict | None = None, xml: bool = False
+    ) -> tuple[int, bytes]:
+        raw = body if isinstance(body, bytes) else b"" if body is None else json.dumps(body)
+        raw = raw.encode() if isinstance(raw, str) else raw
+        path, _, query = path.partition("?")
+        environ = {
+            "REQUEST_METHOD": method,
+            "SCRIPT_NAME": "",
+            "PATH_INFO": path,
+            "QUERY_STRING": query,
+            "SERVER_NAME": "127.0.0.1",
+            "SERVER_PORT": "8000",
+            "SERVER_PROTOCOL": "HTTP/1.1",
+            "REMOTE_ADDR": "127.0.0.1",
+            "HTTP_HOST": "127.0.0.1:8000",
+            "CONTENT_TYPE": "application/xml" if xml else "application/json",
+            "CONTENT_LENGTH": str(len(raw)),
+            "wsgi.version": (1, 0),
+            "wsgi.url_scheme": "http",
+            "wsgi.input": BytesIO(raw),
+            "wsgi.errors": sys.stderr,
+            "wsgi.multithread": False,
+            "wsgi.multiprocess": True,
+            "wsgi.run_once": False,
+            **self.headers,
+        }
+        status: list[int] = []
+
+        def start_response(line: str, headers: list, exc_info=None) -> None:
+            status.append(int(line.split()[0]))
+
+        result = self.application(environ, start_response)
+        try:
+            answer = b"".join(result)
+        finally:
+            result.close()
+        return status[0], answer
+
+
+@dataclass
+class Kind:
+    """One hot request: its name, its requests (method, path, body, xml), what it must
+    answer; `seen` gets each answer when given."""
+
+    name: str
+    requests: list[tuple[str, str, object, bool]]
+    status: int
+    seen: Callable[[bytes], None] | None = None
+    cpu: list[float] = field(default_factory=list)
+    pg: list[float] = field(default_factory=list)
+    wall: list[float] = field(default_factory=list)
+    profiled: float = 0.0
+    steps: dict[str, float] = field(default_factory=dict)
+
+
+def main() -> None:
+    started = time.monotonic()
+    prepare_environment()
+    recreate_database()
+    import django
+
+    django.setup()
+    kinds = run()
+    report(kinds)
+    print(f"\n(whole benchmark {time.monotonic() - started:.0f} s)")
+
+
+def run() -> list[Kind]:
+    from django.core.cache import cache
+    from django.core.management import call_command
+    from django.db import connection
+
+    call_command("migrate", verbosity=0)
+    call_command("seed_demo", stdout=StringIO())
+    cache.delete_pattern("*")  # this benchmark's keys only (CACHE_KEY_PREFIX)
+    app = Wsgi()
+    quiet_request_log()
+    app.headers = {"HTTP_X_API_KEY": bench_api_key("bench-profile")}
+    status, raw = app("POST", "/auth/token", {})
+    assert status in (200, 201), raw
+    app.headers = {"HTTP_AUTHORIZATION": f"Bearer {json.loads(raw)['access_token']}"}
+    connection.ensure_connection()
+
+    each = WARMUP + 2 * REQUESTS
+    prepared = prepare(app, 5 * each)
+    searched, bookings = prepared[:each], prepared[each:]
+    holds: list[dict] = []
+    kinds: list[Kind] = []
+
+    day = datetime.now(tz=UTC).date() + timedelta(days=DAYS_AHEAD)
+    search = _round_trip_search(*BUSY, day.isoformat())
+    kinds.append(
+        Kind(
+            "create offers (busy round trip)",
+            [("POST", "/json/v1/offers", search, False)] * each,
+            201,
+        )
+    )
+    kinds.append(
+        Kind(
+            "NDC AirShopping (the same search)",
+            [("POST", "/ndc/v1/AirShopping", _air_shopping_xml(*BUSY, day), True)] * each,
+            200,
+        )
+    )
+    kinds.append(
+        Kind(
+            "price (OfferPrice, round trip)",
+            [("POST", "/json/v1/offers/price", p["selections"], False) for p in searched],
+            201,
+        )
+    )
+    hold_bodies, card_bodies, anc_bodies, ndc_bodies = (
+        bookings[n * each : (n + 1) * each] for n in range(4)
+    )
+    kinds.append(
+        Kind(
+            "create order, on hold",
+            [
+                ("POST", "/json/v1/orders", {**b["body"], "payment": HOLD}, False)
+                for b in hold_bodies
+            ],
+            201,
+            seen=lambda raw: holds.append(json.loads(raw)["data"]),
+        )
+    )
+    kinds.append(
+        Kind(
+            "create order, by card (test gateway)",
+            [
+                ("POST", "/json/v1/orders", {**b["body"], "payment": CARD}, False)
+                for b in card_bodies
+            ],
+            201,
+        )
+    )
+    kinds.append(
+        Kind(
+            "create order, on hold with a seat and a bag",
+            [
+                ("POST", "/json/v1/orders", {**b, "payment": HOLD}, False)
+                for b in with_ancillaries(app, [b["body"] for b in anc_bodies])
+            ],
+            201,
+        )
+    )
+    kinds.append(
+        Kind(
+            "NDC OrderCreate (card)",
+            [("POST", "/ndc/v1/OrderCreate", _order_create_xml(b), True) for b in ndc_bodies],
+            200,
+        )
+    )
+    for kind in kinds:
+        measure(app, kind)
+
+    # The holds just made: retrieved, their seat maps, a seat each by AcceptOffer.
+    seat_maps: list[dict] = []
+    later = [
+        Kind(
+            "retrieve (order id)",
+            [("GET", f"/json/v1/orders/{h['order']['orderId']}", None, False) for h in holds],
+            200,
+        ),
+        Kind(
+            "order seat map, 2 legs",
+            [("POST", f"/json/v1/orders/{h['order']['orderId']}/seats", {}, False) for h in holds],
+            200,
+            seen=lambda raw: seat_maps.append(json.loads(raw)["data"]),
+        ),
+    ]
+    for kind in later:
+        measure(app, kind)
+    kinds += later
+    accept = Kind(
+        "AcceptOffer (a seat on a hold)",
+        [
+            ("PATCH", f"/json/v1/orders/{h['order']['orderId']}", _seat_change(h, m), False)
+            for h, m in zip(holds, seat_maps, strict=True)
+        ],
+        200,
+    )
+    measure(app, accept)
+    kinds.append(accept)
+
+    insert_list_orders(LIST_ORDERS)
+    listing = Kind(
+        f"OrderList, page of {PAGE}",
+        [("GET", f"/json/v1/orders?pageSize={PAGE}", None, False)] * each,
+        200,
+    )
+    measure(app, listing)
+    kinds.append(listing)
+    connection.close()
+    return kinds
+
+
+def measure(app: Wsgi, kind: Kind) -> None:
+    """WARMUP requests, REQUESTS timed, REQUESTS profiled: into `kind`."""
+    from django.db import connection
+
+    requests = iter(kind.requests)
+
+    def call(method, path, body, xml) -> None:
+        status, raw = app(method, path, body, xml)
+        if status != kind.status or (xml and b"<Error" in raw):
+            raise SystemExit(f"{kind.name}: {method} {path} answered {status}: {raw[:400]!r}")
+        if kind.seen:
+            kind.seen(raw)
+
+    for _ in range(WARMUP):
+        call(*next(requests))
+    connection.ensure_connection()
+    backend = connection.connection.info.backend_pid
+    for _ in range(REQUESTS):
+        request = next(requests)
+        pg, cpu, wall = _cpu_ns(backend), time.thread_time_ns(), time.perf_counter_ns()
+        call(*request)
+        kind.wall.append((time.perf_counter_ns() - wall) / 1e9)
+        kind.cpu.append((time.thread_time_ns() - cpu) / 1e9)
+        kind.pg.append((_cpu_ns(backend) - pg) / 1e9)
+    if connection.connection.info.backend_pid != backend:
+        raise SystemExit(f"{kind.name}: the database connection changed while timed")
+    profiler = cProfile.Profile(time.thread_time)
+    for _ in range(REQUESTS):
+        request = next(requests)
+        profiler.enable()
+        call(*request)
+        profiler.disable()
+    stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    spent = attribute(stats)
+    spent.pop(DRIVER, None)
+    kind.profiled = sum(spent.values())
+    kind.steps = spent
+
+
+def report(kinds: list[Kind]) -> None:
+    table(
+        "Each hot request in process, warm: this thread's CPU per request (median), the "
+        "PostgreSQL backend's, the time, and the step that takes most",
+        ("request", "CPU (service)", "CPU (PostgreSQL)", "time", "largest step"),
+        [
+            (
+                kind.name,
+                f"{median(kind.cpu) * 1000:.2f} ms",
+                f"{median(kind.pg) * 1000:.2f} ms",
+                f"{median(kind.wall) * 1000:.2f} ms",
+                max(kind.steps, key=kind.steps.get) if kind.steps else "-",
+            )
+            for kind in kinds
+        ],
+    )
+    for kind in kinds:
+        cpu = median(kind.cpu)
+        rows = []
+        for step in ORDER:
+            share = kind.steps.get(step, 0.0) / kind.profiled if kind.profiled else 0.0
+            rows.append((step, f"{share * cpu * 1000:.2f} ms", f"{share * 100:.1f}%"))
+        rows.append(("total", f"{cpu * 1000:.2f} ms", "100.0%"))
+        table(
+            f"{kind.name}: CPU by step ({cpu * 1000:.2f} ms a request; PostgreSQL "
+            f"{median(kind.pg) * 1000:.2f} ms)",
+            ("step", "CPU per request", "share"),
+            rows,
+        )
+    write_figures(
+        "profile",
+        [
+            f"{REQUESTS} requests of each kind timed and {REQUESTS} more profiled after "
+            f"{WARMUP} to warm up, one at a time in one process; OrderList over "
+            f"{LIST_ORDERS:,} orders of the agency written by SQL",
+            "a step's CPU is its share of the profiled CPU (cProfile, on the thread's CPU "
+            "clock) times the request's unprofiled CPU; cProfile's cost per call leans the "
+            "shares towards steps of many small Python calls",
+            "the benchmark's own frames (building requests, reading answers) are left out",
+        ],
+    )
+
+
+# --- Offers to book -----------------------------------------------------------------------
+
+
+def prepare(app: Wsgi, wanted: int) -> list[dict]:
+    """`wanted` priced round trips on A320 nonstops in economy, each a different
+    market-day: {"selections" (the price request), "body" (a create order without its
+    payment), "due" (the total)}."""
+    markets = _a320_markets()
+    today = datetime.now(tz=UTC).date()
+    rng = random.Random(40)
+    out = []
+    for k in range(wanted * 3):
+        if len(out) == wanted:
+            break
+        origin, destination = markets[k % len(markets)]
+        day = today + timedelta(days=5 + (k // len(markets)) * 17 % 280)
+        status, raw = app(
+            "POST", "/json/v1/offers", _round_trip_search(origin, destination, day.isoformat())
+        )
+        if status != 201:
+            continue
+        chosen: dict = {}
+        for offer in json.loads(raw)["data"]["offers"]:
+            if _is_a320_nonstop(offer):
+                chosen.setdefault(offer["offerItems"][0]["legIndex"], offer)
+        if len(chosen) != 2:
+            continue
+        selections = {
+            "selections": [
+                {"offerId": o["offerId"], "offerItemIds": [o["offerItems"][0]["offerItemId"]]}
+                for _, o in sorted(chosen.items())
+            ],
+            "passengers": PARTY,
+        }
+        status, raw = app("POST", "/json/v1/offers/price", selections)
+        if status != 201:
+            continue
+        priced = json.loads(raw)["data"]
+        out.append(
+            {
+                "selections": selections,
+                "body": _booking_body(priced, rng.choice(SURNAMES)),
+                "due": priced["offer"]["totalPrice"]["total"],
+            }
+        )
+    if len(out) < wanted:
+        raise SystemExit(f"only {len(out)} of {wanted} priced offers; cannot go on")
+    return out
+
+
+def with_ancillaries(app: Wsgi, bodies: list[dict]) -> list[dict]:
+    """Each body with a standard seat for ADT-1 on the outbound and a first bag for ADT-2,
+    from its offer's own seat map and service list."""
+    rng = random.Random(41)
+    out = []
+    for body in bodies:
+        asked = {"offerItemIds": body["offerItemIds"]}
+        _, raw = app("POST", f"/json/v1/offers/{body['offerId']}/seats", asked)
+        seats = json.loads(raw)["data"]
+        units = [
+            u
+            for d in seats["legSeatMaps"][0]["decks"]
+            for c in d["compartments"]
+            for u in c["units"]
+            if u["availability"] == "Open" and u["group"] == "standard"
+        ]
+        unit = rng.choice(units)
+        [seat_row] = [r for r in unit["passengerPricing"] if r["paxRefId"] == "ADT-1"]
+        _, raw = app("POST", f"/json/v1/offers/{body['offerId']}/services", asked)
+        services = json.loads(raw)["data"]
+        [bag] = [s for s in services["services"] if s["serviceCode"] == "CB1"]
+        bag_row = next(
+            r
+            for a in bag["segmentAvailability"][:1]
+            for r in a["passengerPricing"]
+            if r["paxRefId"] == "ADT-2"
+        )
+        seat = {"row": int(unit["designator"][:-1]), "column": unit["designator"][-1]}
+        out.append(
+            {
+                **body,
+                "ancillaries": [
+                    {
+                        "offerId": seats["offerId"],
+                        "offerItemId": seat_row["offerItemId"],
+                        "passengerIds": ["ADT-1"],
+                        "seat": seat,
+                    },
+                    {
+                        "offerId": services["offerId"],
+                        "offerItemId": bag_row["offerItemId"],
+                        "passengerIds": ["ADT-2"],
+                    },
+                ],
+            }
+        )
+    return out
+
+
+def _seat_change(hold: dict, seat_map: dict) -> dict:
+    """An AcceptOffer of an open seat on the hold's first leg for its lead passenger."""
+    pax = hold["pax"][0]["paxId"]
+    for deck in seat_map["legSeatMaps"][0]["decks"]:
+        for compartment in deck["compartments"]:
+            for unit in compartment["units"]:
+                if unit["availability"] != "Open":
+                    continue
+                for row in unit.get("passengerPricing", []):
+                    if row["paxRefId"] == pax:
+                        designator = unit["designator"]
+                        return {
+                            "changes": [
+                                {
+                                    "type": "AcceptOffer",
+                                    "offerId": seat_map["offerId"],
+                                    "offerItemId": row["offerItemId"],
+                                    "passengerIds": [pax],
+                                    "seat": {"row": int(designator[:-1]), "column": designator[-1]},
+                                }
+                            ]
+                        }
+    raise SystemExit(f"no open seat on {hold['order']['orderId']}")
+
+
+def _order_create_xml(prepared: dict) -> bytes:
+    """The booking as an OrderCreateRQ paid by card for its amount due."""
+    orders_bench._AMOUNT_DUE[prepared["body"]["offerId"]] = prepared["due"]
+    return orders_bench.order_create_xml(prepared["body"])
+
+
+def _cpu_ns(pid: int) -> int:
+    """Nanoseconds process `pid` has run on a CPU (the kernel's schedstat)."""
+    with open(f"/proc/{pid}/schedstat") as stat:
+        return int(stat.read().split()[0])
+
+
+if __name__ == "__main__":
+    with scratch():
+        main()
