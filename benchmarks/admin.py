@@ -78,13 +78,13 @@ def main() -> None:
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
-    from tests.airline_size import admin_pages, airline_size_seed
+    from tests.airline_size import DELIVERIES, ORDERS, admin_pages, airline_size_seed
 
     started = time.monotonic()
     call_command("migrate", verbosity=0)
     if not reuse:
         call_command("seed_demo", stdout=StringIO())
-        airline_size_seed()
+        airline_size_seed(orders=tiny(ORDERS, 2_000), deliveries=tiny(DELIVERIES, 100))
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
     print(
