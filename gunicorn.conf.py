@@ -14,7 +14,7 @@ access_log_format = '%(h)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(B)s %(M)sms "%(a)s"
 
 # The master loads the application (airline/wsgi.py) before it binds the port and forks:
 # a node accepts no connection before a worker can answer it, and /health answers 503
-# `loading` at once while the workers build their schedule indexes (issue 18). Code
+# `loading` at once while the workers build their schedule indexes. Code
 # changes therefore need a restart of the master, not a HUP.
 preload_app = True
 
@@ -38,10 +38,12 @@ preload_app = True
 worker_class = "airline.gunicorn_worker.RefusingSyncWorker"
 
 # How long a worker may spend on one request before gunicorn kills it (the client then
-# gets gunicorn's HTML 500, or the proxy's 502): a guard against a stuck worker, never a
-# bound of the service's own. Every wait of a request is bounded by the service itself,
-# so this must exceed the longest request those bounds allow, or it fires on a request
-# that would have been answered (a card charged, then the worker killed):
+# gets nothing, or the proxy's 502, which the proxies answer as ERR-9000): a guard against
+# a stuck worker, never a bound of the service's own; the service answers its own 503
+# first (RequestDeadlineMiddleware, REQUEST_DEADLINE_SECONDS). Every wait of a request is
+# bounded by the service itself, so this must exceed the longest request those bounds
+# allow, or it fires on a request that would have been answered (a card charged, then the
+# worker killed):
 # - calls to the payment gateway, each bounded by STRIPE_TIMEOUT_SECONDS (10 s): the
 #   charge (create, confirm), its capture at ticketing (STRIPE_CAPTURE=manual) and, when
 #   the write fails after the charge, giving it back (look up, then void or refund):
@@ -71,7 +73,7 @@ max_requests_jitter = int(os.environ.get("GUNICORN_MAX_REQUESTS_JITTER", "2000")
 
 def _without_server_header(default_headers):
     """gunicorn writes `Server: gunicorn` on every answer and has no setting to leave it
-    out: it tells a scanner which server and which of its bugs to try (issue 28 item 7).
+    out: it tells a scanner which server and which of its bugs to try.
     Its header list is filtered here; tests/e2e/test_server_headers.py fails loudly
     should a gunicorn upgrade move the header elsewhere."""
 
@@ -132,7 +134,7 @@ def when_ready(server):
     """The port is bound: from now on fork each missing worker at once. gunicorn's arbiter
     sleeps a random 0-100 ms after every fork (`Arbiter.spawn_workers`), so a starting
     node had a single worker for up to 100 ms, and a /health probe that arrived behind the
-    first search waited for it (issue 24: /health within 100 ms through a restart). There
+    first search waited for it (/health must answer within 100 ms through a restart). There
     is no start-up stampede to spread: the workers share the master's index. Should a
     gunicorn upgrade rename what this replaces, the node refuses to start rather than
     quietly keep the sleep."""
