@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('orders', '0021_refund_covered'),
+        ('orders', '0022_idempotency_settling'),
     ]
 
     operations = [
