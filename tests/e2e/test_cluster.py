@@ -539,7 +539,11 @@ def test_reads_on_the_standby_show_a_client_its_own_booking_at_once(cluster, hea
         def listed() -> list[str]:
             found = requests.get(
                 cluster.url + "/json/v1/orders",
-                params={"lastName": "Lovelace"},
+                # its day's: other cases book thousands of Lovelaces, on other days
+                params={
+                    "lastName": "Lovelace",
+                    "departureDate": (cluster.first_day + timedelta(days=3)).isoformat(),
+                },
                 headers=headers,
                 timeout=REQUEST_TIMEOUT,
             )
@@ -825,9 +829,10 @@ def wal_file(timeline: int, lsn: int) -> str:
     return f"{timeline:08X}{segment // WAL_SEGMENTS_PER_ID:08X}{segment % WAL_SEGMENTS_PER_ID:08X}"
 
 
-def order_writes(wal_dir: Path, timeline: int, start: int, relation: str) -> list[int]:
-    """The LSN of every insert or update of the orders table (`relation`: its
-    tablespace/database/filenode) that pg_waldump finds on `timeline` from `start`."""
+def order_commits(wal_dir: Path, timeline: int, start: int, relation: str) -> list[datetime]:
+    """When each transaction that inserted or updated the orders table (`relation`: its
+    tablespace/database/filenode) committed, as its commit record says, for the records
+    pg_waldump finds on `timeline` from `start`."""
     waldump = sorted(Path("/usr/lib/postgresql").glob("*/bin/pg_waldump"))[-1]
     dumped = subprocess.run(
         [
@@ -844,22 +849,34 @@ def order_writes(wal_dir: Path, timeline: int, start: int, relation: str) -> lis
         timeout=120,
         check=False,  # it ends with an error at the end of the WAL it was given
     )
-    writes = []
+    writers: set[str] = set()
+    commits = []
     for line in dumped.stdout.splitlines():
+        xid = line.split("tx: ")[1].split(",")[0].strip() if "tx: " in line else ""
         if f"rel {relation} " in line and ("INSERT" in line or "UPDATE" in line):
-            lsn = line.split("lsn: ")[1].split(",")[0]
-            high, low = lsn.split("/")
-            writes.append(int(high, 16) << 32 | int(low, 16))
-    return writes
+            writers.add(xid)
+        elif "desc: COMMIT " in line:
+            # a write in a savepoint carries the subtransaction's id; the commit lists them
+            subxacts = (
+                line.split("subxacts: ")[1].split(";")[0].split() if "subxacts: " in line else []
+            )
+            if writers.isdisjoint([xid, *subxacts]):
+                continue
+            stamp = line.split("desc: COMMIT ")[1].split(";")[0].strip()
+            commits.append(datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S.%f %Z").replace(tzinfo=UTC))
+    return commits
 
 
 def assert_one_writer(cluster: Cluster, headers: dict) -> None:
-    """No split brain: no member wrote an order on a timeline after Patroni switched
-    away from it. Patroni's history gives each switch's timeline and LSN; every WAL
-    segment of that timeline past the switch that a member archived is read with
-    pg_waldump for writes to the orders table (a primary that went on taking writes
-    after losing the lock archives them, or they are nowhere). And the same reading of
-    the current primary's WAL finds a booking made now, so the search is not blind."""
+    """No split brain: no member committed an order on a timeline once Patroni had
+    switched away from it. Patroni's history gives each switch: the old timeline, the LSN
+    where the new one forked, and when. Every WAL segment of the old timeline past that
+    LSN that a member archived is read with pg_waldump: an old primary that went on
+    taking writes after losing the lock would have archived them. Commits there may be
+    only those the failure caught in flight (written before the switch, never
+    acknowledged: synchronous replication waited for a standby that was promoted
+    instead), so none may be later than the switch. And the same reading of the
+    current primary's WAL finds a booking made now, so the search is not blind."""
     assert book_priced(cluster, headers, priced_offers(cluster, headers, 1, first=300)) == [201]
     primary = cluster.primary()
     history = requests.get(cluster.member_api(primary) + "/history", timeout=10).json()
@@ -870,25 +887,25 @@ def assert_one_writer(cluster: Cluster, headers: dict) -> None:
         "print(json.dumps(f'1663/{database}/{node}'))"
     )
     archive = cluster.dir / "backup" / "archive"
-    for timeline, switched_at, *_ in history:
-        first = wal_file(timeline, switched_at)
+    for timeline, forked_at, _, switched, *_ in history:
+        first = wal_file(timeline, forked_at)
         segments = [
             path
             for path in archive.glob(f"*/*/{timeline:08X}*/{timeline:08X}*")
-            if ".partial" not in path.name and path.name[:24] >= first
+            # whole segments only ("<name>-<sha1>.zst"): not a .partial nor a .backup
+            if path.name[24:25] == "-" and path.name[:24] >= first
         ]
         with tempfile.TemporaryDirectory() as unpacked:
             for path in segments:
                 with open(Path(unpacked) / path.name[:24], "wb") as out:
                     subprocess.run(["zstd", "-dc", path], stdout=out, check=True, timeout=60)
-            late = order_writes(Path(unpacked), timeline, switched_at, relation)
-        assert late == [], (timeline, switched_at, late)
+            commits = order_commits(Path(unpacked), timeline, forked_at, relation)
+        late = [c for c in commits if c > datetime.fromisoformat(switched)]
+        assert late == [], (timeline, forked_at, switched, late)
     if history:
-        timeline, switched_at = history[-1][0] + 1, history[-1][1]
-        written = order_writes(
-            cluster.dir / f"pg{primary}" / "pg_wal", timeline, switched_at, relation
-        )
-        assert written, (timeline, switched_at, "the booking just made not found")
+        timeline, forked_at = history[-1][0] + 1, history[-1][1]
+        made = order_commits(cluster.dir / f"pg{primary}" / "pg_wal", timeline, forked_at, relation)
+        assert made, (timeline, forked_at, "the booking just made not found")
 
 
 def fault_under_bookings(load: Load, fault) -> float:
