@@ -1,4 +1,4 @@
-"""Issue 25 (order views): journeys exchanged for other flights are marked as such (from
+"""Order views: journeys exchanged for other flights are marked as such (from
 the `itinerary_exchanged` events that replaced their items), a segment id is unique within
 its order (a flight exchanged and exchanged back had its first id again: the later
 segment gets a fresh one, with its legs), and the airline-change snapshots name a
