@@ -9,9 +9,9 @@ faults to the database tier last, stopping and starting the whole topology at th
 Marked `cluster`, which pyproject's addopts leave out of the main pytest run; `make
 test` runs them after it (`make test-cluster` alone), as
     .venv/bin/pytest -m cluster tests/e2e/test_cluster.py
-Without haproxy, pgbouncer, redis-server, etcd, supervisord or PostgreSQL's server
-binaries they skip, saying why; under CI (`CI` set, as `.ci/run` does, which installs
-them) they fail instead."""
+Without haproxy, pgbouncer, redis-server, etcd, supervisord, the Prometheus exporters or
+PostgreSQL's server binaries they skip, saying why; under CI (`CI` set, as `.ci/run`
+does, which installs them) they fail instead."""
 
 import itertools
 import json
@@ -164,7 +164,15 @@ def _missing() -> list[str]:
     """What the cluster needs and this machine has not got."""
     missing = [
         name
-        for name in ("haproxy", "pgbouncer", "redis-server", "etcd", "supervisord")
+        for name in (
+            "haproxy",
+            "pgbouncer",
+            "redis-server",
+            "etcd",
+            "supervisord",
+            "prometheus-redis-exporter",
+            "prometheus-node-exporter",
+        )
         if not shutil.which(name) and not (Path("/usr/sbin") / name).is_file()
     ]
     if not shutil.which("runuser"):
@@ -208,6 +216,8 @@ def cluster() -> Iterator[Cluster]:
         "SENTINEL2",
         "SENTINEL3",
         "STATS",
+        "REDIS_EXPORTER",
+        "NODE_EXPORTER",
         "NODE",
     )
     # Each a port of its own: the kernel may hand out a freed port again at once.
@@ -644,6 +654,73 @@ def book_priced(cluster: Cluster, headers: dict, offers: list[dict]) -> list[int
     ]
 
 
+def scrape(url: str, token: str = "") -> dict[str, float]:
+    """A Prometheus text page as {'name{labels}': value}, comments left out."""
+    answer = requests.get(
+        url, headers={"Authorization": f"Bearer {token}"} if token else {}, timeout=10
+    )
+    assert answer.status_code == 200, answer.text
+    samples = {}
+    for line in answer.text.splitlines():
+        if line and not line.startswith("#"):
+            name, value = line.rsplit(" ", 1)
+            samples[name] = float(value)
+    return samples
+
+
+def sample(samples: dict[str, float], name: str, **labels: str) -> float:
+    """The one sample of `name` whose labels include `labels`."""
+    wanted = [f'{key}="{value}"' for key, value in labels.items()]
+    found = [
+        value
+        for key, value in samples.items()
+        if key.split("{")[0] == name and all(label in key for label in wanted)
+    ]
+    assert len(found) == 1, (name, labels, [k for k in samples if k.startswith(name)])
+    return found[0]
+
+
+LAST_BACKUP = "pgbackrest_backup_last_completion_timestamp_seconds"
+
+
+def exporter(cluster: Cluster, name: str) -> str:
+    return f"http://127.0.0.1:{cluster.env[f'CLUSTER_{name}_EXPORTER_PORT']}/metrics"
+
+
+def test_an_operator_reads_every_part_from_its_metrics(cluster, headers):
+    """What docs/production.md "The engines' own metrics" tells an operator to scrape
+    answers, and says what is true: each node's own /metrics (its dependencies up),
+    HAProxy's (both nodes up, one primary behind the write port), each Patroni's (the
+    roles), redis_exporter on a Sentinel (the master the Sentinels name), and
+    node_exporter's textfile of pgBackRest's info (the last backup of each type, a new
+    one seen as soon as it is taken)."""
+    synchronous_pair(cluster)
+    token = (cluster.dir / "metrics-token").read_text().strip()
+    node = scrape(f"http://127.0.0.1:{cluster.env['CLUSTER_NODE_PORT']}/metrics", token)
+    for dependency in ("database", "redis"):
+        assert sample(node, "airline_dependency_up", dependency=dependency) == 1
+    haproxy = scrape(f"http://127.0.0.1:{cluster.env['CLUSTER_STATS_PORT']}/metrics")
+    assert sample(haproxy, "haproxy_backend_active_servers", proxy="db_write") == 1
+    assert sample(haproxy, "haproxy_backend_active_servers", proxy="nodes") == 2
+    primary, standby = cluster.primary(), cluster.standby()
+    assert sample(scrape(cluster.member_api(primary) + "/metrics"), "patroni_primary") == 1
+    assert sample(scrape(cluster.member_api(standby) + "/metrics"), "patroni_replica") == 1
+
+    sentinel = scrape(exporter(cluster, "REDIS"))
+    master = f"127.0.0.1:{cluster.redis_master_port()}"
+    assert sample(sentinel, "redis_sentinel_master_status", master_address=master) == 1
+    assert sample(sentinel, "redis_sentinel_master_ok_sentinels", master_name="airline") == 3
+
+    backups = scrape(exporter(cluster, "NODE"))
+    assert sample(backups, "pgbackrest_stanza_status", stanza="airline") == 0
+    assert sample(backups, LAST_BACKUP, backup_type="full") > 0
+    before = time.time()
+    cluster.script("backup", "incr", timeout=600)
+    backups = scrape(exporter(cluster, "NODE"))
+    assert sample(backups, LAST_BACKUP, backup_type="incr") >= int(before)
+    assert sample(backups, "pgbackrest_info_timestamp_seconds") >= int(before)
+
+
 def test_a_frozen_redis_master_is_replaced_by_its_replica(cluster, headers):
     """The Redis master's host hangs (SIGSTOP: it answers nothing, as a host lost to the
     network): two Sentinels agree it is down, one promotes the replica, and the app finds
@@ -672,6 +749,10 @@ def test_a_frozen_redis_master_is_replaced_by_its_replica(cluster, headers):
     assert book_priced(cluster, headers, kept) == [201] * 4
     old_one = redis.Redis(port=old, socket_timeout=5)
     wait_for(lambda: old_one.info("replication")["role"] == "slave", 60, "the old master a replica")
+    # What an operator's dashboard shows: the master the Sentinels name now.
+    new = f"127.0.0.1:{cluster.redis_master_port()}"
+    sentinel = scrape(exporter(cluster, "REDIS"))
+    assert sample(sentinel, "redis_sentinel_master_status", master_address=new) == 1
 
 
 def test_a_killed_redis_master_comes_back_with_what_it_held(cluster, headers):
