@@ -34,7 +34,7 @@ from benchmarks.common import (
     prepare_environment,
     start_gunicorn,
 )
-from benchmarks.orders import (
+from benchmarks.orders.scenarios import (
     _call,
     _table,
     _wait_ready,

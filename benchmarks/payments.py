@@ -34,7 +34,7 @@ from benchmarks.common import (
     tiny,
     write_figures,
 )
-from benchmarks.orders import (
+from benchmarks.orders.scenarios import (
     CARD,
     CLIENTS,
     _call,

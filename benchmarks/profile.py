@@ -46,7 +46,6 @@ os.environ.setdefault("CACHE_KEY_PREFIX", "bench-profile")
 # machine: each request's PostgreSQL CPU is read from its backend process.
 os.environ.setdefault("DB_CONN_MAX_AGE", "86400")
 
-from benchmarks import orders as orders_bench
 from benchmarks.common import (
     bench_api_key,
     median,
@@ -57,7 +56,8 @@ from benchmarks.common import (
     table,
     write_figures,
 )
-from benchmarks.orders import (
+from benchmarks.orders import scenarios as orders_bench
+from benchmarks.orders.scenarios import (
     CARD,
     HOLD,
     PARTY,

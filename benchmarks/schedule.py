@@ -53,7 +53,7 @@ from benchmarks.common import (
     tiny,
     write_figures,
 )
-from benchmarks.orders import _call, _wait_ready
+from benchmarks.orders.scenarios import _call, _wait_ready
 from benchmarks.season import season_figures, season_rows
 
 BUILDS = tiny(3, 1)

@@ -158,7 +158,7 @@ def _settings(changed: dict):
 
 def prepared_bookings(client, auth: dict, wanted: int) -> list[dict]:
     """Create-order bodies for `wanted` priced round trips, each on its own market-day."""
-    from benchmarks.orders import PARTY, SURNAMES, _booking_body, _nonstop_markets
+    from benchmarks.orders.scenarios import PARTY, SURNAMES, _booking_body, _nonstop_markets
 
     markets = _nonstop_markets()
     today = datetime.now(tz=UTC).date()
@@ -207,7 +207,7 @@ def book(client, auth: dict, body: dict, payment: str) -> Spent:
     """What one create order took; stops the benchmark on any answer but 201."""
     from django.db import connection
 
-    from benchmarks.orders import CARD, HOLD
+    from benchmarks.orders.scenarios import CARD, HOLD
 
     body = {**body, "payment": CARD if payment == "card" else HOLD}
     backend = connection.connection.info.backend_pid
@@ -233,7 +233,7 @@ def _cpu_ns(pid: int) -> int:
 def validation_times() -> tuple[list[float], list[float]]:
     """(on, off) seconds per validation of one create-order body (ServiceView._valid)."""
     from airline.api.endpoints import ServiceView
-    from benchmarks.orders import HOLD, _booking_body
+    from benchmarks.orders.scenarios import HOLD, _booking_body
     from orders.serializers import CreateOrderIn
 
     priced = {

@@ -39,7 +39,7 @@ from pathlib import Path
 import psycopg
 
 from benchmarks.common import REPO, log_path, p95, scratch, table, tiny, write_figures
-from benchmarks.orders import _run_clients
+from benchmarks.orders.scenarios import _run_clients
 
 # Its own scratch database and Redis db; the variables name others (two people
 # benchmarking on one machine).
@@ -65,7 +65,7 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connections
 
-    from benchmarks import orders as orders_bench
+    from benchmarks.orders import scenarios as orders_bench
 
     call_command("migrate", verbosity=0)
     call_command("seed_demo", stdout=StringIO())

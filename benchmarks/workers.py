@@ -37,7 +37,7 @@ from benchmarks.common import (
     table,
     write_figures,
 )
-from benchmarks.orders import (
+from benchmarks.orders.scenarios import (
     HOLD,
     PARTY,
     SURNAMES,

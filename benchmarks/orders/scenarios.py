@@ -70,7 +70,6 @@ from benchmarks.common import (
     ms,
     p95,
     schema_invalid,
-    scratch,
     start_gunicorn,
     table,
     timings,
@@ -80,7 +79,7 @@ from benchmarks.common import (
 from benchmarks.common import nonstop_markets as _nonstop_markets
 from benchmarks.replay import REPLAY_BOOKINGS, Replayer, capture_holds, replay_script
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CLIENTS = tiny(8, 2)
 REPEATS = tiny(3, 1)  # phases of each payment type; every rate is the median of these
 ORDERS_PER_CLIENT = tiny(30, 2)  # per phase
@@ -1651,8 +1650,3 @@ def _wait_ready(port: int) -> None:
             ok = False
         ok_since = (ok_since or time.monotonic()) if ok else None
         time.sleep(0.01)
-
-
-if __name__ == "__main__":
-    with scratch():
-        main()

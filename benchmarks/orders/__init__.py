@@ -1,0 +1,1 @@
+"""The orders benchmark: `python -m benchmarks.orders` (benchmarks/orders/scenarios.py)."""
