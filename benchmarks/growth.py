@@ -44,7 +44,8 @@ from benchmarks.common import (
     table,
     write_figures,
 )
-from benchmarks.orders.scenarios import OTHER_EVERY, SURNAMES
+from benchmarks.orders.bookings import SURNAMES
+from benchmarks.orders.sizes import OTHER_EVERY
 
 SIZES = [int(n) for n in os.environ.get("GROWTH_SIZES", "100000,1000000").split(",")]
 REPEATS = int(os.environ.get("GROWTH_REPEATS", "20"))

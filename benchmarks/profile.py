@@ -56,18 +56,18 @@ from benchmarks.common import (
     table,
     write_figures,
 )
-from benchmarks.orders import scenarios as orders_bench
-from benchmarks.orders.scenarios import (
+from benchmarks.orders.bookings import (
+    AMOUNT_DUE,
     CARD,
     HOLD,
     PARTY,
     SURNAMES,
-    _a320_markets,
-    _booking_body,
-    _is_a320_nonstop,
-    _round_trip_search,
-    insert_list_orders,
+    booking_body,
+    order_create_xml,
+    round_trip_search,
 )
+from benchmarks.orders.order_list import insert_list_orders
+from benchmarks.orders.seats import a320_markets, is_a320_nonstop
 from benchmarks.shopping import _air_shopping_xml
 
 REQUESTS = int(os.environ.get("PROFILE_REQUESTS", "30"))  # timed, then as many profiled
@@ -313,7 +313,7 @@ def run() -> list[Kind]:
     kinds: list[Kind] = []
 
     day = datetime.now(tz=UTC).date() + timedelta(days=DAYS_AHEAD)
-    search = _round_trip_search(*BUSY, day.isoformat())
+    search = round_trip_search(*BUSY, day.isoformat())
     kinds.append(
         Kind(
             "create offers (busy round trip)",
@@ -509,7 +509,7 @@ def prepare(app: Wsgi, wanted: int) -> list[dict]:
     """`wanted` priced round trips on A320 nonstops in economy, each a different
     market-day: {"selections" (the price request), "body" (a create order without its
     payment), "due" (the total)}."""
-    markets = _a320_markets()
+    markets = a320_markets()
     today = datetime.now(tz=UTC).date()
     rng = random.Random(40)
     out = []
@@ -519,13 +519,13 @@ def prepare(app: Wsgi, wanted: int) -> list[dict]:
         origin, destination = markets[k % len(markets)]
         day = today + timedelta(days=5 + (k // len(markets)) * 17 % 280)
         status, raw = app(
-            "POST", "/json/v1/offers", _round_trip_search(origin, destination, day.isoformat())
+            "POST", "/json/v1/offers", round_trip_search(origin, destination, day.isoformat())
         )
         if status != 201:
             continue
         chosen: dict = {}
         for offer in json.loads(raw)["data"]["offers"]:
-            if _is_a320_nonstop(offer):
+            if is_a320_nonstop(offer):
                 chosen.setdefault(offer["offerItems"][0]["legIndex"], offer)
         if len(chosen) != 2:
             continue
@@ -543,7 +543,7 @@ def prepare(app: Wsgi, wanted: int) -> list[dict]:
         out.append(
             {
                 "selections": selections,
-                "body": _booking_body(priced, rng.choice(SURNAMES)),
+                "body": booking_body(priced, rng.choice(SURNAMES)),
                 "due": priced["offer"]["totalPrice"]["total"],
             }
         )
@@ -628,8 +628,8 @@ def _seat_change(hold: dict, seat_map: dict) -> dict:
 
 def _order_create_xml(prepared: dict) -> bytes:
     """The booking as an OrderCreateRQ paid by card for its amount due."""
-    orders_bench._AMOUNT_DUE[prepared["body"]["offerId"]] = prepared["due"]
-    return orders_bench.order_create_xml(prepared["body"])
+    AMOUNT_DUE[prepared["body"]["offerId"]] = prepared["due"]
+    return order_create_xml(prepared["body"])
 
 
 def _cpu_ns(pid: int) -> int:

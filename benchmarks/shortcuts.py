@@ -158,9 +158,10 @@ def _settings(changed: dict):
 
 def prepared_bookings(client, auth: dict, wanted: int) -> list[dict]:
     """Create-order bodies for `wanted` priced round trips, each on its own market-day."""
-    from benchmarks.orders.scenarios import PARTY, SURNAMES, _booking_body, _nonstop_markets
+    from benchmarks.common import nonstop_markets
+    from benchmarks.orders.bookings import PARTY, SURNAMES, booking_body
 
-    markets = _nonstop_markets()
+    markets = nonstop_markets()
     today = datetime.now(tz=UTC).date()
     rng = random.Random(29)
     bodies: list[dict] = []
@@ -195,7 +196,7 @@ def prepared_bookings(client, auth: dict, wanted: int) -> list[dict]:
             client, auth, "/json/v1/offers/price", {"selections": selections, "passengers": PARTY}
         )
         if priced.status_code == 201:
-            bodies.append(_booking_body(priced.json()["data"], rng.choice(SURNAMES)))
+            bodies.append(booking_body(priced.json()["data"], rng.choice(SURNAMES)))
     rng.shuffle(bodies)
     return bodies
 
@@ -207,7 +208,7 @@ def book(client, auth: dict, body: dict, payment: str) -> Spent:
     """What one create order took; stops the benchmark on any answer but 201."""
     from django.db import connection
 
-    from benchmarks.orders.scenarios import CARD, HOLD
+    from benchmarks.orders.bookings import CARD, HOLD
 
     body = {**body, "payment": CARD if payment == "card" else HOLD}
     backend = connection.connection.info.backend_pid
@@ -233,14 +234,14 @@ def _cpu_ns(pid: int) -> int:
 def validation_times() -> tuple[list[float], list[float]]:
     """(on, off) seconds per validation of one create-order body (ServiceView._valid)."""
     from airline.api.endpoints import ServiceView
-    from benchmarks.orders.scenarios import HOLD, _booking_body
+    from benchmarks.orders.bookings import HOLD, booking_body
     from orders.serializers import CreateOrderIn
 
     priced = {
         "offer": {"offerId": "OFF-1", "items": [{"offerItemId": f"OFI-{n}"} for n in (1, 2)]},
         "pax": [{"paxId": "ADT-1", "ptc": "ADT"}, {"paxId": "ADT-2", "ptc": "ADT"}],
     }
-    body = {**_booking_body(priced, "Lovelace"), "payment": HOLD}
+    body = {**booking_body(priced, "Lovelace"), "payment": HOLD}
     out: dict[bool, list[float]] = {True: [], False: []}
     for n in range(ROUNDS):
         on = n % 2 == 0
