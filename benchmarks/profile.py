@@ -36,7 +36,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from io import BytesIO, StringIO
+from io import BytesIO
 
 # Before benchmarks.common is imported: it reads BENCH_DATABASE once, at import.
 os.environ.setdefault("BENCH_DATABASE", "airline_bench_profile")
@@ -47,11 +47,9 @@ os.environ.setdefault("CACHE_KEY_PREFIX", "bench-profile")
 os.environ.setdefault("DB_CONN_MAX_AGE", "86400")
 
 from benchmarks.common import (
-    bench_api_key,
+    bench_database_seeded,
     median,
-    prepare_environment,
     quiet_request_log,
-    recreate_database,
     scratch,
     table,
     write_figures,
@@ -280,27 +278,18 @@ class Kind:
 
 def main() -> None:
     started = time.monotonic()
-    prepare_environment()
-    recreate_database()
-    import django
-
-    django.setup()
-    kinds = run()
+    raw_key, _ = bench_database_seeded("bench-profile")
+    kinds = run(raw_key)
     report(kinds)
     print(f"\n(whole benchmark {time.monotonic() - started:.0f} s)")
 
 
-def run() -> list[Kind]:
-    from django.core.cache import cache
-    from django.core.management import call_command
+def run(raw_key: str) -> list[Kind]:
     from django.db import connection
 
-    call_command("migrate", verbosity=0)
-    call_command("seed_demo", stdout=StringIO())
-    cache.delete_pattern("*")  # this benchmark's keys only (CACHE_KEY_PREFIX)
     app = Wsgi()
     quiet_request_log()
-    app.headers = {"HTTP_X_API_KEY": bench_api_key("bench-profile")}
+    app.headers = {"HTTP_X_API_KEY": raw_key}
     status, raw = app("POST", "/auth/token", {})
     assert status in (200, 201), raw
     app.headers = {"HTTP_AUTHORIZATION": f"Bearer {json.loads(raw)['access_token']}"}
