@@ -6,6 +6,10 @@ bare machine; in production a missing SECRET_KEY stops the process at start.
 Storage: DATABASE_URL set -> that database (PostgreSQL), else SQLite under var/.
 REDIS_URL (or REDIS_SENTINELS) set -> Redis for caches, offers and rate limits, else the
 database cache (shared by all worker processes, unlike a per-process memory cache).
+
+It is one module because Django reads one settings module, and every setting beside its
+typed environment helper (which fails loudly on a missing secret) is what an operator
+reads to learn what a variable does.
 """
 
 import ipaddress

@@ -22,6 +22,9 @@ of authentication are authentication's, those of reading an offer the offer stor
 A step's milliseconds are its share of the profiled CPU times the unprofiled CPU per
 request: cProfile's own cost per call falls heaviest on steps of many small Python
 calls, so the shares lean towards those; the ordering of the big steps holds.
+
+It is one module because the step table (STEPS, CLAIMS), the attribution and the run
+whose profiles it attributes are read together when a step's figure looks wrong.
 """
 
 import cProfile
