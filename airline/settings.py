@@ -6,6 +6,10 @@ bare machine; in production a missing SECRET_KEY stops the process at start.
 Storage: DATABASE_URL set -> that database (PostgreSQL), else SQLite under var/.
 REDIS_URL (or REDIS_SENTINELS) set -> Redis for caches, offers and rate limits, else the
 database cache (shared by all worker processes, unlike a per-process memory cache).
+
+It is one module because Django reads one settings module, and every setting beside its
+typed environment helper (which fails loudly on a missing secret) is what an operator
+reads to learn what a variable does.
 """
 
 import ipaddress
@@ -220,9 +224,6 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # A booking's rows written by one prepared INSERT per model built outside the ORM's
 # compiler (orders/rows.py); DB_DIRECT_INSERT=0 writes them with bulk_create instead.
 DB_DIRECT_INSERT = env_bool("DB_DIRECT_INSERT", True)
-# Plainly valid request bodies read without DRF's serializers (airline.api.serializers
-# .plain_valid); API_PLAIN_VALIDATION=0 validates every body with DRF.
-API_PLAIN_VALIDATION = env_bool("API_PLAIN_VALIDATION", True)
 # The legs, bookings and deliveries lists' rows written in one pass
 # (airline.backoffice.OnePassRows);
 # ADMIN_ONE_PASS_ROWS=0 leaves every row to Django's admin.

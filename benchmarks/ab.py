@@ -33,14 +33,9 @@ from benchmarks.common import (
     p95,
     prepare_environment,
     start_gunicorn,
+    table,
 )
-from benchmarks.orders import (
-    _call,
-    _table,
-    _wait_ready,
-    load_requests,
-    server_times,
-)
+from benchmarks.orders.load import call, load_requests, server_times, wait_ready
 
 WARMUP = 20  # requests before each timed phase: caches and layouts filled
 
@@ -94,7 +89,7 @@ def main() -> None:
         )
         for rev, times in samples.items()
     ]
-    _table(
+    table(
         f"{args.method} {path}: server time at {args.clients} clients, {args.rounds} rounds "
         f"of {args.seconds:.0f} s each, the revisions in turn",
         ("revision", "requests", "median", "p95", "rate (median)", "to A: median / p95 / rate"),
@@ -107,15 +102,15 @@ def _phase(tree: Path, raw_key: str, request: tuple, tag: str, args) -> tuple[li
     server, port = start_gunicorn(workers=2, log_name=f"{tag}.log", tree=tree)
     log = log_path(f"{tag}.log")
     try:
-        _wait_ready(port)
-        status, raw = _call(port, "POST", "/auth/token", None, {"x-api-key": raw_key})
+        wait_ready(port)
+        status, raw = call(port, "POST", "/auth/token", None, {"x-api-key": raw_key})
         assert status in (200, 201), raw
         auth = {
             "Authorization": f"Bearer {json.loads(raw)['access_token']}",
             "Content-Type": "application/json",
         }
         for _ in range(WARMUP):
-            status, raw = _call(port, *request, auth)
+            status, raw = call(port, *request, auth)
             assert status == 200, (status, raw[:300])
         rate = load_requests(port, [request], auth, tag, args.clients, args.seconds)
     finally:

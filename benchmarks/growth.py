@@ -34,17 +34,16 @@ os.environ.setdefault("CACHE_KEY_PREFIX", "bench-growth")
 
 from benchmarks.common import (
     AGENCY,
-    bench_api_key,
+    bench_database_seeded,
     median,
     p95,
-    prepare_environment,
     quiet_request_log,
-    recreate_database,
     scratch,
     table,
     write_figures,
 )
-from benchmarks.orders import OTHER_EVERY, SURNAMES
+from benchmarks.orders.bookings import SURNAMES
+from benchmarks.orders.sizes import OTHER_EVERY
 
 SIZES = [int(n) for n in os.environ.get("GROWTH_SIZES", "100000,1000000").split(",")]
 REPEATS = int(os.environ.get("GROWTH_REPEATS", "20"))
@@ -55,32 +54,23 @@ ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 
 def main() -> None:
     started = time.monotonic()
-    prepare_environment()
-    recreate_database()
-    import django
-
-    django.setup()
-    figures, seeding = run()
+    raw_key, _ = bench_database_seeded("bench-growth")
+    figures, seeding = run(raw_key)
     report(figures, seeding)
     print(f"\n(whole benchmark {time.monotonic() - started:.0f} s)")
 
 
-def run() -> tuple[dict[int, dict], dict[int, float]]:
+def run(raw_key: str) -> tuple[dict[int, dict], dict[int, float]]:
     from django.contrib.auth import get_user_model
-    from django.core.cache import cache
-    from django.core.management import call_command
     from django.test import Client
 
-    call_command("migrate", verbosity=0)
-    call_command("seed_demo", stdout=StringIO())
-    cache.delete_pattern("*")
     quiet_request_log()
     api = Client()
     response = api.post(
         "/auth/token",
         "{}",
         content_type="application/json",
-        HTTP_X_API_KEY=bench_api_key("bench-growth"),
+        HTTP_X_API_KEY=raw_key,
     )
     assert response.status_code in (200, 201), response.content
     auth = {"HTTP_AUTHORIZATION": f"Bearer {response.json()['access_token']}"}

@@ -50,21 +50,17 @@ from benchmarks.common import (
     tiny,
     write_figures,
 )
-from benchmarks.orders import (
-    CARD,
-    CLIENTS,
-    HOLD,
-    WARMUP_PER_CLIENT,
-    _call,
-    _round_trip_search,
-    _wait_ready,
-    book_phase,
+from benchmarks.orders.bookings import CARD, HOLD, prepare_offers, round_trip_search
+from benchmarks.orders.load import (
+    call,
     cpu_snapshot,
     cpu_spent,
     load_phase,
-    prepare_offers,
     server_times,
+    wait_ready,
 )
+from benchmarks.orders.scenarios import book_phase
+from benchmarks.orders.sizes import CLIENTS, WARMUP_PER_CLIENT
 from benchmarks.shopping import DAYS_AHEAD, MARKETS
 
 WORKERS = 2  # per node, as in the other benchmarks
@@ -94,15 +90,15 @@ def main() -> None:
     }
     try:
         for _, port in nodes:
-            _wait_ready(port)
+            wait_ready(port)
         # One token, from node A, for every client of either node.
-        status, raw = _call(nodes[0][1], "POST", "/auth/token", None, {"x-api-key": raw_key})
+        status, raw = call(nodes[0][1], "POST", "/auth/token", None, {"x-api-key": raw_key})
         assert status in (200, 201), raw
         token = json.loads(raw)["access_token"]
         auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
         day = (datetime.now(tz=UTC).date() + timedelta(days=DAYS_AHEAD)).isoformat()
         searches = [
-            ("POST", "/json/v1/offers", _round_trip_search(origin, destination, day))
+            ("POST", "/json/v1/offers", round_trip_search(origin, destination, day))
             for origin, destination in MARKETS.values()
         ]
 

@@ -34,15 +34,10 @@ from benchmarks.common import (
     tiny,
     write_figures,
 )
-from benchmarks.orders import (
-    CARD,
-    CLIENTS,
-    _call,
-    _wait_ready,
-    book_phase,
-    prepare_offers,
-    server_times,
-)
+from benchmarks.orders.bookings import CARD, prepare_offers
+from benchmarks.orders.load import call, server_times, wait_ready
+from benchmarks.orders.scenarios import book_phase
+from benchmarks.orders.sizes import CLIENTS
 
 REPEATS = tiny(2, 1)
 ORDERS_PER_CLIENT = tiny(15, 1)  # per phase
@@ -67,9 +62,9 @@ def main() -> None:
             servers[name] = start_gunicorn(workers=2, log_name=f"bench-pay-{name}.log", env=env)
         try:
             for _, port in servers.values():
-                _wait_ready(port)
+                wait_ready(port)
             port = servers["test"][1]
-            status, raw = _call(port, "POST", "/auth/token", None, {"x-api-key": raw_key})
+            status, raw = call(port, "POST", "/auth/token", None, {"x-api-key": raw_key})
             assert status in (200, 201), raw
             token = json.loads(raw)["access_token"]
             auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}

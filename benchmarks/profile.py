@@ -22,6 +22,9 @@ of authentication are authentication's, those of reading an offer the offer stor
 A step's milliseconds are its share of the profiled CPU times the unprofiled CPU per
 request: cProfile's own cost per call falls heaviest on steps of many small Python
 calls, so the shares lean towards those; the ordering of the big steps holds.
+
+It is one module because the step table (STEPS, CLAIMS), the attribution and the run
+whose profiles it attributes are read together when a step's figure looks wrong.
 """
 
 import cProfile
@@ -36,7 +39,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from io import BytesIO, StringIO
+from io import BytesIO
 
 # Before benchmarks.common is imported: it reads BENCH_DATABASE once, at import.
 os.environ.setdefault("BENCH_DATABASE", "airline_bench_profile")
@@ -46,28 +49,26 @@ os.environ.setdefault("CACHE_KEY_PREFIX", "bench-profile")
 # machine: each request's PostgreSQL CPU is read from its backend process.
 os.environ.setdefault("DB_CONN_MAX_AGE", "86400")
 
-from benchmarks import orders as orders_bench
 from benchmarks.common import (
-    bench_api_key,
+    bench_database_seeded,
     median,
-    prepare_environment,
     quiet_request_log,
-    recreate_database,
     scratch,
     table,
     write_figures,
 )
-from benchmarks.orders import (
+from benchmarks.orders.bookings import (
+    AMOUNT_DUE,
     CARD,
     HOLD,
     PARTY,
     SURNAMES,
-    _a320_markets,
-    _booking_body,
-    _is_a320_nonstop,
-    _round_trip_search,
-    insert_list_orders,
+    booking_body,
+    order_create_xml,
+    round_trip_search,
 )
+from benchmarks.orders.order_list import insert_list_orders
+from benchmarks.orders.seats import a320_markets, is_a320_nonstop
 from benchmarks.shopping import _air_shopping_xml
 
 REQUESTS = int(os.environ.get("PROFILE_REQUESTS", "30"))  # timed, then as many profiled
@@ -280,27 +281,18 @@ class Kind:
 
 def main() -> None:
     started = time.monotonic()
-    prepare_environment()
-    recreate_database()
-    import django
-
-    django.setup()
-    kinds = run()
+    raw_key, _ = bench_database_seeded("bench-profile")
+    kinds = run(raw_key)
     report(kinds)
     print(f"\n(whole benchmark {time.monotonic() - started:.0f} s)")
 
 
-def run() -> list[Kind]:
-    from django.core.cache import cache
-    from django.core.management import call_command
+def run(raw_key: str) -> list[Kind]:
     from django.db import connection
 
-    call_command("migrate", verbosity=0)
-    call_command("seed_demo", stdout=StringIO())
-    cache.delete_pattern("*")  # this benchmark's keys only (CACHE_KEY_PREFIX)
     app = Wsgi()
     quiet_request_log()
-    app.headers = {"HTTP_X_API_KEY": bench_api_key("bench-profile")}
+    app.headers = {"HTTP_X_API_KEY": raw_key}
     status, raw = app("POST", "/auth/token", {})
     assert status in (200, 201), raw
     app.headers = {"HTTP_AUTHORIZATION": f"Bearer {json.loads(raw)['access_token']}"}
@@ -313,7 +305,7 @@ def run() -> list[Kind]:
     kinds: list[Kind] = []
 
     day = datetime.now(tz=UTC).date() + timedelta(days=DAYS_AHEAD)
-    search = _round_trip_search(*BUSY, day.isoformat())
+    search = round_trip_search(*BUSY, day.isoformat())
     kinds.append(
         Kind(
             "create offers (busy round trip)",
@@ -509,7 +501,7 @@ def prepare(app: Wsgi, wanted: int) -> list[dict]:
     """`wanted` priced round trips on A320 nonstops in economy, each a different
     market-day: {"selections" (the price request), "body" (a create order without its
     payment), "due" (the total)}."""
-    markets = _a320_markets()
+    markets = a320_markets()
     today = datetime.now(tz=UTC).date()
     rng = random.Random(40)
     out = []
@@ -519,13 +511,13 @@ def prepare(app: Wsgi, wanted: int) -> list[dict]:
         origin, destination = markets[k % len(markets)]
         day = today + timedelta(days=5 + (k // len(markets)) * 17 % 280)
         status, raw = app(
-            "POST", "/json/v1/offers", _round_trip_search(origin, destination, day.isoformat())
+            "POST", "/json/v1/offers", round_trip_search(origin, destination, day.isoformat())
         )
         if status != 201:
             continue
         chosen: dict = {}
         for offer in json.loads(raw)["data"]["offers"]:
-            if _is_a320_nonstop(offer):
+            if is_a320_nonstop(offer):
                 chosen.setdefault(offer["offerItems"][0]["legIndex"], offer)
         if len(chosen) != 2:
             continue
@@ -543,7 +535,7 @@ def prepare(app: Wsgi, wanted: int) -> list[dict]:
         out.append(
             {
                 "selections": selections,
-                "body": _booking_body(priced, rng.choice(SURNAMES)),
+                "body": booking_body(priced, rng.choice(SURNAMES)),
                 "due": priced["offer"]["totalPrice"]["total"],
             }
         )
@@ -628,8 +620,8 @@ def _seat_change(hold: dict, seat_map: dict) -> dict:
 
 def _order_create_xml(prepared: dict) -> bytes:
     """The booking as an OrderCreateRQ paid by card for its amount due."""
-    orders_bench._AMOUNT_DUE[prepared["body"]["offerId"]] = prepared["due"]
-    return orders_bench.order_create_xml(prepared["body"])
+    AMOUNT_DUE[prepared["body"]["offerId"]] = prepared["due"]
+    return order_create_xml(prepared["body"])
 
 
 def _cpu_ns(pid: int) -> int:

@@ -53,7 +53,7 @@ from benchmarks.common import (
     tiny,
     write_figures,
 )
-from benchmarks.orders import _call, _wait_ready
+from benchmarks.orders.load import call, wait_ready
 from benchmarks.season import season_figures, season_rows
 
 BUILDS = tiny(3, 1)
@@ -245,8 +245,8 @@ def _stale_windows(raw_key: str, changed: str, demo: str, day) -> tuple[list[flo
     )
     windows = []
     try:
-        _wait_ready(port)
-        status, raw = _call(port, "POST", "/auth/token", None, {"x-api-key": raw_key})
+        wait_ready(port)
+        status, raw = call(port, "POST", "/auth/token", None, {"x-api-key": raw_key})
         assert status in (200, 201), raw
         auth = {
             "Authorization": f"Bearer {json.loads(raw)['access_token']}",
@@ -289,7 +289,7 @@ def _restart(raw_key: str, day) -> tuple[list[tuple[object, float]], list[float]
     with ExitStack() as running:
         node = running.enter_context(gunicorn(env, logs[0], workers=2, port=port))
         assert wait_until_ready(node).status_code == 200
-        status, raw = _call(port, "POST", "/auth/token", None, {"x-api-key": raw_key})
+        status, raw = call(port, "POST", "/auth/token", None, {"x-api-key": raw_key})
         assert status in (200, 201), raw
         headers = {"Authorization": f"Bearer {json.loads(raw)['access_token']}"}
         with Probes(node.url, headers, search) as probes:
@@ -325,7 +325,7 @@ def _departure(port: int, auth: dict, day) -> datetime:
         ],
         "passengers": [{"type": "ADT"}],
     }
-    status, raw = _call(port, "POST", "/json/v1/offers", body, auth, f"stale-{next(SEARCHES)}")
+    status, raw = call(port, "POST", "/json/v1/offers", body, auth, f"stale-{next(SEARCHES)}")
     assert status == 201, raw
     for offer in json.loads(raw)["data"]["offers"]:
         flight = offer["offerItems"][0]["flight"]

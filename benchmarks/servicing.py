@@ -30,18 +30,13 @@ from benchmarks.common import (
     p95,
     scratch,
     start_gunicorn,
+    table,
     tiny,
     write_figures,
 )
-from benchmarks.orders import (
-    CARD,
-    CLIENTS,
-    _call,
-    _run_clients,
-    _table,
-    _wait_ready,
-    server_times,
-)
+from benchmarks.orders.bookings import CARD
+from benchmarks.orders.load import call, run_clients, server_times, wait_ready
+from benchmarks.orders.sizes import CLIENTS
 
 ORDERS_PER_CLIENT = tiny(15, 1)
 ONE = [{"type": "ADT"}]
@@ -68,8 +63,8 @@ def main() -> None:
     log.write_text("")
     failures: dict[str, list[str]] = {}
     try:
-        _wait_ready(port)
-        status, raw = _call(port, "POST", "/auth/token", None, {"x-api-key": raw_key})
+        wait_ready(port)
+        status, raw = call(port, "POST", "/auth/token", None, {"x-api-key": raw_key})
         assert status in (200, 201), raw
         token = json.loads(raw)["access_token"]
         auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
@@ -103,7 +98,7 @@ def main() -> None:
                 f"<= {target} ms" if target else "",
             )
         )
-    _table(
+    table(
         f"Servicing at {CLIENTS} clients: server time per request",
         ("request", "n", "median", "p95", "target p95"),
         rows,
@@ -118,7 +113,7 @@ def main() -> None:
 def _phase(work, port: int, auth: dict, per_client: list[list], failures: dict) -> list[list]:
     """Every client runs `work` over its own items, all starting at one instant."""
     start_at = time.monotonic() + 0.3
-    results = _run_clients(_client, [(work, port, auth, items, start_at) for items in per_client])
+    results = run_clients(_client, [(work, port, auth, items, start_at) for items in per_client])
     failures[work.__name__.strip("_")] = [f for r in results for f in r["failures"]]
     return [r["items"] for r in results]
 
@@ -152,7 +147,7 @@ def _book(port: int, auth: dict, task: tuple, rid: str) -> dict:
         ],
         "passengers": ONE,
     }
-    found = _ok(*_call(port, "POST", "/json/v1/offers", search, auth, f"co-{rid}"), 201)
+    found = _ok(*call(port, "POST", "/json/v1/offers", search, auth, f"co-{rid}"), 201)
     offer = next(
         (o for o in found["offers"] if o["offerItems"][0]["fare"]["bundleName"] == BUNDLE), None
     )
@@ -164,7 +159,7 @@ def _book(port: int, auth: dict, task: tuple, rid: str) -> dict:
         ],
         "passengers": ONE,
     }
-    priced = _ok(*_call(port, "POST", "/json/v1/offers/price", price, auth), 201)
+    priced = _ok(*call(port, "POST", "/json/v1/offers/price", price, auth), 201)
     body = {
         "offerId": priced["offer"]["offerId"],
         "offerItemIds": [i["offerItemId"] for i in priced["offer"]["items"]],
@@ -178,7 +173,7 @@ def _book(port: int, auth: dict, task: tuple, rid: str) -> dict:
         "contact": {"emailAddress": "ada@example.com"},
         "payment": CARD,
     }
-    order = _ok(*_call(port, "POST", "/json/v1/orders", body, auth, f"cr-{rid}"), 201)
+    order = _ok(*call(port, "POST", "/json/v1/orders", body, auth, f"cr-{rid}"), 201)
     return {
         "orderId": order["order"]["orderId"],
         "origin": origin,
@@ -201,7 +196,7 @@ def _reshop(port: int, auth: dict, order: dict, rid: str) -> dict:
         }
     }
     path = f"/json/v1/orders/{order['orderId']}/reshop"
-    data = _ok(*_call(port, "POST", path, body, auth, f"rs-{rid}"), 200)
+    data = _ok(*call(port, "POST", path, body, auth, f"rs-{rid}"), 200)
     if not data["offers"]:
         raise _Failed(f"no replacement for {order['orderId']}")
     return {**order, "offer": data["offers"][0]}
@@ -211,7 +206,7 @@ def _quote(port: int, auth: dict, order: dict, rid: str) -> dict:
     offer = order["offer"]
     body = {"offerId": offer["offerId"], "offerItemIds": [i["offerItemId"] for i in offer["items"]]}
     path = f"/json/v1/orders/{order['orderId']}/quote"
-    return {**order, "quote": _ok(*_call(port, "POST", path, body, auth, f"qt-{rid}"), 200)}
+    return {**order, "quote": _ok(*call(port, "POST", path, body, auth, f"qt-{rid}"), 200)}
 
 
 def _accept(port: int, auth: dict, order: dict, rid: str) -> dict:
@@ -228,15 +223,15 @@ def _accept(port: int, auth: dict, order: dict, rid: str) -> dict:
     if quote["priceDifferential"]["differentialTypeCode"] == "AddCol":
         body["payment"] = CARD
     path = f"/json/v1/orders/{order['orderId']}"
-    _ok(*_call(port, "PATCH", path, body, auth, f"ax-{rid}"), 200)
+    _ok(*call(port, "PATCH", path, body, auth, f"ax-{rid}"), 200)
     return {"orderId": order["orderId"]}
 
 
 def _cancel(port: int, auth: dict, order: dict, rid: str) -> dict:
     path = f"/json/v1/orders/{order['orderId']}"
     body = {"instruction": {"type": "CancelOrder"}}
-    _ok(*_call(port, "POST", path + "/reshop", body, auth, f"rc-{rid}"), 200)
-    view = _ok(*_call(port, "GET", path, None, auth), 200)
+    _ok(*call(port, "POST", path + "/reshop", body, auth, f"rc-{rid}"), 200)
+    view = _ok(*call(port, "GET", path, None, auth), 200)
     live = {
         segment
         for item in view["order"]["items"]
@@ -247,7 +242,7 @@ def _cancel(port: int, auth: dict, order: dict, rid: str) -> dict:
         j["journeyId"] for j in view["journeys"] if {s["segmentId"] for s in j["segments"]} <= live
     ]
     changes = [{"type": "CancelJourney", "journeyRef": ref} for ref in journeys]
-    _ok(*_call(port, "PATCH", path, {"changes": changes}, auth, f"cj-{rid}"), 200)
+    _ok(*call(port, "PATCH", path, {"changes": changes}, auth, f"cj-{rid}"), 200)
     return order
 
 

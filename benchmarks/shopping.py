@@ -45,6 +45,7 @@ from benchmarks.common import (
     write_figures,
 )
 from benchmarks.common import table as _table
+from benchmarks.orders.load import wait_ready
 
 REPO = Path(__file__).resolve().parents[1]
 NDC_CNS = "{http://www.iata.org/IATA/2015/EASD/00/IATA_OffersAndOrdersCommonTypes}"
@@ -178,7 +179,7 @@ def main() -> None:
     server, port = start_gunicorn(workers=2, log_name="bench-shopping.log")
     log = log_path("bench-shopping.log")
     try:
-        _wait_ready(port)
+        wait_ready(port)
         token = _post(port, "/auth/token", None, {"x-api-key": raw_key})["access_token"]
         auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
         day = datetime.now(tz=UTC).date() + timedelta(days=DAYS_AHEAD)
@@ -478,24 +479,6 @@ def _post_xml(port: int, body: bytes, headers: dict) -> bytes:
     answer = response.read()
     assert response.status == 200, answer[:500]
     return answer
-
-
-def _wait_ready(port: int) -> None:
-    """Until /health has said ok for 3 s without a break: every worker's index is warm
-    (the first worker to answer may be ready while the other is still building)."""
-    deadline = time.monotonic() + 120
-    ok_since = None
-    while ok_since is None or time.monotonic() - ok_since < 3:
-        if time.monotonic() > deadline:
-            raise RuntimeError("server did not become ready")
-        try:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-            connection.request("GET", "/health")
-            ok = connection.getresponse().status == 200
-        except OSError:
-            ok = False
-        ok_since = (ok_since or time.monotonic()) if ok else None
-        time.sleep(0.01)
 
 
 if __name__ == "__main__":

@@ -9,12 +9,10 @@ booking by booking on and off in turn, so that the machine's drift hits both ali
   the ORM's compiler, else bulk_create): create order on hold;
 - DB_PREPARED_STATEMENTS (airline/sql.py: a booking's hot statements prepared, psycopg's
   prepare_threshold): create order on hold;
-- API_PLAIN_VALIDATION (airline.api.serializers.plain_valid, else DRF's serializer):
-  create order on hold, and the create-order body's validation alone;
 - DB_COMMIT_WITHOUT_FLUSH (airline.sql.commit_without_flush: a card booking's
   confirmation commits without waiting for its WAL flush; off by default): create order
   by card (test gateway);
-- all of them off at once: create order on hold.
+- DB_DIRECT_INSERT and DB_PREPARED_STATEMENTS off at once: create order on hold.
 
 Requests go through Django's test client in this process, one at a time, against a fresh
 scratch database BENCH_DATABASE (`airline_bench`) seeded with the demo airline; every
@@ -41,27 +39,18 @@ from benchmarks.common import (
     recreate_database,
     scratch,
     table,
-    timings,
     tiny,
     write_figures,
 )
 
 # Bookings with the shortcut on and off, each.
 PAIRS = int(os.environ.get("BENCH_PAIRS", tiny("60", "2")))
-ROUNDS = 8  # of the validation timings, alternating on / off
 WARMUP = tiny(6, 1)  # bookings before any timing: caches, indexes and prepared statements filled
-VALIDATIONS = tiny(4000, 16)  # validations of one body per variant
 # (name, settings with the shortcut on, with it off, payment); {} is the default.
 SHORTCUTS = [
     ("direct INSERT (orders/rows.py)", {}, {"DB_DIRECT_INSERT": False}, "hold"),
     ("prepared statements (airline/sql.py)", {}, {"DB_PREPARED_STATEMENTS": False}, "hold"),
-    ("plain validation (plain_valid)", {}, {"API_PLAIN_VALIDATION": False}, "hold"),
-    (
-        "all three off",
-        {},
-        {"DB_DIRECT_INSERT": False, "DB_PREPARED_STATEMENTS": False, "API_PLAIN_VALIDATION": False},
-        "hold",
-    ),
+    ("both off", {}, {"DB_DIRECT_INSERT": False, "DB_PREPARED_STATEMENTS": False}, "hold"),
     # The one off by default: measured by turning it on.
     ("commit without flush", {"DB_COMMIT_WITHOUT_FLUSH": True}, {}, "card"),
 ]
@@ -120,7 +109,6 @@ def main() -> None:
                     [x[k] for x in spent[False]],
                 )
             )
-    rows.append(("create-order body validated: plain validation", *validation_times()))
 
     table(
         "Framework shortcuts, each with its setting on and off, booking by booking in one "
@@ -158,9 +146,10 @@ def _settings(changed: dict):
 
 def prepared_bookings(client, auth: dict, wanted: int) -> list[dict]:
     """Create-order bodies for `wanted` priced round trips, each on its own market-day."""
-    from benchmarks.orders import PARTY, SURNAMES, _booking_body, _nonstop_markets
+    from benchmarks.common import nonstop_markets
+    from benchmarks.orders.bookings import PARTY, SURNAMES, booking_body
 
-    markets = _nonstop_markets()
+    markets = nonstop_markets()
     today = datetime.now(tz=UTC).date()
     rng = random.Random(29)
     bodies: list[dict] = []
@@ -195,7 +184,7 @@ def prepared_bookings(client, auth: dict, wanted: int) -> list[dict]:
             client, auth, "/json/v1/offers/price", {"selections": selections, "passengers": PARTY}
         )
         if priced.status_code == 201:
-            bodies.append(_booking_body(priced.json()["data"], rng.choice(SURNAMES)))
+            bodies.append(booking_body(priced.json()["data"], rng.choice(SURNAMES)))
     rng.shuffle(bodies)
     return bodies
 
@@ -207,7 +196,7 @@ def book(client, auth: dict, body: dict, payment: str) -> Spent:
     """What one create order took; stops the benchmark on any answer but 201."""
     from django.db import connection
 
-    from benchmarks.orders import CARD, HOLD
+    from benchmarks.orders.bookings import CARD, HOLD
 
     body = {**body, "payment": CARD if payment == "card" else HOLD}
     backend = connection.connection.info.backend_pid
@@ -228,26 +217,6 @@ def _cpu_ns(pid: int) -> int:
     /proc's stat counts 10 ms ticks)."""
     with open(f"/proc/{pid}/schedstat") as stat:
         return int(stat.read().split()[0])
-
-
-def validation_times() -> tuple[list[float], list[float]]:
-    """(on, off) seconds per validation of one create-order body (ServiceView._valid)."""
-    from airline.api.endpoints import ServiceView
-    from benchmarks.orders import HOLD, _booking_body
-    from orders.serializers import CreateOrderIn
-
-    priced = {
-        "offer": {"offerId": "OFF-1", "items": [{"offerItemId": f"OFI-{n}"} for n in (1, 2)]},
-        "pax": [{"paxId": "ADT-1", "ptc": "ADT"}, {"paxId": "ADT-2", "ptc": "ADT"}],
-    }
-    body = {**_booking_body(priced, "Lovelace"), "payment": HOLD}
-    out: dict[bool, list[float]] = {True: [], False: []}
-    for n in range(ROUNDS):
-        on = n % 2 == 0
-        with _settings({} if on else {"API_PLAIN_VALIDATION": False}):
-            valid = timings(lambda: ServiceView._valid(CreateOrderIn, body), VALIDATIONS // ROUNDS)
-            out[on] += valid
-    return out[True], out[False]
 
 
 def _post(client, auth: dict, path: str, body: dict):

@@ -39,7 +39,7 @@ from pathlib import Path
 import psycopg
 
 from benchmarks.common import REPO, log_path, p95, scratch, table, tiny, write_figures
-from benchmarks.orders import _run_clients
+from benchmarks.orders.load import run_clients
 
 # Its own scratch database and Redis db; the variables name others (two people
 # benchmarking on one machine).
@@ -65,12 +65,11 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connections
 
-    from benchmarks import orders as orders_bench
+    from benchmarks.orders.order_list import insert_list_orders
 
     call_command("migrate", verbosity=0)
     call_command("seed_demo", stdout=StringIO())
-    orders_bench.LIST_ORDERS = ORDERS  # a few orders to hang events on, not 100k
-    orders_bench.insert_list_orders()
+    insert_list_orders(ORDERS)  # a few orders to hang events on, not 100k
     orders = _orders()
     connections.close_all()  # the producers and receivers are forked from this process
 
@@ -149,7 +148,7 @@ def produce(orders: list, *, count: int, rate: float | None) -> dict[str, float]
     connections.close_all()  # the producers are forked from this process
     start = time.time() + 0.5
     shares = [range(p, count, PRODUCERS) for p in range(PRODUCERS)]
-    results = _run_clients(_producer, [(orders, share, start, rate) for share in shares])
+    results = run_clients(_producer, [(orders, share, start, rate) for share in shares])
     return {event_id: at for result in results for event_id, at in result.items()}
 
 

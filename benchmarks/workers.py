@@ -37,18 +37,8 @@ from benchmarks.common import (
     table,
     write_figures,
 )
-from benchmarks.orders import (
-    HOLD,
-    PARTY,
-    SURNAMES,
-    _booking_body,
-    _call,
-    _round_trip_search,
-    _run_clients,
-    _wait_ready,
-    cpu_snapshot,
-    cpu_spent,
-)
+from benchmarks.orders.bookings import HOLD, PARTY, SURNAMES, booking_body, round_trip_search
+from benchmarks.orders.load import call, cpu_snapshot, cpu_spent, run_clients, wait_ready
 
 CLIENTS = int(os.environ.get("WORKERS_CLIENTS", "8"))
 SECONDS = float(os.environ.get("WORKERS_SECONDS", "8"))  # per configuration and round
@@ -103,21 +93,21 @@ def phase(raw_key: str, options: list[str], tasks: list) -> dict:
     """One configuration's server, started, warmed and loaded for SECONDS."""
     server, port = start_gunicorn(workers=CORES, options=options)
     try:
-        _wait_ready(port)
-        status, raw = _call(port, "POST", "/auth/token", None, {"x-api-key": raw_key})
+        wait_ready(port)
+        status, raw = call(port, "POST", "/auth/token", None, {"x-api-key": raw_key})
         assert status in (200, 201), raw
         token = json.loads(raw)["access_token"]
         auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
         # A first round unmeasured: every worker (and thread) warm, its connections open.
         warm, tasks = tasks[: len(tasks) // 4], tasks[len(tasks) // 4 :]
         start_at = time.monotonic() + 0.3
-        _run_clients(
+        run_clients(
             _funnel_client,
             [(port, auth, warm[n::CLIENTS], start_at, start_at + WARMUP) for n in range(CLIENTS)],
         )
         before = cpu_snapshot(server.pid)
         start_at = time.monotonic() + 0.3
-        outcome = _run_clients(
+        outcome = run_clients(
             _funnel_client,
             [(port, auth, tasks[n::CLIENTS], start_at, start_at + SECONDS) for n in range(CLIENTS)],
         )
@@ -146,7 +136,7 @@ def _funnel_client(port: int, auth: dict, tasks: list, start_at: float, until: f
     def step(name: str, method: str, path: str, body, expected: int) -> dict | None:
         sent_at = time.monotonic()
         try:
-            status, raw = _call(port, method, path, body, auth)
+            status, raw = call(port, method, path, body, auth)
         except (OSError, http.client.HTTPException) as exc:
             failures.append(f"{name}: {exc!r}"[:200])
             return None
@@ -159,7 +149,7 @@ def _funnel_client(port: int, auth: dict, tasks: list, start_at: float, until: f
     for origin, destination, day in tasks:
         if time.monotonic() >= until:
             break
-        search = _round_trip_search(origin, destination, day)
+        search = round_trip_search(origin, destination, day)
         found = step("search", "POST", "/json/v1/offers", search, 201)
         if found is None:
             continue
@@ -178,7 +168,7 @@ def _funnel_client(port: int, auth: dict, tasks: list, start_at: float, until: f
         priced = step("price", "POST", "/json/v1/offers/price", price, 201)
         if priced is None:
             continue
-        body = {**_booking_body(priced, rng.choice(SURNAMES)), "payment": HOLD}
+        body = {**booking_body(priced, rng.choice(SURNAMES)), "payment": HOLD}
         booked = step("hold", "POST", "/json/v1/orders", body, 201)
         if booked is None:
             continue

@@ -11,6 +11,10 @@ services raise name JSON fields; the *_PATHS tables give their elements.
 
 How each message's elements map is described once, in the NDC guide (docs/ndc.md,
 "OrderCreate, OrderRetrieve, OrderChange"), which shows these *_PATHS tables.
+
+It is one module because the three messages share their element readers (Pax, contact,
+payment, travel document) and the *_PATHS tables the NDC guide shows; its sections
+follow the messages.
 """
 
 from collections.abc import Iterable

@@ -6,6 +6,10 @@ makes one offer per journey and bundle: the bundle's cabin, the cheapest booking
 with seats for the party on every segment, and its price. The offers are stored as one
 batch; pricing reloads the chosen ones, re-checks seats and prices against live
 inventory, and stores the merged quote as a new offer with a fresh expiry.
+
+It is one module because search and pricing build their options with the same private
+context (_option, _context, the bundles and classes) against the same live inventory;
+split, that context would have to become public between files.
 """
 
 import functools

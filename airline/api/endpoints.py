@@ -8,8 +8,6 @@ from rest_framework.request import Request
 from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
-from airline.api.serializers import plain_valid
-
 
 class ServiceView(APIView):
     """An endpoint over one service call. `principal` is who acts (the token's seller and
@@ -38,9 +36,6 @@ class ServiceView(APIView):
 
     @staticmethod
     def _valid(shape: type[Serializer], data: Any) -> Mapping[str, Any]:
-        plain = plain_valid(shape, data)  # most requests: the same dict, read directly
-        if plain is not None:
-            return plain
         serializer = shape(data=data)
         serializer.is_valid(raise_exception=True)
         return serializer.validated_data

@@ -8,6 +8,10 @@ Each worker process keeps the dated legs in memory (read-only; a new index is sw
 when the network version moves on, patched with the legs the change log names), so
 building journeys costs no query. Every node and worker does the same on its own: the
 shared state is the database.
+
+It is one module because the index and the holder that swaps it share one in-memory
+state and one rule (a built index is never changed in place: a patch or a rebuild
+makes a new one), which a reader checks in one place.
 """
 
 import bisect

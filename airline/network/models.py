@@ -1,5 +1,10 @@
 """The airline's network: stations, fleet, the schedule and the seat inventory of every
-flight-date leg (DESIGN.md §6)."""
+flight-date leg (DESIGN.md §6).
+
+It is one module because Django keeps an app's models in models.py and these tables
+refer to one another (legs, their inventory, schedule loads and changes); the rules
+that write them are in services.py and inventory.py.
+"""
 
 from collections.abc import Iterable
 

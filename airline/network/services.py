@@ -1,5 +1,10 @@
 """Write flows of the network: loading a schedule and the stations, fleet and flight-date
-legs it implies."""
+legs it implies.
+
+It is one module because loading a schedule is one write flow: its steps (stations,
+fleet, dated legs, their seat inventory) run in the one transaction the load opens and
+share its helpers.
+"""
 
 import hashlib
 import logging

@@ -5,6 +5,9 @@ leg, 4 segment data, 5 trailer, plus zero-filled padding records that fill the 1
 blocks of the original tape format. Positions below are the 1-based inclusive columns of
 SSIM Chapter 7 §7.5.1-§7.5.5. The reader collects every error of a file and raises one
 ``SsimFileError`` so that a caller loads a schedule whole or not at all.
+
+It is one module because the record layouts (*_FIELDS) are shared by the reader and
+the writer (format_record), so one file holds the whole file format.
 """
 
 import re

@@ -12,16 +12,10 @@ from importlib.metadata import version
 
 import psycopg
 import pytest
-from django.core.validators import MaxLengthValidator, MaxValueValidator, MinValueValidator
 from django.db import connection
 from django.db.backends.base.base import BaseDatabaseWrapper
 from rest_framework import serializers
-from rest_framework.fields import empty
 
-from airline.api.serializers import _reader_of, plain_valid
-from offers.serializers import PriceIn, SearchIn
-from orders.serializers import CreateOrderIn, QuoteIn, ReshopIn
-from tests.api.test_plain_validation import create_body
 from tests.api.test_pooling import printed_at_startup
 
 # The releases the shortcuts were last checked against (major.minor): requirements/base.txt
@@ -34,7 +28,8 @@ def test_the_installed_frameworks_are_the_ones_the_shortcuts_were_checked_agains
     installed = version(package)
     assert installed.startswith(VERIFIED_WITH[package] + "."), (
         f"{package} {installed}: re-verify orders/rows.py, airline/sql.py and "
-        "airline/api/serializers.py (plain_valid) against it, then update VERIFIED_WITH"
+        "airline/api/serializers.py (StrictSerializer.get_fields) against it, then update "
+        "VERIFIED_WITH"
     )
 
 
@@ -105,54 +100,21 @@ def test_django_connects_with_preparing_off_and_the_timezone_statement_cursor_as
     assert raw.adapters.get_loader(timestamptz, Format.TEXT).timezone == connection.timezone
 
 
-# --- airline/api/serializers.py: plain_valid reads DRF's fields -----------------------
+# --- airline/api/serializers.py: StrictSerializer.get_fields copies the declared fields ---
 
 
-def test_the_drf_field_attributes_plain_valid_reads_are_there():
-    text = serializers.CharField(max_length=5, allow_blank=True)
-    assert (text.trim_whitespace, text.allow_blank) == (True, True)
-    assert [type(v) for v in text.validators][:1] == [MaxLengthValidator]
-    assert text.validators[0].limit_value == 5
-    number = serializers.IntegerField(min_value=1, max_value=9)
-    assert {type(v) for v in number.validators} == {MinValueValidator, MaxValueValidator}
-    choice = serializers.ChoiceField(choices=["A", "B"])
-    assert choice.choice_strings_to_values == {"A": "A", "B": "B"}
-    day = serializers.DateField(input_formats=["%Y-%m-%d"])
-    assert day.datetime_parser("2026-01-05", "%Y-%m-%d").date().isoformat() == "2026-01-05"
-    money = serializers.DecimalField(max_digits=10, decimal_places=2)
-    assert (money.max_digits, money.decimal_places) == (10, 2)
-    many = serializers.ListSerializer(child=serializers.Serializer(), max_length=3)
-    assert (many.max_length, many.min_length, many.allow_empty) == (3, None, True)
-
+def test_the_declared_fields_get_fields_copies_are_there():
     class Shape(serializers.Serializer):
         name = serializers.CharField()
 
-    field = Shape().fields["name"]
-    assert (field.source_attrs, field.default, field.read_only) == (["name"], empty, False)
-    assert list(Shape._declared_fields) == ["name"]  # StrictSerializer.get_fields copies it
-
-
-@pytest.mark.parametrize("shape", [CreateOrderIn, PriceIn, QuoteIn, ReshopIn, SearchIn])
-def test_the_busy_bodies_are_read_plainly(shape):
-    """An upgrade that made a field kind unknown to the plain reading would not break a
-    request, only lose the gain: it fails here instead."""
-    assert _reader_of(shape) is not None
-
-
-def test_plain_validation_can_be_turned_off(settings):
-    assert plain_valid(CreateOrderIn, create_body()) is not None
-
-    settings.API_PLAIN_VALIDATION = False
-
-    assert plain_valid(CreateOrderIn, create_body()) is None
+    assert list(Shape._declared_fields) == ["name"]
 
 
 # --- The settings that turn each shortcut off -------------------------------------------
 
 SHOW_SHORTCUT_SETTINGS = (
     "import django; django.setup(); from django.conf import settings as s; "
-    "print(s.DB_DIRECT_INSERT, s.DB_PREPARED_STATEMENTS, s.API_PLAIN_VALIDATION, "
-    "s.DB_COMMIT_WITHOUT_FLUSH)"
+    "print(s.DB_DIRECT_INSERT, s.DB_PREPARED_STATEMENTS, s.DB_COMMIT_WITHOUT_FLUSH)"
 )
 
 
@@ -161,7 +123,7 @@ def shortcut_settings(tmp_path, **env: str) -> str:
 
 
 def test_every_shortcut_is_on_by_default_but_the_commit_without_flush(tmp_path):
-    assert shortcut_settings(tmp_path) == "True True True False"
+    assert shortcut_settings(tmp_path) == "True True False"
 
 
 def test_each_shortcut_has_a_setting_that_turns_it_off(tmp_path):
@@ -170,8 +132,7 @@ def test_each_shortcut_has_a_setting_that_turns_it_off(tmp_path):
             tmp_path,
             DB_DIRECT_INSERT="0",
             DB_PREPARED_STATEMENTS="0",
-            API_PLAIN_VALIDATION="0",
             DB_COMMIT_WITHOUT_FLUSH="1",
         )
-        == "False False False True"
+        == "False False True"
     )

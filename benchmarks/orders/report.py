@@ -1,0 +1,261 @@
+"""The orders benchmark's tables: printed, and kept for the figures page."""
+
+from benchmarks.common import (
+    AGENCY,
+    median,
+    ms,
+    p95,
+    schema_invalid,
+    table,
+)
+from benchmarks.orders.bookings import BOOKING_KINDS
+from benchmarks.orders.load import server_times
+from benchmarks.orders.seats import A320_CONFIGURATION
+from benchmarks.orders.sizes import CLIENTS, LIST_ORDERS, OTHER_EVERY, REPEATS
+
+
+def print_results(
+    *,
+    log,
+    phases,
+    pgbench_rates,
+    replays,
+    orders_written,
+    ancillaries,
+    list_cases,
+    list_insert_seconds,
+    sql,
+) -> None:
+    times = server_times(log)
+    health = times.get("h8", [])
+    rows = [("GET /health (reference)", len(health), ms(median(health)), ms(p95(health)), "")]
+    create_p95 = {}
+    for kind, _, label in BOOKING_KINDS:
+        samples = [t for rep in range(REPEATS) for t in times.get(f"o{kind[0]}{rep}", [])]
+        create_p95[kind] = p95(samples)
+        target = "-"  # (each kind is measured after the one its target is relative to)
+        if kind == "anc":
+            target = f"<= 1.30x hold ({create_p95['hold'] * 1.3 * 1000:.1f} ms)"
+        elif kind == "ndc":
+            target = f"<= 1.50x card ({create_p95['card'] * 1.5 * 1000:.1f} ms)"
+        rows.append(
+            (f"create order, {label}", len(samples), ms(median(samples)), ms(p95(samples)), target)
+        )
+    table(
+        f"Create order, round trip for 2 ADT + 1 CHD: server time at {CLIENTS} concurrent "
+        "clients (gunicorn 2 workers, PostgreSQL + Redis)",
+        ("request", "orders", "median", "p95", "target p95"),
+        rows,
+    )
+    print(
+        f"  with a seat and a bag / plain hold, p95: {create_p95['anc'] / create_p95['hold']:.2f} "
+        "(target <= 1.30)"
+    )
+    print(
+        f"  NDC OrderCreate / JSON create order, both by card, p95: "
+        f"{create_p95['ndc'] / create_p95['card']:.2f} (target <= 1.50)"
+    )
+    answers = [a for phase in phases["ndc"] for a in phase["answers"]]
+    invalid = schema_invalid(answers)
+    print(
+        f"  NDC OrderCreate answers checked against IATA_OrderViewRS.xsd: {len(answers)}, "
+        f"schema-invalid {len(invalid)} (target 0)" + (f"; first: {invalid[0]}" if invalid else "")
+    )
+
+    print_replay(phases, replays)
+
+    reference = median(pgbench_rates)
+    rows = [
+        (
+            "pgbench TPC-B-like, -c 8 -j 2 (median of "
+            + ", ".join(f"{r:.0f}" for r in pgbench_rates)
+            + ")",
+            f"{reference:.0f} tps",
+            "1.00",
+        )
+    ]
+    for kind, _, label in BOOKING_KINDS:
+        rates = [p["rate"] for p in phases[kind]]
+        failed = sum(len(p["failures"]) for p in phases[kind])
+        rate = median(rates)
+        rows.append(
+            (
+                f"create order, {label} (median of {', '.join(f'{r:.0f}' for r in rates)}"
+                + (f"; {failed} failed" if failed else "")
+                + ")",
+                f"{rate:.0f}/s",
+                f"{rate / reference:.2f}",
+            )
+        )
+    table(
+        f"Old reference: orders per second at {CLIENTS} concurrent clients against pgbench's "
+        "TPC-B-like transaction (same run; the wrong yardstick, kept for comparison)",
+        ("measure", "rate", "ratio to TPC-B (old target >= 0.20)"),
+        rows,
+    )
+
+    parts = ("gunicorn", "postgresql", "clients", "machine", "machine idle")
+    rows = []
+    for kind, _, label in BOOKING_KINDS:
+        spent = [p["cpu_per_order"] for p in phases[kind]]
+        rows.append((label, *(f"{median([s[part] for s in spent]) * 1000:.1f}" for part in parts)))
+    table(
+        "CPU per order created, ms (median of the phases): where the two cores went. "
+        "'machine' is all busy CPU, 'machine idle' what was left",
+        ("create order", *parts),
+        rows,
+    )
+
+    rows = [("GET /health (reference)", len(health), ms(median(health)), ms(p95(health)), "")]
+    for name, tag in (("by order id", "rid"), ("by record locator", "rloc")):
+        samples = times.get(tag, [])
+        rows.append(
+            (f"retrieve order {name}", len(samples), ms(median(samples)), ms(p95(samples)), "15 ms")
+        )
+    table(
+        f"Order retrieve (round trip, 3 passengers): server time at {CLIENTS} concurrent "
+        f"clients, over the {orders_written} orders just created",
+        ("request", "requests", "median", "p95", "target p95"),
+        rows,
+    )
+
+    rows = [("GET /health (reference)", len(health), ms(median(health)), ms(p95(health)), "", "")]
+    for name, tag, shape, rate in ancillaries["seat_maps"]:
+        samples = times.get(tag, [])
+        rows.append(
+            (
+                f"seat map, {name}",
+                len(samples),
+                ms(median(samples)),
+                ms(p95(samples)),
+                "20 ms",
+                f"{shape['legs']} x {'/'.join(shape['equipment'])}, {shape['units']} units "
+                f"({shape['open']} open), {shape['kb']:.0f} KB; {rate:.0f}/s",
+            )
+        )
+    table(
+        f"Seat maps of the A320 ({A320_CONFIGURATION}, 150 seats), round trip on nonstops in "
+        f"economy for 2 ADT + 1 CHD: server time at {CLIENTS} concurrent clients",
+        ("POST .../seats", "requests", "median", "p95", "target p95", "answer; rate"),
+        rows,
+    )
+
+    rows = []
+    for kind, label in (("seat", "one open seat"), ("bag", "one CB1 bag")):
+        phase = ancillaries["accepts"][kind]
+        samples = times.get(f"a{kind[0]}", [])
+        rows.append(
+            (
+                f"AcceptOffer, {label}",
+                phase["done"],
+                len(phase["failures"]),
+                ms(median(samples)),
+                ms(p95(samples)),
+                "100 ms",
+                f"{phase['rate']:.0f}/s",
+            )
+        )
+    table(
+        f"Change order (PATCH /orders/{{id}}) on A320 holds, each of {CLIENTS} concurrent "
+        "clients on its own orders: server time",
+        ("change", "200s", "non-200", "median", "p95", "target p95", "rate"),
+        rows,
+    )
+
+    rows = []
+    for n, (name, _params, page) in enumerate(list_cases):
+        samples, alone = times.get(f"l{n}", []), times.get(f"s{n}", [])
+        found = sql[name]
+        rows.append(
+            (
+                name,
+                f"{page['count']}{'+' if page['hasMore'] else ''}",
+                len(samples),
+                ms(median(samples)),
+                ms(p95(samples)),
+                f"{ms(median(alone))} / {ms(p95(alone))}",
+                "20 ms",
+                ms(found["in_process"]),
+                f"{ms(found['main'])} / {ms(found['all'])} ({found['queries']} queries)",
+            )
+        )
+    others = LIST_ORDERS // (OTHER_EVERY - 1) // 1000
+    table(
+        f"OrderList with {LIST_ORDERS // 1000}k orders for agency {AGENCY} (+{others}k of "
+        f"another, written by SQL in {list_insert_seconds:.0f} s): server time at {CLIENTS} "
+        "concurrent clients",
+        (
+            "GET /json/v1/orders",
+            "rows",
+            "requests",
+            "median",
+            "p95",
+            "1 client: median / p95",
+            "target p95",
+            "in process, alone",
+            "its SQL by EXPLAIN ANALYZE: orders query / all",
+        ),
+        rows,
+    )
+    slowest = max(sql, key=lambda name: sql[name]["main"])
+    print(f"\nPlan of the orders query of the case where it is slowest ({slowest}):")
+    print("  " + sql[slowest]["sql"])
+    print("\n".join("  " + line for line in sql[slowest]["plan"].splitlines()))
+
+
+def print_replay(phases: dict, replays: list[dict]) -> None:
+    """Holds per second against the same holds' SQL replayed by pgbench, each replay
+    right after a hold phase and as long as it; and the CPU per hold of each."""
+    holds = [p["rate"] for p in phases["hold"]]
+    tps = [r["tps"] for r in replays]
+    pairs = [h / r for h, r in zip(holds, tps, strict=True)]
+    hold, replayed = median(holds), median(tps)
+    rows = [
+        (
+            f"hold replay: the captured holds' SQL, pgbench -f -c {CLIENTS} -j 2 -T "
+            f"{'/'.join(str(r['seconds']) for r in replays)} (median of "
+            + ", ".join(f"{r:.0f}" for r in tps)
+            + f"; latency {median([r['latency_ms'] for r in replays]):.1f} ms)",
+            f"{replayed:.0f} tps",
+            "1.00",
+        ),
+        (
+            f"create order, on hold, HTTP (median of {', '.join(f'{h:.0f}' for h in holds)})",
+            f"{hold:.0f}/s",
+            f"{hold / replayed:.2f} (phase by phase: {', '.join(f'{x:.2f}' for x in pairs)})",
+        ),
+    ]
+    table(
+        f"Holds per second at {CLIENTS} concurrent clients against the same holds' SQL "
+        "statements replayed by pgbench (same run, each replay right after a hold phase)",
+        ("measure", "rate", "ratio to the replay (target >= 0.35)"),
+        rows,
+    )
+    parts = ("postgresql", "machine", "machine idle")
+    hold_cpu = [p["cpu_per_order"] for p in phases["hold"]]
+    replay_cpu = [r["cpu_per_hold"] for r in replays]
+    table(
+        "CPU per hold, ms (median of the phases): booked over HTTP / replayed by pgbench",
+        ("hold", "gunicorn", "postgresql", "clients / pgbench", "machine", "machine idle"),
+        [
+            (
+                "over HTTP",
+                f"{median([c['gunicorn'] for c in hold_cpu]) * 1000:.1f}",
+                *(f"{median([c[p] for c in hold_cpu]) * 1000:.1f}" for p in parts[:1]),
+                f"{median([c['clients'] for c in hold_cpu]) * 1000:.1f}",
+                *(f"{median([c[p] for c in hold_cpu]) * 1000:.1f}" for p in parts[1:]),
+            ),
+            (
+                "replayed",
+                "-",
+                f"{median([c['postgresql'] for c in replay_cpu]) * 1000:.1f}",
+                f"{median([c['pgbench'] for c in replay_cpu]) * 1000:.1f}",
+                *(f"{median([c[p] for c in replay_cpu]) * 1000:.1f}" for p in parts[1:]),
+            ),
+        ],
+    )
+    verdict = "met" if hold / replayed >= 0.35 else "missed"
+    print(
+        f"\nhold replay: {replayed:.0f} tps; holds {hold:.0f}/s = {hold / replayed:.2f}x "
+        f"(target >= 0.35x: {verdict})"
+    )
