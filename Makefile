@@ -79,7 +79,7 @@ proxy: $(VENV)/.base
 	trap 'kill $$worker $$server $$proxy 2>/dev/null; wait' EXIT INT TERM; \
 	wait -n $$worker $$server $$proxy
 
-## cluster: the production topology on this machine (docs/production.md "Cluster"), every
+## cluster: the production topology on this machine (docs/operators/cluster.md "Cluster"), every
 ## process under a supervisord of its own: HAProxy on 127.0.0.1:$(PORT) in front of $(NODES)
 ## gunicorn nodes and, by Patroni's REST API, of the PgBouncer beside each PostgreSQL member;
 ## Patroni on three etcd members keeping a primary and its synchronous standby (var/cluster/);

@@ -1,4 +1,4 @@
-"""The production topology on existing engines (scripts/cluster, docs/production.md
+"""The production topology on existing engines (scripts/cluster, docs/operators/cluster.md
 "Cluster"): HAProxy in front of two gunicorn nodes and, by Patroni's REST API, in front
 of the PgBouncer of whichever PostgreSQL member is the primary (writes) or a replica
 within the lag bound (stale-ok reads); Patroni on etcd's three members managing a primary
