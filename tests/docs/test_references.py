@@ -19,9 +19,10 @@ DIRS = (
     "deploy",
     "benchmarks",
     "tools",
+    "requirements",
     ".ci",
 )
-FILES = ("Makefile", "pyproject.toml", "mkdocs.yml", "gunicorn.conf.py", "manage.py")
+FILES = ("Makefile", "README.md", "pyproject.toml", "mkdocs.yml", "gunicorn.conf.py", "manage.py")
 SUFFIXES = {".py", ".sh", ".conf", ".cfg", ".toml", ".yml", ".yaml", ".j2", ".ini", ".txt", ""}
 REFERENCE = re.compile(
     r"docs/(?P<page>[A-Za-z0-9_./-]+\.md)"
