@@ -14,7 +14,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/1
 PROXY_PORT ?= 8080
 NGINX ?= $(shell command -v nginx || echo /usr/sbin/nginx)
 
-.PHONY: openapi run proxy cluster cluster-stop cluster-start cluster-destroy test-cluster serve setup test fuzz lint check bench clean
+.PHONY: openapi error-table run proxy cluster cluster-stop cluster-start cluster-destroy test-cluster serve setup test fuzz lint check bench clean
 
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,11 @@ $(OPENAPI_DIFF): tools/openapi-diff/package.json tools/openapi-diff/package-lock
 ## document partners generate clients from (after an additive change: docs/changelog.md)
 openapi: $(VENV)/.base
 	AIRLINE_ENV=test DATABASE_URL= $(PY) manage.py publish_openapi
+
+## error-table: write docs/partners/errors.md, the partners' error table, from the one error
+## registry (airline/api/errors.py); tests/docs/test_error_table.py fails until it is rerun
+error-table: $(VENV)/.base
+	$(PY) scripts/error_table.py
 
 ## run: install, migrate, seed the demo airline, print a demo key, serve on :8000 + the worker
 run: export AIRLINE_ENV ?= development
@@ -79,7 +84,7 @@ proxy: $(VENV)/.base
 	trap 'kill $$worker $$server $$proxy 2>/dev/null; wait' EXIT INT TERM; \
 	wait -n $$worker $$server $$proxy
 
-## cluster: the production topology on this machine (docs/production.md "Cluster"), every
+## cluster: the production topology on this machine (docs/operators/cluster.md "Cluster"), every
 ## process under a supervisord of its own: HAProxy on 127.0.0.1:$(PORT) in front of $(NODES)
 ## gunicorn nodes and, by Patroni's REST API, of the PgBouncer beside each PostgreSQL member;
 ## Patroni on three etcd members keeping a primary and its synchronous standby (var/cluster/);

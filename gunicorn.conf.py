@@ -23,7 +23,7 @@ preload_app = True
 # them to be reset (airline/gunicorn_worker.py).
 #
 # Sync rather than gthread, and one worker per core (the Makefile's and the cluster's
-# WORKERS=2 on two cores), by `python -m benchmarks.workers` (docs/benchmarks.md,
+# WORKERS=2 on two cores), by `python -m benchmarks.workers` (docs/contributors/benchmarks.md,
 # "Worker class and count"): the booking funnel at 8 clients against sync at one and
 # two per core and gthread with 2 or 4 threads, in one run. Every request of this
 # service is CPU in Python or a short database round trip; a thread gains only the

@@ -1,4 +1,4 @@
-"""Back-office login throttling (docs/operations.md "Back office"): django-axes's database handler
+"""Back-office login throttling (docs/operators/back-office.md): django-axes's database handler
 with two limits where axes has one.
 
 Axes counts failures per entry of AXES_LOCKOUT_PARAMETERS and compares the largest with

@@ -1,6 +1,6 @@
 """What every back-office page shares: times labelled with their zone, actions written to
 Django's admin log, and child tables that a staff member may read when they may read the
-parent (docs/operations.md "Back office")."""
+parent (docs/operators/back-office.md)."""
 
 import re
 import secrets
@@ -194,7 +194,7 @@ def utc_column(field: str, label: str):
 
 
 # --- Search words as staff write them ------------------------------------------------
-# One grammar for the bookings and the flight-date legs (docs/operations.md "Back office"): a flight
+# One grammar for the bookings and the flight-date legs (docs/operators/back-office.md): a flight
 # ("MX102", "MX 102", "102"), a flight on a date ("MX102 2026-12-08"), a flight date
 # ("2026-12-08"), a city pair ("PVD-CHS"), and any other word for the page to read its way.
 CARRIER = r"(?:[A-Z][A-Z0-9]|[0-9][A-Z])"  # an IATA airline designator

@@ -146,7 +146,8 @@ if DATABASE_URL:
     # of a query endpoint (DESIGN.md §2).
     # libpq's multi-host form, postgres://user@host1:port1,host2:port2/db?target_session_attrs=
     # read-write, finds whichever server is the primary now (a promoted standby after a
-    # failover, docs/production.md "Cluster"); dj_database_url takes one host, so the others are put
+    # failover, docs/operators/cluster.md "Cluster"); dj_database_url takes one host, so the
+    # others are put
     # back into HOST and PORT, which libpq reads as comma-separated lists.
     _first_url, _hosts, _ports = database_url_hosts(DATABASE_URL)
     DATABASES = {
@@ -160,7 +161,7 @@ if DATABASE_URL:
         # No JIT compilation on the app's connections: PostgreSQL compiles a plan whose
         # estimated cost passes jit_above_cost, which the back office's counts over the
         # whole schedule do, and compiling cost the admin 12 s for a query that runs in
-        # milliseconds. A pooler must pass it on: docs/production.md "Production".
+        # milliseconds. A pooler must pass it on: docs/operators/production.md.
         DATABASES["default"].setdefault("OPTIONS", {})["options"] = "-c jit=off"
     # Behind a pooler in transaction mode (PgBouncer pool_mode=transaction), each
     # transaction gets whichever server connection is free, so nothing may outlive one.
@@ -168,16 +169,16 @@ if DATABASE_URL:
     # build) declares it WITH HOLD on one server connection and fetches it from another
     # ("cursor ... does not exist"). So does a prepared statement: Django's own are
     # unprepared (prepare_threshold None); those of airline/sql.py, a booking's hot
-    # statements, are prepared only without a pooler. docs/production.md "Production".
+    # statements, are prepared only without a pooler. docs/operators/production.md.
     DB_TRANSACTION_POOLING = env_bool("DB_TRANSACTION_POOLING", False)
     if DB_TRANSACTION_POOLING:
         DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
     # A booking's hot statements prepared once per connection (airline/sql.py, psycopg's
     # prepare_threshold): never behind a transaction pooler; DB_PREPARED_STATEMENTS=0 turns
-    # them off anywhere (docs/production.md "Framework shortcuts").
+    # them off anywhere (docs/operators/production.md "Framework shortcuts").
     DB_PREPARED_STATEMENTS = env_bool("DB_PREPARED_STATEMENTS", True) and not DB_TRANSACTION_POOLING
     # The streaming standby, for reads that may be a moment old (airline/standby.py,
-    # docs/production.md "Reads on the standby"), used only while READ_FROM_STANDBY is
+    # docs/operators/cluster.md "Reads on the standby"), used only while READ_FROM_STANDBY is
     # on. Its own libpq host list may name the primary too, with
     # target_session_attrs=prefer-standby: after a failover, the standby is the primary
     # and reads follow it.
@@ -200,7 +201,7 @@ if DATABASE_URL:
     # Off by default: every commit waits for its WAL to reach the disk, money-moving ones
     # included. DB_COMMIT_WITHOUT_FLUSH=1 lets a card booking's confirmation return
     # before its flush (airline.sql.commit_without_flush), which a crash can then lose
-    # (docs/production.md "Commits without a flush" says exactly what); never with a
+    # (docs/operators/production.md "Commits without a flush" says exactly what); never with a
     # synchronous standby to fail over to.
     DB_COMMIT_WITHOUT_FLUSH = env_bool("DB_COMMIT_WITHOUT_FLUSH", False)
 else:
@@ -243,7 +244,7 @@ READ_YOUR_WRITES_SECONDS = env_int("READ_YOUR_WRITES_SECONDS", 10)
 # failover then moves every client to the promoted replica. Reads go to the master too,
 # never a replica: an offer stored by a search is priced a moment later, and a replica
 # may not have it yet. Timeouts are short so that a dead Redis costs a request
-# milliseconds: every use either does without it or answers 503 (docs/production.md
+# milliseconds: every use either does without it or answers 503 (docs/operators/production.md
 # "When Redis is down").
 REDIS_URL = env_str("REDIS_URL")
 REDIS_SENTINELS = env_list("REDIS_SENTINELS", [])
@@ -435,7 +436,7 @@ CREDIT_VALIDITY_DAYS = env_int("CREDIT_VALIDITY_DAYS", 365)
 PAYMENT_GATEWAY = env_str("PAYMENT_GATEWAY", "orders.payments.TestGateway")
 # The test gateway's time per charge, as a real gateway's (the crash test widens it).
 TEST_GATEWAY_LATENCY_MS = env_int("TEST_GATEWAY_LATENCY_MS", 0)
-# Stripe (orders.payments.StripeGateway; docs/production.md "Production"): the secret API key, the
+# Stripe (orders.payments.StripeGateway; docs/operators/production.md): the secret API key, the
 # signing secret of the webhook endpoint registered with Stripe, the API's address (a
 # fake Stripe server in tests) and how long one call to it may take before the payment
 # is answered ERR-6005 and left to the reconciler.
@@ -443,7 +444,7 @@ STRIPE_API_KEY = env_str("STRIPE_API_KEY", "")
 STRIPE_WEBHOOK_SECRET = env_str("STRIPE_WEBHOOK_SECRET", "")
 STRIPE_API_BASE = env_str("STRIPE_API_BASE", "https://api.stripe.com")
 STRIPE_TIMEOUT_SECONDS = env_int("STRIPE_TIMEOUT_SECONDS", 10)
-# When Stripe takes the money (orders.payments.StripeGateway; docs/production.md):
+# When Stripe takes the money (orders.payments.StripeGateway; docs/operators/production.md):
 # "automatic" at the confirm call (one round trip fewer per booking; a booking that fails
 # after it is refunded), "manual" at ticketing (a booking that fails is voided instead).
 STRIPE_CAPTURE = env_str("STRIPE_CAPTURE", "automatic")
@@ -518,7 +519,7 @@ WORKER_WEBHOOK_SECONDS = env_int("WORKER_WEBHOOK_SECONDS", 1)
 SCHEDULE_INLINE_LEGS = env_int("SCHEDULE_INLINE_LEGS", 5000)
 WORKER_SCHEDULE_SECONDS = env_int("WORKER_SCHEDULE_SECONDS", 2)
 
-# --- Monitoring (docs/operations.md "Monitoring", airline/api/metrics.py) --------------
+# --- Monitoring (docs/operators/monitoring.md, airline/api/metrics.py) --------------
 # GET /metrics is a 404 unless METRICS_ENABLED; then it answers only requests from
 # METRICS_ALLOWED_CIDRS (the client address itself, never X-Forwarded-For) that send
 # `Authorization: Bearer <METRICS_TOKEN>`. Enabled without a token, the process refuses
@@ -541,7 +542,7 @@ if METRICS_ENABLED:
     METRICS_DIR.mkdir(parents=True, exist_ok=True)
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(METRICS_DIR)
 
-# --- Tracing and error reports (airline/telemetry.py, docs/production.md "Monitoring") --
+# --- Tracing and error reports (airline/telemetry.py, docs/operators/monitoring.md) --
 # OpenTelemetry traces of requests, SQL and outbound calls, exported over OTLP/HTTP to
 # the collector the standard OTEL_* variables name: on when TRACING_ENABLED is, which by
 # default it is as soon as an OTLP endpoint is set. OTEL_SDK_DISABLED=true turns it off.

@@ -97,7 +97,7 @@ def commit_without_flush() -> None:
     flushed can redo the write after a crash (a card booking's confirmation: its intent
     and the gateway's charge). A crash of the database server within about three
     `wal_writer_delay`s (600 ms by default) of such a commit loses it; so does a failover
-    to a standby, synchronous or not (docs/production.md "Commits without a flush")."""
+    to a standby, synchronous or not (docs/operators/production.md "Commits without a flush")."""
     if settings.DB_COMMIT_WITHOUT_FLUSH and connections[DEFAULT_DB_ALIAS].vendor == "postgresql":
         with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
             cursor.execute("SET LOCAL synchronous_commit TO OFF")

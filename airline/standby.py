@@ -1,4 +1,4 @@
-"""Reads that may be slightly stale, from the standby (docs/production.md "Reads on the
+"""Reads that may be slightly stale, from the standby (docs/operators/cluster.md "Reads on the
 standby").
 
 With DATABASE_REPLICA_URL set and READ_FROM_STANDBY on, the selectors that may show a

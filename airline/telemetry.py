@@ -1,5 +1,5 @@
 """Tracing (OpenTelemetry) and error reports (Sentry), each off unless configured
-(docs/production.md "Monitoring").
+(docs/operators/monitoring.md).
 
 Tracing is on when TRACING_ENABLED is, which it is by default whenever an OTLP endpoint
 is named (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT); everything

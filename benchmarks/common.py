@@ -1,5 +1,6 @@
 """Shared pieces of the benchmarks: a fresh seeded database, timing statistics, a report
-table, and the figures file each benchmark writes for the manual (docs/benchmarks.md)."""
+table, and the figures file each benchmark writes for the manual
+(docs/contributors/benchmarks.md)."""
 
 import os
 import platform
@@ -204,7 +205,8 @@ FIGURES = Path(os.environ.get("BENCH_FIGURES_DIR", REPO / "docs" / "benchmarks" 
 
 
 def write_figures(module: str, notes: Sequence[str] = ()) -> Path:
-    """Write docs/benchmarks/figures/<module>.md, the fragment docs/benchmarks.md includes:
+    """Write docs/benchmarks/figures/<module>.md, the fragment
+    docs/contributors/benchmarks.md includes:
     every table this run printed (TABLES) as markdown, then `notes`, under a line saying
     on what machine, when and from which commit they were measured. The file holds the
     current figures only; earlier ones are in git's history of it."""

@@ -9,7 +9,7 @@ from). So each chosen item is offered again for the priced offer, by the same se
 list (offers.ancillaries.service_list, stored as a new services offer), and matched by
 what it sells: the product, where it applies and the passengers. Its item id on the new
 offer is the OfferItemID the PricedOffer shows and OrderCreate names; its price is that
-offer's. The NDC guide (docs/ndc.md, "AirShopping and OfferPrice") describes it.
+offer's. The NDC guide (docs/partners/ndc.md, "AirShopping and OfferPrice") describes it.
 """
 
 from collections.abc import Sequence

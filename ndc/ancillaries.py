@@ -7,7 +7,7 @@ POST /json/{v}/orders/{orderId}/seats and /services (§4.11), rendered from the 
 services: the answer's ALaCarteOffer is the JSON `data.offerId` with its offerItemIds,
 which AcceptOffer (JSON PATCH /orders/{orderId}) buys.
 
-The request mapping is described once, in the NDC guide (docs/ndc.md, "SeatAvailability
+The request mapping is described once, in the NDC guide (docs/partners/ndc.md, "SeatAvailability
 and ServiceList"), which shows SEAT_AVAILABILITY_PATHS and SERVICE_LIST_PATHS.
 """
 

@@ -2,7 +2,7 @@
 services endpoints (SPEC.md §2.6; DESIGN.md §9, §11 "Ancillary offers").
 
 The answer's elements (the ALaCarteOffer and its items, the seat maps) are described once,
-in the NDC guide (docs/ndc.md, "SeatAvailability and ServiceList").
+in the NDC guide (docs/partners/ndc.md, "SeatAvailability and ServiceList").
 
 Every passenger of an item pays the same (the services price per product, bundle and
 passenger type, and an item is one product in one bundle for the passengers who may have

@@ -1,5 +1,5 @@
 """IATA_OrderChangeNotifRQ: a webhook event for a seller that registered an NDC endpoint
-(docs/operations.md "Webhooks", `format: ndc`), rendered from the same JSON order view the JSON
+(docs/partners/webhooks.md, `format: ndc`), rendered from the same JSON order view the JSON
 event carries in `data`, with ndc.order_presenters' writers, so ids, the record locator
 and prices are the JSON ones.
 

@@ -7,7 +7,7 @@ the same order and page through them with the same cursor (SPEC.md §4.8).
 
 How each criterion maps, what is refused, and the paging carried in
 `AugmentationPoint` (namespace AUGMENTATION_NS) are described once, in the NDC guide
-(docs/ndc.md, "OrderList"); ORDER_LIST_PATHS is the field table it shows.
+(docs/partners/ndc.md, "OrderList"); ORDER_LIST_PATHS is the field table it shows.
 """
 
 from typing import Any

@@ -9,7 +9,7 @@ ADT/CHD/INF, M/F gender, a two-letter country, the travel document types, the ca
 fields present) are applied here, as ERR-1005 naming the element's XPath. Errors the
 services raise name JSON fields; the *_PATHS tables give their elements.
 
-How each message's elements map is described once, in the NDC guide (docs/ndc.md,
+How each message's elements map is described once, in the NDC guide (docs/partners/ndc.md,
 "OrderCreate, OrderRetrieve, OrderChange"), which shows these *_PATHS tables.
 
 It is one module because the three messages share their element readers (Pax, contact,

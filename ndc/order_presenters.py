@@ -3,7 +3,7 @@ of OrderCreate, OrderRetrieve and OrderChange, rendered from the very `data` tha
 POST /json/{v}/orders, GET and PATCH /json/{v}/orders/{orderId} answer, so ids, the
 record locator, prices and tickets are the JSON ones.
 
-Where each JSON part goes is described once, in the NDC guide (docs/ndc.md, "OrderCreate,
+Where each JSON part goes is described once, in the NDC guide (docs/partners/ndc.md, "OrderCreate,
 OrderRetrieve, OrderChange").
 """
 

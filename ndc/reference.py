@@ -1,4 +1,4 @@
-"""The NDC guide's reference tables (docs/ndc.md), made from the table the service runs on
+"""The NDC guide's reference tables (docs/partners/ndc.md), made from the table the service runs on
 (ndc/endpoints.py) so that the guide cannot disagree with it: which messages are served,
 what each answers, what key it needs and its JSON twin, and for each message the JSON
 field every request element becomes (the same tables that turn a service's field error

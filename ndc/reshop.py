@@ -8,7 +8,7 @@ the JSON ones, so a reshop offer from XML is quoted in JSON and the reverse.
 21.3 has no OrderQuoteRS (../shared/ndc-21.3/README.md): OrderQuoteRQ is answered with
 an IATA_OrderReshopRS, as common practice does.
 
-The request mappings are described once, in the NDC guide (docs/ndc.md, "OrderReshop and
+The request mappings are described once, in the NDC guide (docs/partners/ndc.md, "OrderReshop and
 OrderQuote"), which shows ORDER_RESHOP_PATHS and ORDER_QUOTE_PATHS.
 """
 

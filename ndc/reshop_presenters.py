@@ -2,7 +2,7 @@
 §9, §11 "Reshop and quote", "Reshop CancelOrder cancellation").
 
 What each offer of the answer holds (replacement offers, the quote, a cancellation or
-name change quote) is described once, in the NDC guide (docs/ndc.md, "OrderReshop and
+name change quote) is described once, in the NDC guide (docs/partners/ndc.md, "OrderReshop and
 OrderQuote").
 
 Passengers are the order's (`PaxList/Pax/PaxID` PAX-...); the JSON passengerPrices name

@@ -1,4 +1,4 @@
-"""Airline-initiated schedule changes (docs/network.md "Airline-initiated changes").
+"""Airline-initiated schedule changes (docs/partners/airline-changes.md).
 
 1. Detection. A schedule load writes the flight-date legs it retimes, re-equips or
    cancels under their row locks and notes the orders flying them (`Bookings.holding`,

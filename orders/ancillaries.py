@@ -366,7 +366,7 @@ def check_seats_still_sellable(
     from the configurations under their share locks (airline.network.configurations).
     `check_sale` looked at the worker's cached layouts, which may be a minute old; a
     block saved before this lock is seen here, and a block saved after it waits for the
-    sale to commit and then finds its seat (docs/operations.md "Back office"). A leg missing from
+    sale to commit and then finds its seat (docs/operators/back-office.md). A leg missing from
     `locked` is refused by the flow's own check (no longer operates)."""
     seats = [line for line in lines if line.seat is not None and line.leg_id in locked]
     if not seats:

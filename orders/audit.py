@@ -1,4 +1,4 @@
-"""The books audit (docs/operations.md "Books audit"): every order's money checked
+"""The books audit (docs/operators/support.md "Books audit"): every order's money checked
 against its own rows and, when asked, against the payment provider's books. Read only:
 it reports, it never corrects. `manage.py audit_books` prints what it finds; the
 background worker runs it nightly and keeps the count for `/metrics`

@@ -403,7 +403,7 @@ ACTIONS: dict[str, Action] = {
     "UpdateContact": Action(amend.check_update_contact),
     "CancelJourney": Action(cancel.check_cancel_journey),
     "AcceptReshopOffer": Action(check_accept_reshop_offer),
-    # Answers to a schedule change by the airline (docs/network.md "Airline-initiated changes").
+    # Answers to a schedule change by the airline (docs/partners/airline-changes.md).
     airline_changes.ACCEPT: Action(airline_changes.check_accept_airline_change, alone=True),
     airline_changes.CANCEL: Action(airline_changes.check_cancel_for_airline_change, alone=True),
 }

@@ -37,7 +37,7 @@ VIEW_CACHE_SECONDS = 24 * 3600
 VIEW_FORMAT = 2
 # Line statuses of the view: order items' and services' alike (SPEC.md §3).
 CONFIRMED, CANCELLED = "CONFIRMED", "CANCELLED"
-# `operationalStatus` of the view's journeys and segments (docs/network.md
+# `operationalStatus` of the view's journeys and segments (docs/partners/airline-changes.md
 # "Airline-initiated changes"), a field of our own: SPEC.md §2.2 keeps a segment's `statusCode` for
 # WAITLISTED alone (DESIGN.md §11 "Segment statusCode"). Flying as booked; changed by
 # the airline, waiting for the seller (a pending airline change covers it); a flight
@@ -455,7 +455,7 @@ def pending_change_journeys(changes: Iterable[AirlineChange]) -> set[str]:
 
 def operational_statuses(parts: OrderParts | FlightParts) -> dict[str, str]:
     """`operationalStatus` by JOU- and SEG- id, as the order view shows them: the
-    back office's booking page reads the same state as the API (docs/operations.md
+    back office's booking page reads the same state as the API (docs/operators/back-office.md
     "Back office")."""
     changed = pending_change_journeys(parts.airline_changes)
     statuses: dict[str, str] = {}

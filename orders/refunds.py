@@ -254,7 +254,7 @@ def refunds_outside_record(
     record each of the provider's refunds of `payment` (`found`) that is neither ours
     (its reference one of the payment's Refund.ref) nor recorded before (its id). Each
     raises the payment's `refunded`, lowers what the order holds (`paid`) and adds to
-    its `refunded_outside`; the order's status and tickets stand (docs/production.md).
+    its `refunded_outside`; the order's status and tickets stand (docs/operators/production.md).
     What the payment no longer has room for (a refund of ours owed and not yet sent,
     and the same money refunded in the dashboard meanwhile) is logged, not recorded."""
     known = set(Refund.objects.filter(payment=payment).values_list("ref", "gateway_reference"))

@@ -20,7 +20,7 @@ def on_config(config):
 
 
 def on_page_markdown(markdown, page, config, files):
-    if page.file.src_uri != "ndc.md":
+    if page.file.src_uri != "partners/ndc.md":
         return markdown
     from ndc.reference import render
 

@@ -1,4 +1,4 @@
-"""Real HTTP endpoints standing in for what the service reports to (docs/production.md
+"""Real HTTP endpoints standing in for what the service reports to (docs/operators/monitoring.md
 "Monitoring"), each in a thread of the test process on a free loopback port:
 
 - an OpenTelemetry collector's OTLP/HTTP traces endpoint (POST /v1/traces, protobuf),

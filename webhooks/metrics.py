@@ -1,4 +1,4 @@
-"""The webhook backlog's gauges (airline/api/metrics.py, docs/operations.md "Monitoring"), read at
+"""The webhook backlog's gauges (airline/api/metrics.py, docs/operators/monitoring.md), read at
 each scrape; `connect` is called once, from WebhooksConfig.ready."""
 
 from datetime import datetime

@@ -17,7 +17,7 @@ class WebhookEndpoint(models.Model):
     one is kept (inactive, `deleted_at` set) with its deliveries' history."""
 
     class Format(models.TextChoices):
-        # The signed JSON event (docs/operations.md "Webhooks"), or the same event as an
+        # The signed JSON event (docs/partners/webhooks.md), or the same event as an
         # IATA_OrderChangeNotifRQ document (ndc.notifications) for NDC sellers.
         JSON = "json", "JSON event"
         NDC = "ndc", "NDC (IATA_OrderChangeNotifRQ)"

@@ -29,7 +29,7 @@ from webhooks.models import (
 Kind = OrderEvent.Kind
 
 # Our event kinds (orders.models.OrderEvent.Kind) as the public types sellers subscribe
-# to (docs/operations.md "Webhooks"). Several kinds share a type: a seller cares that the
+# to (docs/partners/webhooks.md). Several kinds share a type: a seller cares that the
 # booking changed, the order view in `data` says how.
 EVENT_TYPES: dict[str, str] = {
     Kind.CREATED: "order.created",
@@ -47,7 +47,7 @@ EVENT_TYPES: dict[str, str] = {
     Kind.CONTACT_UPDATED: "order.changed",
     Kind.PAYMENT_REFUNDED: "order.refunded",
     Kind.CREDIT_ISSUED: "order.refunded",
-    # A schedule change by the airline (docs/network.md "Airline-initiated changes"); the seller's
+    # A schedule change by the airline (docs/partners/airline-changes.md); the seller's
     # answer to it is a change of the order like any other.
     Kind.AIRLINE_CHANGE_DETECTED: "order.airline_initiated_change_detected",
     Kind.AIRLINE_CHANGE_ACCEPTED: "order.changed",

@@ -60,7 +60,7 @@ class WebhooksView(ServiceView):
     @idempotent
     def post(self, request, version):
         """Register an https URL for the seller's order events. The answer carries the
-        signing `secret`, shown this once (docs/operations.md "Webhooks": verifying signatures).
+        signing `secret`, shown this once (docs/partners/webhooks.md "Verifying signatures").
         `format: ndc` sends each event as an IATA_OrderChangeNotifRQ document instead
         of the JSON event, signed the same way.
         A URL that is not https, or whose host resolves to a loopback, private,

@@ -24,7 +24,7 @@ class ErrorSpec:
 
 
 # Seconds a client is told to wait (Retry-After) when PostgreSQL or Redis cannot be
-# reached: about what a failover of either or a pooler restart takes (docs/production.md
+# reached: about what a failover of either or a pooler restart takes (docs/operators/production.md
 # "When Redis is down").
 STORAGE_RETRY_AFTER = "5"
 

@@ -1,4 +1,4 @@
-"""Prometheus metrics (docs/operations.md "Monitoring"): what the service counts, and GET /metrics.
+"""Prometheus metrics (docs/operators/monitoring.md): what the service counts, and GET /metrics.
 
 Counted where it happens, in the process it happens in:
 - every request, by route pattern (never the raw path: ids and locators would make a

@@ -33,7 +33,7 @@ class SurrogatesRefused(ProhibitSurrogateCharactersValidator):
     """DRF's check that a text holds no lone surrogate, with its message and code, at C
     speed: DRF's looks at one character at a time in Python, 40-60 ms for a string of a
     MiB, which would be most of what such a hostile body costs (the budget is 50 ms a MiB:
-    docs/api.md).
+    docs/contributors/http-kernel.md).
     An ASCII text has none; any other fails to encode where it has one."""
 
     def __call__(self, value):

@@ -25,7 +25,8 @@ def health(request: HttpRequest) -> HttpResponse:
     """GET /health (SPEC.md §4.3): public, not enveloped, 503 while loading. A dependency
     the node can do without for most requests (Redis) is reported in `dependencies`, with
     `degraded`, while the answer stays 200: every node shares that Redis, so taking this
-    one out of the balancer would help nobody (docs/production.md "When Redis is down")."""
+    one out of the balancer would help nobody (docs/operators/production.md
+    "When Redis is down")."""
     if request.method not in ("GET", "HEAD"):
         return error_response(
             request,

@@ -3,7 +3,7 @@
 Fleet and booking classes are edited here; the schedule comes only from SSIM files
 (`load_schedule`, or an upload here that previews its changes first), so schedule and
 inventory screens are read-only. Times are shown in the station's own zone and say which
-(docs/operations.md "Back office")."""
+(docs/operators/back-office.md)."""
 
 import functools
 import hashlib
@@ -116,7 +116,7 @@ class SeatConfigurationForm(forms.ModelForm):
 class SeatConfigurationAdmin(admin.ModelAdmin):
     """A change (blocked seats, cabins) is saved by `configuration_edit`, under the
     configuration's lock, with the bookings it takes seats from told
-    (docs/operations.md "Back office"); a new configuration has no bookings and is saved
+    (docs/operators/back-office.md); a new configuration has no bookings and is saved
     as usual."""
 
     form = SeatConfigurationForm

@@ -1,6 +1,6 @@
 """Seat configurations as they stand, read under their row locks, and the back office's
-edit of one (blocked seats, cabins) with the bookings it takes seats from (docs/operations.md
-"Back office", docs/network.md "Airline-initiated changes").
+edit of one (blocked seats, cabins) with the bookings it takes seats from
+(docs/operators/back-office.md, docs/partners/airline-changes.md).
 
 The lock that orders a seat sale and a configuration edit is the configuration row's:
 - a sale of a seat (create order with `ancillaries`, AcceptOffer, a seat moved by an

@@ -1,4 +1,4 @@
-"""The back office's flight-date page (docs/operations.md "Back office"): the load of one
+"""The back office's flight-date page (docs/operators/back-office.md): the load of one
 flight-date leg per cabin and booking class, who is booked on it, and a seat map of what is sold.
 
 Reads only, in a fixed number of queries whatever the number of bookings (seven: the

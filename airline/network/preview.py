@@ -1,5 +1,5 @@
 """What loading a schedule would change, computed without writing anything: the back
-office shows it before staff confirm an upload (docs/operations.md "Back office").
+office shows it before staff confirm an upload (docs/operators/back-office.md).
 
 It takes the loader's own diff (schedule_diff: flight-date legs of the flights the file
 touches, keyed by carrier, flight number, date and leg sequence; a dropped leg with sales

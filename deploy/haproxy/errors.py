@@ -1,4 +1,4 @@
-"""HAProxy's own error answers in the API's formats (docs/production.md "Cluster"), written
+"""HAProxy's own error answers in the API's formats (docs/operators/cluster.md "Cluster"), written
 by the app's renderers: scripts/cluster runs this at start.
 
     python deploy/haproxy/errors.py OUTDIR

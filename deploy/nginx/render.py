@@ -1,4 +1,4 @@
-"""Fill in deploy/nginx/airline.conf for one node (docs/production.md "Process layout").
+"""Fill in deploy/nginx/airline.conf for one node (docs/operators/production.md "Process layout").
 
     python deploy/nginx/render.py --listen 80 --upstream 127.0.0.1:8000 \\
         > /etc/nginx/conf.d/airline.conf

@@ -235,7 +235,7 @@ class CreditInline(ReadOnlyInline):
 
 
 class AirlineChangeInline(ReadOnlyInline):
-    """Schedule changes the airline made to booked flights (docs/network.md
+    """Schedule changes the airline made to booked flights (docs/partners/airline-changes.md
     "Airline-initiated changes"): what the booking was and is now, and what the seller
     did about it."""
 

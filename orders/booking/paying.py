@@ -165,7 +165,7 @@ def order_confirm_paid(
     # Only with DB_COMMIT_WITHOUT_FLUSH=1 (off by default): this commit may then return
     # before it is on disk. A crash can lose it, never the money: the intent (committed
     # and flushed with the reservation) is still PENDING and the gateway still holds the
-    # charge, so the reconciler confirms the order again (docs/production.md "Commits
+    # charge, so the reconciler confirms the order again (docs/operators/production.md "Commits
     # without a flush").
     commit_without_flush()
     order = parts.order

@@ -46,7 +46,8 @@ class ServiceRefs:
 
 
 def service_changes_wire(items: Sequence[Replacement], refs: ServiceRefs) -> list[dict[str, Any]]:
-    """`serviceChanges` of a reshop offer or a quote (docs/api.md "Changing flights"): each
+    """`serviceChanges` of a reshop offer or a quote (docs/partners/servicing.md
+    "Changing flights"): each
     live service of a replaced journey, MOVED to the new journey at the price paid
     (`balanceDelta` 0), or DROPPED, its value given back or netted against the
     difference (`balanceDelta` minus its value, counted in the differential's

@@ -1,4 +1,4 @@
-"""Staff roles as Django groups (docs/operations.md "Back office"): what each kind of
+"""Staff roles as Django groups (docs/operators/back-office.md): what each kind of
 operations staff may see and do in the admin. Frozen here as migrations are; a later
 app that belongs to a role (webhooks to Partner management) adds its own permissions to
 the group in its own migration. Idempotent: it adds what is missing, and removes nothing

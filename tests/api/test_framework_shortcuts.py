@@ -1,5 +1,5 @@
 """Where the code goes past Django's, DRF's and psycopg's public API for speed (issue 29
-item 2; docs/production.md "Framework shortcuts"): each test here fails, naming what to
+item 2; docs/operators/production.md "Framework shortcuts"): each test here fails, naming what to
 re-verify, on an upgrade that changes what a shortcut relies on; and each shortcut has a
 setting that turns it off. orders/rows.py's own checks: tests/orders/test_rows_insert.py.
 

@@ -1,4 +1,4 @@
-"""The production topology on existing engines (scripts/cluster, docs/production.md
+"""The production topology on existing engines (scripts/cluster, docs/operators/cluster.md
 "Cluster"): HAProxy in front of two gunicorn nodes and, by Patroni's REST API, in front
 of the PgBouncer of whichever PostgreSQL member is the primary (writes) or a replica
 within the lag bound (stale-ok reads); Patroni on etcd's three members managing a primary
@@ -688,7 +688,7 @@ def exporter(cluster: Cluster, name: str) -> str:
 
 
 def test_an_operator_reads_every_part_from_its_metrics(cluster, headers):
-    """What docs/production.md "The engines' own metrics" tells an operator to scrape
+    """What docs/operators/monitoring.md "The engines' own metrics" tells an operator to scrape
     answers, and says what is true: each node's own /metrics (its dependencies up),
     HAProxy's (both nodes up, one primary behind the write port), each Patroni's (the
     roles), redis_exporter on a Sentinel (the master the Sentinels name), and

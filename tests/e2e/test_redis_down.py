@@ -1,4 +1,4 @@
-"""A real Redis killed under requests to a real gunicorn (docs/production.md "When Redis
+"""A real Redis killed under requests to a real gunicorn (docs/operators/production.md "When Redis
 is down"): what does not need Redis's data keeps working, the rate limits open with
 their metric and log line, what needs it answers 503 ERR-9002 with Retry-After in JSON
 and NDC, /health stays 200 and says `degraded`; Redis started again, all is normal."""

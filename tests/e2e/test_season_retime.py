@@ -1,5 +1,5 @@
 """Airline changes at airline size, on the full demo schedule and two nodes of two
-workers (docs/network.md "Airline-initiated changes").
+workers (docs/partners/airline-changes.md).
 
 1. A worker that starts from an old schedule never books at the old times: a load
    retimes MX101; offers priced on node A afterwards (the new times); node B's workers

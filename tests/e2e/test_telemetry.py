@@ -1,4 +1,4 @@
-"""Tracing and error reports of a real gunicorn (docs/production.md "Monitoring"): one
+"""Tracing and error reports of a real gunicorn (docs/operators/monitoring.md): one
 card booking paid through Stripe's SDK (against the fake Stripe) exported over OTLP/HTTP
 as one trace of its request, its SQL, its Redis calls and its gateway calls; nothing
 of either loaded when neither is configured; a webhook delivery of the background worker

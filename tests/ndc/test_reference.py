@@ -1,4 +1,4 @@
-"""The NDC guide (docs/ndc.md) against what the service serves: a message served without a
+"""The NDC guide (docs/partners/ndc.md) against what the service serves: a message served without a
 section of the guide, a section for a message not served, a JSON twin that is no route,
 or a marker of the generated tables gone, each fails here."""
 
@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 from ndc.endpoints import ENDPOINTS
 from ndc.reference import ENDPOINTS_MARKER, FIELDS_MARKER, render
 
-GUIDE = Path(settings.BASE_DIR) / "docs" / "ndc.md"
+GUIDE = Path(settings.BASE_DIR) / "docs" / "partners" / "ndc.md"
 # A message name as the guide's section headings spell it: IATA's CamelCase.
 MESSAGE = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)+\b")
 

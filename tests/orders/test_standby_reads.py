@@ -1,4 +1,4 @@
-"""Reads on the standby (airline/standby.py, docs/production.md "Reads on the standby"):
+"""Reads on the standby (airline/standby.py, docs/operators/cluster.md "Reads on the standby"):
 which reads go to the `replica` alias and which to the primary, and read-your-writes.
 
 The `replica` alias is a test mirror of the primary (tests/settings.py): the same test

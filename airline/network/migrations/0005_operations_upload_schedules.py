@@ -1,4 +1,4 @@
-"""Operations loads schedules (docs/operations.md "Back office"): the role gets
+"""Operations loads schedules (docs/operators/back-office.md): the role gets
 `network.add_scheduleload`, the permission of the admin's schedule upload. Adds only."""
 
 from django.contrib.auth.management import create_permissions

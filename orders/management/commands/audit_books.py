@@ -1,4 +1,4 @@
-"""The books audit (orders.audit, docs/operations.md "Books audit"): every order's money
+"""The books audit (orders.audit, docs/operators/support.md "Books audit"): every order's money
 against its own rows and the payment provider's books; each disagreement printed, and a
 non-zero exit when there is any. Read only; safe to run at any time, beside the service."""
 

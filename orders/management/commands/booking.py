@@ -243,7 +243,7 @@ def _history_lines(order: Order) -> list[str]:
 
 def _change_lines(change: AirlineChange) -> list[str]:
     """A pending airline change: why, since when, the journeys as booked and as they fly
-    now, and what the seller may answer (docs/network.md "Airline-initiated changes")."""
+    now, and what the seller may answer (docs/partners/airline-changes.md)."""
     lines = [
         f"  {change.ref}  {', '.join(change.reasons)}  detected {_utc(change.detected_at)}",
         f"     journeys   {', '.join(change.journey_refs)}",

@@ -19,7 +19,7 @@ class Command(BaseCommand):
         parser.add_argument("--once", action="store_true", help="Run every job once, then exit")
 
     def handle(self, *args, once=False, **options):
-        # Error reports and traces, each when configured (docs/production.md "Monitoring").
+        # Error reports and traces, each when configured (docs/operators/monitoring.md).
         error_reports_start()
         if tracing_instrument():
             tracing_start(role="worker")
