@@ -218,7 +218,7 @@ else:
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # A booking's rows written by one prepared INSERT per model built outside the ORM's
-# compiler (orders/rows.py); DB_DIRECT_INSERT=0 writes them with bulk_create instead.
+# compiler (orders/core/rows.py); DB_DIRECT_INSERT=0 writes them with bulk_create instead.
 DB_DIRECT_INSERT = env_bool("DB_DIRECT_INSERT", True)
 # Plainly valid request bodies read without DRF's serializers (airline.api.serializers
 # .plain_valid); API_PLAIN_VALIDATION=0 validates every body with DRF.

@@ -48,8 +48,8 @@ from airline.network.itineraries import MINIMUM_CONNECTING_TIME, OverLegs
 from airline.network.models import FlightLeg
 from airline.network.services import station_zone
 from offers.wire import iso_duration, local_time
-from orders import events, ids
 from orders.cancel import Cancellation, JourneyCancellation, journeys_cancel, live_services
+from orders.core import events, ids
 from orders.inputs import AcceptAirlineChange, CancelForAirlineChange
 from orders.models import (
     AirlineChange,

@@ -17,8 +17,8 @@ from typing import Any
 from airline.api.errors import ApiError, Err
 from airline.fares.money import ZERO, money_wire
 from offers.ancillaries import bundle_terms
-from orders import events
 from orders.checks import AGE_LIMITS, _check_name, age_on, check_email, check_phone
+from orders.core import events
 from orders.fees import NAME_CHANGE, fee_charge
 from orders.inputs import PassengerPatch, UpdateContact, UpdatePassenger
 from orders.models import Contact, Order, OrderStatus, Passenger

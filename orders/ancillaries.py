@@ -34,7 +34,7 @@ from offers.ancillaries import (
     seats_of_configuration,
 )
 from offers.store import AncillaryOffer, OfferOwner, offer_record
-from orders import ids
+from orders.core import ids
 from orders.inputs import AncillaryPick
 from orders.models import Journey, Leg, Order, Passenger, Segment, Service, TicketSerial
 

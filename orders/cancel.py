@@ -32,7 +32,7 @@ from airline.fares.money import ZERO, money, money_wire
 from airline.fares.terms import BundleTerms
 from airline.network.inventory import SeatChange, inventory_apply
 from offers.ancillaries import bundle_terms
-from orders import events
+from orders.core import events
 from orders.fees import CANCELLATION, fee_charge
 from orders.inputs import CancelJourney
 from orders.models import Coupon, Journey, Order, OrderItem, OrderStatus, Segment, Service

@@ -33,7 +33,7 @@ from airline.fares.money import ZERO
 from airline.network.inventory import LegCheck, legs_lock
 from airline.sql import lock_wait_bounded
 from offers.ancillaries import Traveller
-from orders import airline_changes, amend, cancel, events
+from orders import airline_changes, amend, cancel
 from orders.ancillaries import (
     IN_CHANGE,
     Sale,
@@ -45,6 +45,7 @@ from orders.ancillaries import (
     services_write,
 )
 from orders.checks import check_amount_stated
+from orders.core import events
 from orders.credits import credit_available, credit_issue, credit_payment, credit_redeem
 from orders.exchange.accept import check_accept_reshop_offer
 from orders.fees import fees_number

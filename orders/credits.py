@@ -16,7 +16,7 @@ from django.conf import settings
 from django.db.models import F, QuerySet
 
 from airline.api.errors import ApiError, Err
-from orders import events, ids
+from orders.core import events, ids
 from orders.models import AirlineCredit, Order, Payment
 from orders.selectors import OrderScope
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from decimal import Decimal
 
-from orders import ids
+from orders.core import ids
 from orders.models import Order, OrderFee, OrderStatus, Passenger, TicketSerial
 
 NAME_CHANGE = (OrderFee.Type.SERVICE, "NCF", "Name change fee")

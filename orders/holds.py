@@ -13,7 +13,7 @@ from django.db.models import F
 from airline.api import clock
 from airline.api.errors import ApiError, Err
 from airline.network.inventory import SeatChange, inventory_apply
-from orders import events
+from orders.core import events
 from orders.models import (
     Order,
     OrderItem,

@@ -77,9 +77,9 @@ from airline.network.itineraries import Journey as NetworkJourney
 from airline.network.itineraries import Segment as NetworkSegment
 from airline.network.models import CabinCode, FlightLeg
 from offers.wire import journey_id
-from orders import events, ids
 from orders.booking.writes import contact_write, journey_row, passengers_write, segments_write
 from orders.checks import check_contact, check_passengers, lead_of
+from orders.core import events, ids
 from orders.inputs import PassengerData
 from orders.models import Channel, Order, OrderItem, OrderStatus, Payment
 from orders.serializers import ContactIn, contact_data

@@ -1,6 +1,6 @@
 """The orders app's Prometheus metrics (airline/api/metrics.py, docs/operations.md "Monitoring"):
 bookings created and holds expired, counted from the events every write records
-(orders/events.py) when their transaction commits, so no service has to know about
+(orders/core/events.py) when their transaction commits, so no service has to know about
 metrics; the worker's queues of holds and payment intents past due; and what its last
 books audit found. `connect` is called once, from OrdersConfig.ready.
 """

@@ -13,7 +13,7 @@ from typing import Any
 from airline.fares.money import ZERO
 from airline.network.inventory import LegCheck
 from offers.store import OfferOwner
-from orders import events
+from orders.core import events
 from orders.models import AirlineCredit, Order, OrderStatus, Refund
 from sellers.authentication import Principal
 

@@ -25,7 +25,7 @@ from django.db import IntegrityError, transaction
 
 from airline.api import clock
 from airline.api.errors import ApiError, Err
-from orders import events
+from orders.core import events
 from orders.models import Order, Payment, PaymentIntent, ProviderEvent
 from orders.payments import PaymentDeclined, PaymentTimedOut, ProviderRefund, payment_gateway
 from orders.refunds import refunds_outside_record

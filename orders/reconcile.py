@@ -34,8 +34,8 @@ from airline.api.idempotency import (
     idempotency_failed,
     idempotency_release_abandoned,
 )
-from orders import events
 from orders.booking.paying import order_abandon, order_confirm_paid
+from orders.core import events
 from orders.intents import settle
 from orders.models import Order, OrderStatus, PaymentIntent
 from orders.payments import PaymentDeclined, PaymentTimedOut, payment_gateway

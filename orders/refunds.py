@@ -33,7 +33,7 @@ from django.db.models import F, QuerySet
 
 from airline.api import clock
 from airline.fares.money import ZERO
-from orders import events
+from orders.core import events
 from orders.models import Order, Payment, Refund
 from orders.payments import (
     Charge,

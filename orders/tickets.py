@@ -5,7 +5,7 @@ per passenger with one coupon per segment.
 from collections.abc import Sequence
 from datetime import datetime
 
-from orders import ids
+from orders.core import ids
 from orders.models import (
     Coupon,
     Order,

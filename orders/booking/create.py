@@ -22,7 +22,6 @@ from airline.network.services import station_zone
 from offers.ancillaries import Traveller, bundle_terms
 from offers.store import OfferBatch, OfferOwner, PricedOffer, offer_record
 from offers.wire import ref_id
-from orders import events, ids
 from orders.ancillaries import (
     IN_CREATE,
     HeldService,
@@ -43,6 +42,7 @@ from orders.checks import (
     check_passengers,
     lead_of,
 )
+from orders.core import events, ids
 from orders.inputs import (
     AncillaryPick,
     ContactData,

@@ -12,10 +12,10 @@ from django.db.models import F
 
 from airline.api.errors import ApiError, Err
 from airline.sql import commit_without_flush
-from orders import events
 from orders.ancillaries import (
     emds_number,
 )
+from orders.core import events
 from orders.credits import credit_payment, credit_redeem
 from orders.holds import hold_time_limit, seats_release
 from orders.inputs import (

@@ -13,7 +13,6 @@ from airline.network.itineraries import DatedLeg
 from airline.network.itineraries import Journey as NetworkJourney
 from airline.network.services import station_zone
 from offers.wire import ref_id
-from orders import ids
 from orders.ancillaries import (
     IN_CREATE,
     Sale,
@@ -24,6 +23,8 @@ from orders.checks import (
     ContactIn,
     PassengerIn,
 )
+from orders.core import ids
+from orders.core.rows import rows_insert
 from orders.models import (
     Contact,
     Journey,
@@ -33,7 +34,6 @@ from orders.models import (
     Passenger,
     Segment,
 )
-from orders.rows import rows_insert
 from orders.selectors import LegPart, OrderParts
 
 

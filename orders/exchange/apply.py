@@ -27,10 +27,10 @@ from airline.network.inventory import (
 from airline.network.itineraries import DatedLeg, network_index
 from airline.network.itineraries import Journey as NetworkJourney
 from offers.ancillaries import Traveller, bundle_terms, seats_taken
-from orders import events, ids
 from orders.airline_changes import change_exchanged
 from orders.ancillaries import IN_CHANGE, Sale, inclusion_lines, services_write
 from orders.booking.writes import journey_row, segments_write
+from orders.core import events, ids
 from orders.exchange.records import Replacement
 from orders.fees import CHANGE, fee_charge
 from orders.models import (

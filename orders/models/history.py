@@ -10,7 +10,7 @@ from orders.models.order import Order
 
 class OrderEvent(models.Model):
     """One state change of an order: who did what, when (DESIGN.md §10, STYLE.md). Written
-    only through orders/events.py, one function per kind."""
+    only through orders/core/events.py, one function per kind."""
 
     class Kind(models.TextChoices):
         CREATED = "created"

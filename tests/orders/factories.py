@@ -8,7 +8,7 @@ import factory
 from factory.django import DjangoModelFactory
 
 from airline.network.services import station_zone
-from orders import ids
+from orders.core import ids
 from orders.models import Channel, Journey, Order, OrderStatus, Passenger, Payment, Segment
 
 

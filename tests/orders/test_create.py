@@ -9,7 +9,7 @@ from django.core.cache import cache
 
 from airline.network.inventory import inventory_sell
 from airline.network.models import LegInventory
-from orders import ids
+from orders.core import ids
 from orders.models import (
     Contact,
     Coupon,
