@@ -653,7 +653,8 @@ SPECTACULAR_SETTINGS = {
             "BaggageFee",
             "PaymentFee",
         ],
-        # The `type` the card beside an airline credit may carry (orders.serializers.CardIn).
+        # The `type` the card beside an airline credit may carry
+        # (orders.requests.serializers.CardIn).
         "CardPaymentType": ["CreditCard"],
     },
 }

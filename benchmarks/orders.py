@@ -1214,9 +1214,9 @@ def explain_list(cases: list) -> dict:
 
     from airline.network.itineraries import network_index
     from orders import presenters
-    from orders.checks import check_order_search
+    from orders.requests.checks import check_order_search
+    from orders.requests.serializers import OrderListQuery
     from orders.selectors import orders_list
-    from orders.serializers import OrderListQuery
     from sellers.authentication import Principal
     from sellers.models import ApiKey, Seller
 

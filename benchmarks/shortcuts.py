@@ -234,7 +234,7 @@ def validation_times() -> tuple[list[float], list[float]]:
     """(on, off) seconds per validation of one create-order body (ServiceView._valid)."""
     from airline.api.endpoints import ServiceView
     from benchmarks.orders import HOLD, _booking_body
-    from orders.serializers import CreateOrderIn
+    from orders.requests.serializers import CreateOrderIn
 
     priced = {
         "offer": {"offerId": "OFF-1", "items": [{"offerItemId": f"OFI-{n}"} for n in (1, 2)]},

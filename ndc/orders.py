@@ -16,10 +16,11 @@ from offers.store import OfferOwner, OfferSource, offer_load
 from orders import presenters
 from orders.booking.create import order_create as create_order
 from orders.changes import order_change as change_order
-from orders.checks import check_phone
 from orders.exchange.quote import order_quote
 from orders.exchange.records import LIVE, ExchangeOffer
-from orders.inputs import (
+from orders.models import Channel, Contact, OrderStatus
+from orders.requests.checks import check_phone
+from orders.requests.inputs import (
     AcceptReshopOffer,
     CancelJourney,
     Change,
@@ -27,7 +28,6 @@ from orders.inputs import (
     ContactData,
     UpdateContact,
 )
-from orders.models import Channel, Contact, OrderStatus
 from orders.selectors import OrderScope, order_get
 from sellers.authentication import Principal
 

@@ -50,7 +50,6 @@ from airline.network.services import station_zone
 from offers.wire import iso_duration, local_time
 from orders.cancel import Cancellation, JourneyCancellation, journeys_cancel, live_services
 from orders.core import events, ids
-from orders.inputs import AcceptAirlineChange, CancelForAirlineChange
 from orders.models import (
     AirlineChange,
     Journey,
@@ -63,6 +62,7 @@ from orders.models import (
 )
 from orders.plan import GiveBack, Plan
 from orders.presenters import OPERATIONAL_AIRLINE_CANCELLED, OPERATIONAL_CONFIRMED
+from orders.requests.inputs import AcceptAirlineChange, CancelForAirlineChange
 
 LIVE = "CONFIRMED"  # an order item's status while it flies
 Reason = AirlineChange.Reason

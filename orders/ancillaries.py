@@ -35,8 +35,8 @@ from offers.ancillaries import (
 )
 from offers.store import AncillaryOffer, OfferOwner, offer_record
 from orders.core import ids
-from orders.inputs import AncillaryPick
 from orders.models import Journey, Leg, Order, Passenger, Segment, Service, TicketSerial
+from orders.requests.inputs import AncillaryPick
 
 
 def order_trip(

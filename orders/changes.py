@@ -44,21 +44,11 @@ from orders.ancillaries import (
     held_services,
     services_write,
 )
-from orders.checks import check_amount_stated
 from orders.core import events
 from orders.credits import credit_available, credit_issue, credit_payment, credit_redeem
 from orders.exchange.accept import check_accept_reshop_offer
 from orders.fees import fees_number
 from orders.holds import order_cancel_hold, order_for_change
-from orders.inputs import (
-    AcceptOffer,
-    CancelUnpaidOrder,
-    CardPayment,
-    Change,
-    ConfirmHold,
-    CreditPayment,
-    PaymentData,
-)
 from orders.intents import card_charged, intent_attach, intent_open
 from orders.models import (
     Order,
@@ -70,6 +60,16 @@ from orders.models import (
 from orders.payments import Card, card_check, credit_card_check
 from orders.plan import Action, Do, Plan, give_back_split
 from orders.refunds import refundable, refunds_owe, refunds_send
+from orders.requests.checks import check_amount_stated
+from orders.requests.inputs import (
+    AcceptOffer,
+    CancelUnpaidOrder,
+    CardPayment,
+    Change,
+    ConfirmHold,
+    CreditPayment,
+    PaymentData,
+)
 from orders.selectors import SLIM_PREFETCH, OrderScope, order_get
 from orders.tickets import payment_record, tickets_issue
 from sellers.authentication import Principal
@@ -87,7 +87,7 @@ def order_change(
     changes: Sequence[Change],
     payment: PaymentData | None = None,
 ) -> Order:
-    """Apply a change-order request (orders.inputs: its changes in request order, and
+    """Apply a change-order request (orders.requests.inputs: its changes in request order, and
     the payment sent with them) to the seller's order; the order row as it stands after
     (render it with presenters.order_view_cached)."""
     scope = OrderScope.of(principal)

@@ -78,11 +78,11 @@ from airline.network.itineraries import Segment as NetworkSegment
 from airline.network.models import CabinCode, FlightLeg
 from offers.wire import journey_id
 from orders.booking.writes import contact_write, journey_row, passengers_write, segments_write
-from orders.checks import check_contact, check_passengers, lead_of
 from orders.core import events, ids
-from orders.inputs import PassengerData
 from orders.models import Channel, Order, OrderItem, OrderStatus, Payment
-from orders.serializers import ContactIn, contact_data
+from orders.requests.checks import check_contact, check_passengers, lead_of
+from orders.requests.inputs import PassengerData
+from orders.requests.serializers import ContactIn, contact_data
 from orders.tickets import tickets_issue
 from sellers.models import Seller
 
@@ -228,7 +228,7 @@ def order_import(
     except ImportRefused as exc:
         return LineResult(line, "error", locator, str(exc))
     except ApiError as exc:
-        # The booking rules of create order (orders.checks), worded for the operator.
+        # The booking rules of create order (orders.requests.checks), worded for the operator.
         where = f" ({exc.path})" if exc.path else ""
         return LineResult(line, "error", locator, f"{exc.description}{where}")
     return LineResult(line, "created", locator)
@@ -378,7 +378,7 @@ def _write(data: Mapping[str, Any], *, seller: Seller, now: datetime) -> Order:
 
 
 def _passengers_in(passengers: Sequence[Mapping[str, Any]]) -> list[PassengerData]:
-    """The file's passengers as create order's input (orders.checks): ids ADT-1, INF-1...
+    """The file's passengers as create order's input (orders.requests.checks): ids ADT-1, INF-1...
     in order, and each infant on the lap of the adult of the same rank."""
     counts: dict[str, int] = {}
     ids_in_order = []

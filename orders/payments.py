@@ -30,8 +30,8 @@ from django.utils.module_loading import import_string
 
 from airline.api import clock
 from airline.api.errors import ApiError, Err, ErrorCollector
-from orders.inputs import CardPayment
 from orders.models import GatewayEntry, PaymentIntent
+from orders.requests.inputs import CardPayment
 
 logger = logging.getLogger("airline.payments")
 BRANDS = {"VI": "Visa", "CA": "Mastercard", "AX": "American Express", "DS": "Discover"}

@@ -97,7 +97,7 @@ class Plan:
 @dataclass(frozen=True)
 class Action:
     """One change type: `check(plan, changes)` (every change of its type in the request,
-    orders.inputs) refuses or returns the `do` to run."""
+    orders.requests.inputs) refuses or returns the `do` to run."""
 
     check: Callable[[Plan, Sequence[Any]], Do]
     # Only on an order in one of these states (ConfirmHold narrows it to ONHOLD).

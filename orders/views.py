@@ -16,7 +16,6 @@ from orders import presenters
 from orders.ancillaries import order_trip
 from orders.booking.create import order_create
 from orders.changes import order_change
-from orders.checks import check_order_search
 from orders.exchange.quote import order_quote
 from orders.openapi import (
     CHANGE_EXAMPLES,
@@ -28,9 +27,8 @@ from orders.openapi import (
     RESHOP_RESPONSE,
 )
 from orders.provider_events import provider_event_receive
-from orders.reshop import order_reshop
-from orders.selectors import OrderScope, order_get, orders_list
-from orders.serializers import (
+from orders.requests.checks import check_order_search
+from orders.requests.serializers import (
     ChangeOrderIn,
     CreateOrderIn,
     OrderAncillaryIn,
@@ -41,6 +39,8 @@ from orders.serializers import (
     change_input,
     create_input,
 )
+from orders.reshop import order_reshop
+from orders.selectors import OrderScope, order_get, orders_list
 from sellers.permissions import CanBook, HasAgencyCode, IsSeller
 from sellers.throttling import address_body_budget_check
 

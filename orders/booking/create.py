@@ -33,7 +33,13 @@ from orders.ancillaries import (
 from orders.booking.paying import Paying, check_payment, pay_reserved, payment_start
 from orders.booking.priced import BookedJourney, as_priced, journey_ref
 from orders.booking.writes import LocatorTaken, order_insert, order_rows_write
-from orders.checks import (
+from orders.core import events, ids
+from orders.models import (
+    Channel,
+    Order,
+    OrderStatus,
+)
+from orders.requests.checks import (
     ContactIn,
     PassengerIn,
     check_amount_stated,
@@ -42,18 +48,12 @@ from orders.checks import (
     check_passengers,
     lead_of,
 )
-from orders.core import events, ids
-from orders.inputs import (
+from orders.requests.inputs import (
     AncillaryPick,
     ContactData,
     ItemSelection,
     PassengerData,
     PaymentData,
-)
-from orders.models import (
-    Channel,
-    Order,
-    OrderStatus,
 )
 from orders.selectors import OrderParts
 from sellers.authentication import Principal

@@ -18,13 +18,6 @@ from orders.ancillaries import (
 from orders.core import events
 from orders.credits import credit_payment, credit_redeem
 from orders.holds import hold_time_limit, seats_release
-from orders.inputs import (
-    CardPayment,
-    CreditPayment,
-    Hold,
-    OtherPayment,
-    PaymentData,
-)
 from orders.intents import card_charged, intent_attach, intent_open
 from orders.models import (
     AirlineCredit,
@@ -35,6 +28,13 @@ from orders.models import (
     PaymentIntent,
 )
 from orders.payments import Card, Charge, card_check, credit_card_check
+from orders.requests.inputs import (
+    CardPayment,
+    CreditPayment,
+    Hold,
+    OtherPayment,
+    PaymentData,
+)
 from orders.selectors import OrderParts, OrderScope
 from orders.tickets import payment_record, tickets_issue
 from sellers.authentication import Principal

@@ -19,10 +19,6 @@ from orders.ancillaries import (
     services_write,
 )
 from orders.booking.priced import BookedJourney, journey_ref
-from orders.checks import (
-    ContactIn,
-    PassengerIn,
-)
 from orders.core import ids
 from orders.core.rows import rows_insert
 from orders.models import (
@@ -33,6 +29,10 @@ from orders.models import (
     OrderItem,
     Passenger,
     Segment,
+)
+from orders.requests.checks import (
+    ContactIn,
+    PassengerIn,
 )
 from orders.selectors import LegPart, OrderParts
 

@@ -18,11 +18,11 @@ from orders.exchange.apply import exchange_apply
 from orders.exchange.moves import journey_services, moves_stored, service_moves
 from orders.exchange.records import LIVE, ExchangeOffer, exchange_offer_load
 from orders.exchange.replacements import change_covering, check_changeable
-from orders.inputs import AcceptReshopOffer
 from orders.models import (
     Order,
 )
 from orders.plan import GiveBack, Plan
+from orders.requests.inputs import AcceptReshopOffer
 
 
 def check_accept_reshop_offer(plan: Plan, entries: Sequence[AcceptReshopOffer]) -> Any:

@@ -20,7 +20,7 @@ from rest_framework.fields import empty
 
 from airline.api.serializers import _reader_of, plain_valid
 from offers.serializers import PriceIn, SearchIn
-from orders.serializers import CreateOrderIn, QuoteIn, ReshopIn
+from orders.requests.serializers import CreateOrderIn, QuoteIn, ReshopIn
 from tests.api.test_plain_validation import create_body
 from tests.api.test_pooling import printed_at_startup
 

@@ -13,7 +13,7 @@ from rest_framework import serializers
 
 from airline.api.serializers import IsoDateField, StrictSerializer, plain_valid
 from offers.serializers import AncillaryIn, PriceIn, SearchIn
-from orders.serializers import (
+from orders.requests.serializers import (
     ChangeOrderIn,
     CreateOrderIn,
     OrderAncillaryIn,

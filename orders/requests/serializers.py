@@ -1,6 +1,6 @@
 """Request shapes of the order endpoints (SPEC.md §2.5.1, §4.7, §4.8). Shape only: the
 rules that span fields or need the offer (party, ages, infants, cards) are in
-orders/checks.py and orders/payments.py."""
+orders/requests/checks.py and orders/payments.py."""
 
 from collections.abc import Mapping
 from dataclasses import replace
@@ -10,7 +10,7 @@ from rest_framework import serializers
 
 from airline.api.serializers import IsoDateField, StrictSerializer, TypedStrictSerializer
 from offers.passengers import MAX_LISTED
-from orders.inputs import (
+from orders.requests.inputs import (
     DOCUMENT_TYPE_ALIASES,
     DOCUMENT_TYPES,
     AcceptAirlineChange,
@@ -75,7 +75,7 @@ class TravelDocumentIn(StrictSerializer):
 
 
 class PassengerContactIn(StrictSerializer):
-    # Plain strings: a malformed email or phone is ERR-1004 (orders/checks.py), not 1005.
+    # Plain strings: a malformed email or phone is ERR-1004 (orders/requests/checks.py), not 1005.
     emailAddress = serializers.CharField(max_length=254, required=False)
     phoneNumber = serializers.CharField(max_length=32, required=False)
 
@@ -235,12 +235,12 @@ class CreateOrderIn(StrictSerializer):
     )
 
     def to_create_input(self) -> CreateOrderInput:
-        """The validated request as create order's typed input (orders/inputs.py)."""
+        """The validated request as create order's typed input (orders/requests/inputs.py)."""
         return create_input(self.validated_data)
 
 
 def create_input(data: Mapping[str, Any]) -> CreateOrderInput:
-    """A validated CreateOrderIn body as create order's typed input (orders/inputs.py)."""
+    """A validated CreateOrderIn body as create order's typed input (orders/requests/inputs.py)."""
     selections = data.get("offerItemSelections")
     return CreateOrderInput(
         offer_id=data["offerId"],

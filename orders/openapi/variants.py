@@ -4,7 +4,7 @@ instruction), drawn as one variant per type."""
 from drf_spectacular.extensions import OpenApiSerializerExtension
 
 from airline.api.openapi import typed_variants
-from orders.serializers import (
+from orders.requests.serializers import (
     CARD_FIELDS,
     CHANGE_NEEDS,
     CHANGE_OWN_FIELDS,
@@ -52,19 +52,19 @@ class _TypedVariants(OpenApiSerializerExtension):
 class PaymentScheme(_TypedVariants):
     """`payment`: Hold, CreditCard or AirlineCredit, each with the members it needs."""
 
-    target_class = "orders.serializers.PaymentIn"
+    target_class = "orders.requests.serializers.PaymentIn"
     kinds, needs, own, suffix = PAYMENT_TYPES, PAYMENT_NEEDS, PAYMENT_OWN_FIELDS, "Payment"
 
 
 class ChangeScheme(_TypedVariants):
     """A change order `changes[]` entry: one variant per change type."""
 
-    target_class = "orders.serializers.ChangeIn"
+    target_class = "orders.requests.serializers.ChangeIn"
     kinds, needs, own, suffix = CHANGE_TYPES, CHANGE_NEEDS, CHANGE_OWN_FIELDS, "Change"
 
 
 class ReshopInstructionScheme(_TypedVariants):
     """A reshop `instruction`: one variant per instruction type."""
 
-    target_class = "orders.serializers.ReshopInstructionIn"
+    target_class = "orders.requests.serializers.ReshopInstructionIn"
     kinds, needs, own, suffix = RESHOP_TYPES, RESHOP_NEEDS, RESHOP_OWN_FIELDS, "Instruction"

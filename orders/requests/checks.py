@@ -19,7 +19,7 @@ from django.core.validators import validate_email
 
 from airline.api.errors import ApiError, Err, ErrorCollector
 from offers.passengers import Pax, check_infant_carriers, check_party
-from orders.inputs import ContactData, PassengerData, PaymentData
+from orders.requests.inputs import ContactData, PassengerData, PaymentData
 from orders.selectors import OrderSearch
 from sellers.authentication import Principal
 

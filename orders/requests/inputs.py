@@ -3,9 +3,9 @@
 `orders.changes.order_change` changes with, whatever channel the request came by.
 
 Each channel builds these from its own wire shape: the JSON API in
-`orders.serializers.CreateOrderIn.to_create_input`, NDC/XML from OrderCreateRQ. They
+`orders.requests.serializers.CreateOrderIn.to_create_input`, NDC/XML from OrderCreateRQ. They
 carry what the client sent, shaped but not yet judged: the rules that span fields or need
-the priced offer (party, ages, infants, cards, credits) are applied by `orders.checks`,
+the priced offer (party, ages, infants, cards, credits) are applied by `orders.requests.checks`,
 `orders.payments` and `orders.booking`, the same for every channel.
 """
 
@@ -129,7 +129,7 @@ class Hold:
 @dataclass(frozen=True)
 class StatedAmount:
     """The amount a payment says it pays (NDC PaymentProcessingDetails/Amount, JSON
-    `payment.amount`): it must be what is due (orders.checks.check_amount_stated)."""
+    `payment.amount`): it must be what is due (orders.requests.checks.check_amount_stated)."""
 
     amount: Decimal
     currency: str
