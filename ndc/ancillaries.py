@@ -24,8 +24,8 @@ from offers import ancillaries as services
 from offers.serializers import AncillaryIn
 from offers.store import OfferOwner
 from orders.ancillaries import order_trip
+from orders.reading.selectors import OrderScope, order_get
 from orders.requests.serializers import OrderAncillaryIn
-from orders.selectors import OrderScope, order_get
 from sellers.authentication import Principal
 
 _SEATS = "/IATA_SeatAvailabilityRQ/Request"

@@ -13,12 +13,13 @@ from airline.api.errors import ApiError, Err, Reason
 from ndc import order_mapping, xml
 from ndc.order_presenters import order_view_rs
 from offers.store import OfferOwner, OfferSource, offer_load
-from orders import presenters
 from orders.booking.create import order_create as create_order
 from orders.changes import order_change as change_order
 from orders.exchange.quote import order_quote
 from orders.exchange.records import LIVE, ExchangeOffer
 from orders.models import Channel, Contact, OrderStatus
+from orders.reading import presenters
+from orders.reading.selectors import OrderScope, order_get
 from orders.requests.checks import check_phone
 from orders.requests.inputs import (
     AcceptReshopOffer,
@@ -28,7 +29,6 @@ from orders.requests.inputs import (
     ContactData,
     UpdateContact,
 )
-from orders.selectors import OrderScope, order_get
 from sellers.authentication import Principal
 
 

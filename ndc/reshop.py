@@ -23,9 +23,9 @@ from ndc.shopping import _bundles, _plain
 from ndc.xml import MSG, c, refused, text
 from orders.exchange.quote import order_quote
 from orders.exchange.records import LIVE
+from orders.reading.selectors import OrderScope, order_get
 from orders.requests.serializers import QuoteIn, ReshopIn
 from orders.reshop import order_reshop
-from orders.selectors import OrderScope, order_get
 from sellers.authentication import Principal
 
 _RESHOP = "/IATA_OrderReshopRQ/Request"

@@ -61,7 +61,7 @@ from orders.models import (
     Service,
 )
 from orders.plan import GiveBack, Plan
-from orders.presenters import OPERATIONAL_AIRLINE_CANCELLED, OPERATIONAL_CONFIRMED
+from orders.reading.presenters import OPERATIONAL_AIRLINE_CANCELLED, OPERATIONAL_CONFIRMED
 from orders.requests.inputs import AcceptAirlineChange, CancelForAirlineChange
 
 LIVE = "CONFIRMED"  # an order item's status while it flies

@@ -59,6 +59,7 @@ from orders.models import (
 )
 from orders.payments import Card, card_check, credit_card_check
 from orders.plan import Action, Do, Plan, give_back_split
+from orders.reading.selectors import SLIM_PREFETCH, OrderScope, order_get
 from orders.refunds import refundable, refunds_owe, refunds_send
 from orders.requests.checks import check_amount_stated
 from orders.requests.inputs import (
@@ -70,7 +71,6 @@ from orders.requests.inputs import (
     CreditPayment,
     PaymentData,
 )
-from orders.selectors import SLIM_PREFETCH, OrderScope, order_get
 from orders.tickets import payment_record, tickets_issue
 from sellers.authentication import Principal
 

@@ -18,7 +18,7 @@ from django.db.models import F, QuerySet
 from airline.api.errors import ApiError, Err
 from orders.core import events, ids
 from orders.models import AirlineCredit, Order, Payment
-from orders.selectors import OrderScope
+from orders.reading.selectors import OrderScope
 
 # Codes read aloud over a phone: no 0/O or 1/I.
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"

@@ -1,7 +1,7 @@
 """Unpaid holds (SPEC.md §3; DESIGN.md §8): when a hold lapses, cancelling one, and
 expiring those past their limit: by the worker's sweep (holds_expire) and by a write
 that finds one (order_for_change). Reads never expire: they present a lapsed hold as
-expired (orders.selectors.order_as_it_stands).
+expired (orders.reading.selectors.order_as_it_stands).
 """
 
 from datetime import datetime, timedelta
@@ -21,7 +21,7 @@ from orders.models import (
     Segment,
     Service,
 )
-from orders.selectors import (
+from orders.reading.selectors import (
     SLIM_PREFETCH,
     OrderScope,
     hold_lapsed,
@@ -77,7 +77,7 @@ def order_expire_if_due(order: Order, *, now: datetime | None = None) -> Order:
     """Expire the order if it is an unpaid hold past its limit (its seats back, the
     hold_expired event and its webhook), and return it as it stands after. For writes:
     a change to a lapsed hold acts on the cancelled order (reads present it so without
-    writing: orders.selectors.order_as_it_stands)."""
+    writing: orders.reading.selectors.order_as_it_stands)."""
     now = now or clock.now()
     if hold_lapsed(order, now=now) and not order_cancel_hold(
         order=order, actor="system", expired=True
@@ -87,7 +87,7 @@ def order_expire_if_due(order: Order, *, now: datetime | None = None) -> Order:
 
 
 def order_for_change(*, scope: OrderScope, ref: str, parts=SLIM_PREFETCH) -> Order:
-    """The order a write acts on: found as orders.selectors.order_get finds it, a lapsed
+    """The order a write acts on: found as orders.reading.selectors.order_get finds it, a lapsed
     hold expired first (order_expire_if_due), with `parts` loaded."""
     order = order_expire_if_due(order_header(scope=scope, ref=ref))
     return order_with_parts(order, parts) if parts else order

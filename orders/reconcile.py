@@ -39,7 +39,7 @@ from orders.core import events
 from orders.intents import settle
 from orders.models import Order, OrderStatus, PaymentIntent
 from orders.payments import PaymentDeclined, PaymentTimedOut, payment_gateway
-from orders.selectors import order_parts
+from orders.reading.selectors import order_parts
 
 logger = logging.getLogger("airline.payments")
 ACTOR = "payment reconciler"

@@ -14,9 +14,9 @@ from airline.api.errors import ApiError, Err, Reason, order_status_reason
 from orders import amend, cancel
 from orders.exchange.reshop import reshop_itinerary
 from orders.models import OrderStatus
-from orders.presenters import order_pax_header
+from orders.reading.presenters import order_pax_header
+from orders.reading.selectors import SLIM_PREFETCH, OrderScope, order_get
 from orders.reshop_request import ReshopRequest, named_passengers
-from orders.selectors import SLIM_PREFETCH, OrderScope, order_get
 from sellers.authentication import Principal
 
 # instruction.type -> its handler (SPEC.md §4.12), in the module of its kind.

@@ -12,7 +12,6 @@ from airline.api.responses import error_response, json_response, ok
 from offers.ancillaries import seat_maps, service_list
 from offers.endpoints import AncillariesView
 from offers.openapi import SEAT_MAPS_RESPONSE, SERVICES_RESPONSE
-from orders import presenters
 from orders.ancillaries import order_trip
 from orders.booking.create import order_create
 from orders.changes import order_change
@@ -27,6 +26,8 @@ from orders.openapi import (
     RESHOP_RESPONSE,
 )
 from orders.provider_events import provider_event_receive
+from orders.reading import presenters
+from orders.reading.selectors import OrderScope, order_get, orders_list
 from orders.requests.checks import check_order_search
 from orders.requests.serializers import (
     ChangeOrderIn,
@@ -40,7 +41,6 @@ from orders.requests.serializers import (
     create_input,
 )
 from orders.reshop import order_reshop
-from orders.selectors import OrderScope, order_get, orders_list
 from sellers.permissions import CanBook, HasAgencyCode, IsSeller
 from sellers.throttling import address_body_budget_check
 

@@ -16,8 +16,8 @@ from django.db import connection, transaction
 from airline.api.responses import dumps
 from airline.sql import statement_cursor
 from orders.models import Order, OrderEvent
-from orders.presenters import order_view
-from orders.selectors import order_parts
+from orders.reading.presenters import order_view
+from orders.reading.selectors import order_parts
 from webhooks.models import (
     WebhookDelivery,
     WebhookEndpoint,

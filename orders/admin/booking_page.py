@@ -7,18 +7,18 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from orders.admin.flags import WARNING_HTML
-from orders.deliveries import Delivery, order_deliveries
 from orders.models import (
     Order,
 )
-from orders.presenters import (
+from orders.reading.deliveries import Delivery, order_deliveries
+from orders.reading.presenters import (
     OPERATIONAL_AIRLINE_CANCELLED,
     OPERATIONAL_CANCELLED,
     OPERATIONAL_EXCHANGED,
     OPERATIONAL_SCHEDULE_CHANGED,
     operational_statuses,
 )
-from orders.selectors import order_flight_parts
+from orders.reading.selectors import order_flight_parts
 
 # How the booking page words the `operationalStatus` the API shows (orders.presenters).
 STATUS_TEXT = {

@@ -63,7 +63,7 @@ from orders.models import (
     OrderStatus,
     Refund,
 )
-from orders.presenters import (
+from orders.reading.presenters import (
     pending_change_journeys,
 )
 

@@ -32,7 +32,7 @@ from orders.models import (
     Service,
     Ticket,
 )
-from orders.support_text import detail_lines, journey_place
+from orders.reading.support_text import detail_lines, journey_place
 
 
 class PassengerInline(ReadOnlyInline):

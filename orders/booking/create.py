@@ -39,6 +39,7 @@ from orders.models import (
     Order,
     OrderStatus,
 )
+from orders.reading.selectors import OrderParts
 from orders.requests.checks import (
     ContactIn,
     PassengerIn,
@@ -55,7 +56,6 @@ from orders.requests.inputs import (
     PassengerData,
     PaymentData,
 )
-from orders.selectors import OrderParts
 from sellers.authentication import Principal
 
 LOCATOR_ATTEMPTS = 5

@@ -28,6 +28,7 @@ from orders.models import (
     PaymentIntent,
 )
 from orders.payments import Card, Charge, card_check, credit_card_check
+from orders.reading.selectors import OrderParts, OrderScope
 from orders.requests.inputs import (
     CardPayment,
     CreditPayment,
@@ -35,7 +36,6 @@ from orders.requests.inputs import (
     OtherPayment,
     PaymentData,
 )
-from orders.selectors import OrderParts, OrderScope
 from orders.tickets import payment_record, tickets_issue
 from sellers.authentication import Principal
 

@@ -30,11 +30,11 @@ from orders.models import (
     Passenger,
     Segment,
 )
+from orders.reading.selectors import LegPart, OrderParts
 from orders.requests.checks import (
     ContactIn,
     PassengerIn,
 )
-from orders.selectors import LegPart, OrderParts
 
 
 def order_rows_write(

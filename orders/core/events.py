@@ -299,7 +299,7 @@ def _record(order: Order, kind: str, *, actor: str, now: datetime, **detail: Any
     event = OrderEvent(order=order, at=now, actor=actor[:80], kind=kind, detail=detail)
     # One plain INSERT (orders/core/rows.py), not save(), which cost a booking more than the
     # rest of its rows together; and then the signal save() would send, so whoever
-    # listens (the booking counters of orders/metrics.py) still hears of it.
+    # listens (the booking counters of orders/reading/metrics.py) still hears of it.
     rows_insert([event])
     _saved(event)
     order_event_recorded.send(sender=OrderEvent, order=order, kind=kind, now=now)

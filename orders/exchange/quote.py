@@ -40,9 +40,9 @@ from orders.models import (
     OrderItem,
     OrderStatus,
 )
-from orders.presenters import order_pax_header
+from orders.reading.presenters import order_pax_header
+from orders.reading.selectors import SLIM_PREFETCH, OrderScope, order_get
 from orders.reshop_request import named_passengers
-from orders.selectors import SLIM_PREFETCH, OrderScope, order_get
 from sellers.authentication import Principal
 
 

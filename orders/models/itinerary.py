@@ -37,7 +37,7 @@ class Journey(models.Model):
         ordering = ["order_id", "position"]
         indexes = [
             # OrderList: the first journey of an order, in trip order, that fits the
-            # search (orders.selectors.orders_search); no sort per order.
+            # search (orders.reading.selectors.orders_search); no sort per order.
             models.Index(fields=["order", "position"], name="journey_by_order_position"),
             models.Index(fields=["departs_at"], name="journey_by_time"),
         ]

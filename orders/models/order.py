@@ -65,7 +65,7 @@ class Order(models.Model):
     source_offer_id = models.CharField(max_length=64, null=True, blank=True, unique=True)
     remarks = models.TextField(blank=True)
     # Bumped by every change to the order or its parts: the rendered order view is
-    # cached under it (orders/presenters.py), so a change is never served stale.
+    # cached under it (orders/reading/presenters.py), so a change is never served stale.
     version = models.PositiveIntegerField(default=1, db_default=1)
     # The lead passenger's name (the first adult), as OrderList summaries show it
     # (SPEC.md §2.8): a page of 1000 summaries then reads no passenger rows. Written with
@@ -79,7 +79,7 @@ class Order(models.Model):
         permissions = [("cancel_hold", "Can cancel an unpaid hold in the back office")]
         indexes = [
             # OrderList: one seller's orders of one agency in cursor order (SPEC.md §4.8,
-            # orders.selectors.OrderScope).
+            # orders.reading.selectors.OrderScope).
             models.Index(fields=["seller", "agency_code", "id"], name="order_by_seller_agency"),
             # The back office's booking search: an agency code, whichever seller's.
             models.Index(fields=["agency_code"], name="order_by_agency"),
@@ -95,7 +95,7 @@ class Order(models.Model):
         ]
 
     # Not a column: True on an unpaid hold past its limit that a read presents as the
-    # expiry will leave it (orders.selectors.order_as_it_stands) while the row still says
+    # expiry will leave it (orders.reading.selectors.order_as_it_stands) while the row still says
     # ONHOLD. Such an instance is for rendering only; nothing saves it.
     lapsed = False
 

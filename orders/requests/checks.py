@@ -19,8 +19,8 @@ from django.core.validators import validate_email
 
 from airline.api.errors import ApiError, Err, ErrorCollector
 from offers.passengers import Pax, check_infant_carriers, check_party
+from orders.reading.selectors import OrderSearch
 from orders.requests.inputs import ContactData, PassengerData, PaymentData
-from orders.selectors import OrderSearch
 from sellers.authentication import Principal
 
 # Letters of any script, with the spaces, hyphens, apostrophes and periods real names

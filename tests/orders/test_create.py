@@ -24,7 +24,7 @@ from orders.models import (
     Ticket,
 )
 from orders.payments import TestGateway
-from orders.presenters import order_view_key
+from orders.reading.presenters import order_view_key
 from tests.conftest import bearer, error_of, token_for
 from tests.orders.conftest import CARD, HOLD, book, booking_body, price_offer
 

@@ -16,7 +16,7 @@ from django.db.models.fields import AutoFieldMixin
 
 from orders.core.rows import _kept_type, rows_insert
 from orders.models import Contact, Journey, Leg, Order, OrderItem, Passenger, Segment
-from orders.presenters import order_view_key
+from orders.reading.presenters import order_view_key
 from tests.orders.conftest import CARD, HOLD, book, booking_body
 
 pytestmark = pytest.mark.django_db

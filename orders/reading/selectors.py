@@ -252,7 +252,7 @@ def _leg_parts(segments: Mapping[int, Sequence[Segment]]) -> dict[int, list[LegP
 @dataclass(frozen=True)
 class FlightParts:
     """What the operational status of an order's journeys and segments is read from
-    (orders.presenters.operational_statuses): these fields of OrderParts, alone."""
+    (orders.reading.presenters.operational_statuses): these fields of OrderParts, alone."""
 
     journeys: Sequence[Journey]
     segments: Mapping[int, Sequence[Segment]]

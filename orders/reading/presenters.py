@@ -29,7 +29,14 @@ from orders.models import (
     Segment,
     Service,
 )
-from orders.selectors import FlightParts, LegPart, OrderParts, OrderRow, OrderSearch, order_parts
+from orders.reading.selectors import (
+    FlightParts,
+    LegPart,
+    OrderParts,
+    OrderRow,
+    OrderSearch,
+    order_parts,
+)
 
 VIEW_CACHE_SECONDS = 24 * 3600
 # The shape of the view: bumped whenever what it renders changes, so that a release
