@@ -144,7 +144,7 @@ def provider_call_floor(provider) -> dict[str, float]:
     PaymentIntent retrieved FLOOR_CALLS times through Stripe's SDK and by a bare
     http.client request, interleaved (seconds; the SDK's CPU in this process). The
     difference between the booking medians above and these is waiting for the cores."""
-    from orders.payments import _stripe_client
+    from orders.money.payments import _stripe_client
 
     client = _stripe_client(provider.api_key, provider.url, 5.0)
     card = {"number": "4242424242424242", "exp_month": 12, "exp_year": 2040, "cvc": "123"}

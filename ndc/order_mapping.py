@@ -1,8 +1,8 @@
 """OrderCreateRQ, OrderRetrieveRQ and OrderChangeRQ -> the typed inputs of create order
 and change order (orders/requests/inputs.py), the same values the JSON API builds from its bodies
 (orders.requests.serializers.create_input / change_input), so both channels meet the same checks
-in orders.requests.checks, orders.payments, orders.booking and orders.changes. This module only
-reads the 21.3 document: what a value must be beyond its shape is the services' call.
+in orders.requests.checks, orders.money.payments, orders.booking and orders.changes. This
+module only reads the 21.3 document: what a value must be beyond its shape is the services' call.
 
 The JSON serializers' shape rules that IATA's schema does not already enforce (a PTC of
 ADT/CHD/INF, M/F gender, a two-letter country, the travel document types, the card
@@ -439,7 +439,7 @@ def payment_method(details: etree._Element) -> PaymentData:
         return CreditPayment(credit_code=text(chosen, "VoucherID") or "")
     if kind != "PaymentCard":
         return OtherPayment(kind)
-    # Missing card fields stay empty: orders.payments names each (ERR-1005/6001).
+    # Missing card fields stay empty: orders.money.payments names each (ERR-1005/6001).
     payer = details.find(c("Payer"))
     given, surname = "", ""
     if payer is not None:

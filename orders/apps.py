@@ -63,9 +63,9 @@ def refund_send_job():
     from django.conf import settings
 
     from airline.worker import Job
-    from orders.refunds import refunds_retry
+    from orders.money.refunds import refunds_retry
 
-    # Refunds a change owed and a dead worker did not send (orders.refunds).
+    # Refunds a change owed and a dead worker did not send (orders.money.refunds).
     return Job(
         "send_refunds",
         settings.WORKER_RECONCILE_SECONDS,
@@ -77,8 +77,8 @@ def books_audit_job():
     from django.conf import settings
 
     from airline.worker import Job
-    from orders.audit import books_audit_nightly
+    from orders.money.audit import books_audit_nightly
 
-    # Looked at as often as the reconciler, run once a day (orders.audit): a worker
+    # Looked at as often as the reconciler, run once a day (orders.money.audit): a worker
     # restarted, run by cron with --once, or on several hosts audits no more often.
     return Job("audit_books", settings.WORKER_RECONCILE_SECONDS, books_audit_nightly)

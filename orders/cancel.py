@@ -33,10 +33,10 @@ from airline.fares.terms import BundleTerms
 from airline.network.inventory import SeatChange, inventory_apply
 from offers.ancillaries import bundle_terms
 from orders.core import events
-from orders.fees import CANCELLATION, fee_charge
 from orders.models import Coupon, Journey, Order, OrderItem, OrderStatus, Segment, Service
+from orders.money.fees import CANCELLATION, fee_charge
+from orders.money.refunds import refundable
 from orders.plan import GiveBack, Plan, give_back_split
-from orders.refunds import refundable
 from orders.requests.inputs import CancelJourney
 from orders.reshop_request import ReshopRequest
 

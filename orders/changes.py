@@ -5,7 +5,7 @@ row's lock).
 
 One request is one transaction: every check first, then the card charged for what is due
 (under a payment intent committed before the gateway is called, refunded if the
-transaction fails: orders.intents.card_charged), then the order row locked and every `do`
+transaction fails: orders.money.intents.card_charged), then the order row locked and every `do`
 run in request order, then the order's totals and the events. Money follows SPEC.md §3:
 a change that raises the value of a paid order (or confirms a hold) needs a card payment
 for the difference; on a hold it commits unpaid and the balance due grows.
@@ -45,11 +45,8 @@ from orders.ancillaries import (
     services_write,
 )
 from orders.core import events
-from orders.credits import credit_available, credit_issue, credit_payment, credit_redeem
 from orders.exchange.accept import check_accept_reshop_offer
-from orders.fees import fees_number
 from orders.holds import order_cancel_hold, order_for_change
-from orders.intents import card_charged, intent_attach, intent_open
 from orders.models import (
     Order,
     OrderFee,
@@ -57,10 +54,14 @@ from orders.models import (
     PaymentIntent,
     Service,
 )
-from orders.payments import Card, card_check, credit_card_check
+from orders.money.credits import credit_available, credit_issue, credit_payment, credit_redeem
+from orders.money.fees import fees_number
+from orders.money.intents import card_charged, intent_attach, intent_open
+from orders.money.payments import Card, card_check, credit_card_check
+from orders.money.refunds import refundable, refunds_owe, refunds_send
+from orders.money.tickets import payment_record, tickets_issue
 from orders.plan import Action, Do, Plan, give_back_split
 from orders.reading.selectors import SLIM_PREFETCH, OrderScope, order_get
-from orders.refunds import refundable, refunds_owe, refunds_send
 from orders.requests.checks import check_amount_stated
 from orders.requests.inputs import (
     AcceptOffer,
@@ -71,7 +72,6 @@ from orders.requests.inputs import (
     CreditPayment,
     PaymentData,
 )
-from orders.tickets import payment_record, tickets_issue
 from sellers.authentication import Principal
 
 # What a change cut short waiting for the order row is told (LockBusy, 503 ERR-9000): a
@@ -454,7 +454,7 @@ def _payment_for(
 def _spend_credit(plan: Plan):
     """Inside the change's transaction: spend exactly what the credit was counted on for
     (a credit spent meanwhile by another order fails the change, and the card charged
-    for the rest is refunded: orders.intents.card_charged)."""
+    for the rest is refunded: orders.money.intents.card_charged)."""
     credit = credit_redeem(
         code=plan.credit_code,
         scope=OrderScope.of(plan.principal),

@@ -80,10 +80,10 @@ from offers.wire import journey_id
 from orders.booking.writes import contact_write, journey_row, passengers_write, segments_write
 from orders.core import events, ids
 from orders.models import Channel, Order, OrderItem, OrderStatus, Payment
+from orders.money.tickets import tickets_issue
 from orders.requests.checks import check_contact, check_passengers, lead_of
 from orders.requests.inputs import PassengerData
 from orders.requests.serializers import ContactIn, contact_data
-from orders.tickets import tickets_issue
 from sellers.models import Seller
 
 ACTOR = "import_bookings"

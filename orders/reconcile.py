@@ -36,9 +36,9 @@ from airline.api.idempotency import (
 )
 from orders.booking.paying import order_abandon, order_confirm_paid
 from orders.core import events
-from orders.intents import settle
 from orders.models import Order, OrderStatus, PaymentIntent
-from orders.payments import PaymentDeclined, PaymentTimedOut, payment_gateway
+from orders.money.intents import settle
+from orders.money.payments import PaymentDeclined, PaymentTimedOut, payment_gateway
 from orders.reading.selectors import order_parts
 
 logger = logging.getLogger("airline.payments")

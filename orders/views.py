@@ -16,6 +16,7 @@ from orders.ancillaries import order_trip
 from orders.booking.create import order_create
 from orders.changes import order_change
 from orders.exchange.quote import order_quote
+from orders.money.provider_events import provider_event_receive
 from orders.openapi import (
     CHANGE_EXAMPLES,
     CREATE_EXAMPLES,
@@ -25,7 +26,6 @@ from orders.openapi import (
     RESHOP_EXAMPLES,
     RESHOP_RESPONSE,
 )
-from orders.provider_events import provider_event_receive
 from orders.reading import presenters
 from orders.reading.selectors import OrderScope, order_get, orders_list
 from orders.requests.checks import check_order_search
@@ -229,7 +229,7 @@ class OrderQuoteView(ServiceView):
 @csrf_exempt  # signed by the provider, not a browser form
 def stripe_webhook(request: HttpRequest) -> HttpResponse:
     """POST /payments/stripe/webhook: Stripe's events, verified and recorded once
-    (orders.provider_events); no bearer token: the signature is the credential. Any
+    (orders.money.provider_events); no bearer token: the signature is the credential. Any
     other method is 405 ERR-1001 in the envelope, as on every API path (never
     Django's HTML)."""
     if request.method != "POST":

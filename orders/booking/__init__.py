@@ -6,7 +6,7 @@ all. A card booking reserves first (the order PENDING with its seats and its pay
 intent, committed), then charges the card under the intent (no row is locked while a
 gateway thinks), then confirms the order and attaches the charge in a second
 transaction; a refused card gives the reservation back, a failed confirmation refunds
-(orders/intents.py), and whatever a dead worker leaves the reconciler settles
+(orders/money/intents.py), and whatever a dead worker leaves the reconciler settles
 (orders/reconcile.py).
 
 The modules: `create` (order_create, the flow), `priced` (the offer's journeys and the

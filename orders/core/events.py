@@ -99,7 +99,7 @@ def payment_refunded_outside(
     order: Order, *, now: datetime, payment: str, amount: Decimal, provider_refund: str
 ) -> None:
     """The payment provider gave money back outside this service (a refund made in its
-    dashboard), learnt from its event (orders.refunds.refunds_outside_record)."""
+    dashboard), learnt from its event (orders.money.refunds.refunds_outside_record)."""
     _record(
         order,
         OrderEventKind.PAYMENT_REFUNDED,

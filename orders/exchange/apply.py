@@ -32,7 +32,6 @@ from orders.ancillaries import IN_CHANGE, Sale, inclusion_lines, services_write
 from orders.booking.writes import journey_row, segments_write
 from orders.core import events, ids
 from orders.exchange.records import Replacement
-from orders.fees import CHANGE, fee_charge
 from orders.models import (
     Journey,
     Leg,
@@ -42,8 +41,9 @@ from orders.models import (
     Segment,
     Service,
 )
+from orders.money.fees import CHANGE, fee_charge
+from orders.money.tickets import tickets_reissue
 from orders.plan import Plan
-from orders.tickets import tickets_reissue
 
 
 def exchange_apply(plan: Plan, order: Order, swaps) -> None:

@@ -34,7 +34,7 @@ class OrderEvent(models.Model):
         AIRLINE_CHANGE_EXCHANGED = "airline_change_exchanged"
         PAYMENT_DISPUTED = "payment_disputed"
         # A refund of ours found given back, in part or whole, by one made at the
-        # provider outside this service (orders.refunds.refunds_retry).
+        # provider outside this service (orders.money.refunds.refunds_retry).
         PAYMENT_REFUND_COVERED = "payment_refund_covered"
 
     order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="events")

@@ -55,7 +55,7 @@ class Order(models.Model):
     retained = models.DecimalField(max_digits=12, decimal_places=2, default=0, db_default=0)
     credited = models.DecimalField(max_digits=12, decimal_places=2, default=0, db_default=0)
     # Given back by the payment provider outside this service (a refund in its dashboard:
-    # orders.provider_events), not yet set against value the order gives back: the next
+    # orders.money.provider_events), not yet set against value the order gives back: the next
     # change that gives value back gives this much less (orders.changes), so nothing goes
     # back twice; and no change asks the client to pay it back.
     refunded_outside = models.DecimalField(max_digits=12, decimal_places=2, default=0, db_default=0)

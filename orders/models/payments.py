@@ -32,7 +32,7 @@ class Payment(models.Model):
     currency = models.CharField(max_length=3, default="USD")
     status = models.CharField(max_length=10, choices=Status.choices)
     method = models.CharField(max_length=13, choices=Method.choices, default=Method.CARD)
-    # What of `amount` went back (orders.refunds); REFUNDED once it all has.
+    # What of `amount` went back (orders.money.refunds); REFUNDED once it all has.
     refunded = models.DecimalField(max_digits=12, decimal_places=2, default=0, db_default=0)
     credit = models.ForeignKey(
         AirlineCredit, on_delete=models.PROTECT, null=True, blank=True, related_name="payments"
@@ -42,7 +42,7 @@ class Payment(models.Model):
     card_expiry = models.CharField(max_length=4, blank=True, help_text="MMYY")
     gateway_reference = models.CharField(max_length=64, blank=True)
     # The cardholder disputed the charge with their bank (the provider's webhook,
-    # orders.provider_events): the dispute's status and reason as the provider says.
+    # orders.money.provider_events): the dispute's status and reason as the provider says.
     dispute = models.CharField(max_length=80, blank=True, default="", db_default="")
 
     class Meta:
@@ -60,7 +60,7 @@ class Payment(models.Model):
 
 class Refund(models.Model):
     """Money owed back to a card, written in the transaction of the change that owes it
-    and sent to the gateway once that commits (orders.refunds): a worker that dies in
+    and sent to the gateway once that commits (orders.money.refunds): a worker that dies in
     between leaves a PENDING row the reconciler sends. The gateway refunds a `ref` at
     most once, so sending twice gives back once."""
 
@@ -79,9 +79,9 @@ class Refund(models.Model):
     created_at = models.DateTimeField()
     sent_at = models.DateTimeField(null=True, blank=True)
     # Only on a refund the provider made outside this service (its dashboard), recorded
-    # from its `charge.refunded` event (orders.provider_events): the provider's id of it.
+    # from its `charge.refunded` event (orders.money.provider_events): the provider's id of it.
     gateway_reference = models.CharField(max_length=64, blank=True, default="", db_default="")
-    # Set by the reconciler when it settles a refund it found given back (orders.refunds
+    # Set by the reconciler when it settles a refund it found given back (orders.money.refunds
     # `refunds_retry`): how much of `amount` a refund made outside this service covered
     # (the rest went under our reference), and what it found.
     covered = models.DecimalField(max_digits=12, decimal_places=2, default=0, db_default=0)
@@ -110,7 +110,7 @@ class PaymentIntent(models.Model):
     """A card charge, recorded and committed before the gateway is called (DESIGN.md §11
     "Payments"), so no money moves without a durable record: a worker that dies between
     the charge and the booking's commit leaves an intent the reconciler settles, by the
-    gateway's own word on `ref` (orders.payments.payments_reconcile).
+    gateway's own word on `ref` (orders.money.payments.payments_reconcile).
 
     Create order reserves first: the order is written PENDING with its seats and this
     intent in one transaction, the card is charged, then the order is confirmed and the
@@ -179,7 +179,7 @@ class PaymentIntent(models.Model):
 
 
 class GatewayEntry(models.Model):
-    """The test-mode gateway's ledger (orders.payments.TestGateway): every charge and
+    """The test-mode gateway's ledger (orders.money.payments.TestGateway): every charge and
     refund it made, committed as it makes them, so tests (the crash test above all) can
     compare what the gateway took with what the orders say. A real gateway keeps its
     own."""
@@ -219,7 +219,7 @@ class GatewayEntry(models.Model):
 
 class ProviderEvent(models.Model):
     """One webhook event of the payment provider (Stripe), recorded once by its id
-    (orders.provider_events): what happened to a payment outside our calls (a dispute, a
+    (orders.money.provider_events): what happened to a payment outside our calls (a dispute, a
     refund made in the provider's dashboard) and our copy of the provider's word."""
 
     event_id = models.CharField(max_length=100, unique=True)
@@ -243,7 +243,7 @@ class ProviderEvent(models.Model):
 
 
 class BooksAudit(models.Model):
-    """One run of the books audit by the background worker (orders.audit): how many
+    """One run of the books audit by the background worker (orders.money.audit): how many
     orders it read, how many disagreements it found (the `airline_books_disagreements`
     gauge shows the last run's) and the first of them, as `audit_books` prints them."""
 

@@ -35,7 +35,7 @@ def connect() -> None:
 
 
 def _books_disagreements(now: datetime) -> int | None:
-    """What the last books audit the worker ran found (orders.audit); None before any."""
+    """What the last books audit the worker ran found (orders.money.audit); None before any."""
     return BooksAudit.objects.order_by("-pk").values_list("disagreements", flat=True).first()
 
 

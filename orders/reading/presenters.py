@@ -527,7 +527,7 @@ FEE_TYPES = {"SEAT": "SeatFee", "BAGGAGE": "BaggageFee"}
 
 
 def fee_price(fee: OrderFee) -> Price:
-    """A fee or penalty the order was charged (orders.fees) as a Price: base 0, one fee
+    """A fee or penalty the order was charged (orders.money.fees) as a Price: base 0, one fee
     line of its SPEC.md §1 type (ServiceFee, PenaltyFee)."""
     return Price(base=ZERO, fees=(Fee(fee.type, fee.code, fee.description, fee.amount),))
 

@@ -201,7 +201,7 @@ class OrderParts:
     coupons: Mapping[int, Sequence[Coupon]]  # by ticket pk, by coupon number
     credits: Sequence[AirlineCredit] = ()  # airline credit the order gave back
     airline_changes: Sequence[AirlineChange] = ()  # schedule changes, oldest first
-    fees: Sequence[OrderFee] = ()  # fees and penalties charged (orders.fees)
+    fees: Sequence[OrderFee] = ()  # fees and penalties charged (orders.money.fees)
     # A reserved order's payment intent, while the create flow holds it (not rendered).
     intent: "PaymentIntent | None" = None
 

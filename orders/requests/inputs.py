@@ -6,7 +6,7 @@ Each channel builds these from its own wire shape: the JSON API in
 `orders.requests.serializers.CreateOrderIn.to_create_input`, NDC/XML from OrderCreateRQ. They
 carry what the client sent, shaped but not yet judged: the rules that span fields or need
 the priced offer (party, ages, infants, cards, credits) are applied by `orders.requests.checks`,
-`orders.payments` and `orders.booking`, the same for every channel.
+`orders.money.payments` and `orders.booking`, the same for every channel.
 """
 
 from collections.abc import Sequence
@@ -138,7 +138,7 @@ class StatedAmount:
 @dataclass(frozen=True)
 class CardPayment:
     """A credit card payment as sent (SPEC.md §2.5.1): checked by
-    `orders.payments.card_check`; the number and security code are never kept."""
+    `orders.money.payments.card_check`; the number and security code are never kept."""
 
     card_type: str
     card_number: str = field(repr=False)

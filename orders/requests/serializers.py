@@ -1,6 +1,6 @@
 """Request shapes of the order endpoints (SPEC.md §2.5.1, §4.7, §4.8). Shape only: the
 rules that span fields or need the offer (party, ages, infants, cards) are in
-orders/requests/checks.py and orders/payments.py."""
+orders/requests/checks.py and orders/money/payments.py."""
 
 from collections.abc import Mapping
 from dataclasses import replace

@@ -31,8 +31,8 @@ from orders.models import (
     Refund,
     Segment,
 )
+from orders.money.refunds import refunds_retry
 from orders.reconcile import payments_reconcile
-from orders.refunds import refunds_retry
 from tests.e2e.servers import gunicorn, server_env_on_test_database, worker_pids
 from tests.gateways import (
     BOTH_CAPTURES,

@@ -30,7 +30,7 @@ class OrderFactory(DjangoModelFactory):
 
 def credit_source(*, amount: Decimal, **order_fields) -> Order:
     """A cancelled order whose card paid `amount`, all of it about to become airline
-    credit (orders.credits.credit_issue): its books balance once the credit is issued
+    credit (orders.money.credits.credit_issue): its books balance once the credit is issued
     (charged = credited; docs/operations.md "Books audit")."""
     order = OrderFactory(status=OrderStatus.CANCELLED, total=0, paid=amount, **order_fields)
     Payment.objects.create(

@@ -23,7 +23,7 @@ from orders.models import (
     Segment,
     Ticket,
 )
-from orders.payments import TestGateway
+from orders.money.payments import TestGateway
 from orders.reading.presenters import order_view_key
 from tests.conftest import bearer, error_of, token_for
 from tests.orders.conftest import CARD, HOLD, book, booking_body, price_offer

@@ -42,7 +42,7 @@ def die_at(monkeypatch, target: str) -> None:
 @pytest.fixture
 def no_cleanup(monkeypatch):
     """A killed worker runs no except clause: the refund and the release never happen."""
-    monkeypatch.setattr("orders.intents.intent_refund", lambda *a, **k: None)
+    monkeypatch.setattr("orders.money.intents.intent_refund", lambda *a, **k: None)
     monkeypatch.setattr("orders.booking.paying.order_abandon", lambda *a, **k: True)
 
 
@@ -137,7 +137,7 @@ def test_a_worker_killed_before_the_charge_leaves_a_reservation_the_reconciler_v
     api, auth, priced, clock, monkeypatch, no_cleanup
 ):
     before = sold()
-    die_at(monkeypatch, "orders.intents.intent_charge")
+    die_at(monkeypatch, "orders.money.intents.intent_charge")
     with pytest.raises(Killed):
         book(api, auth, booking_body(priced, payment=CARD))
     assert Order.objects.get().status == OrderStatus.PENDING

@@ -14,7 +14,7 @@ from django.db import connections
 
 from airline.api.models import IdempotencyRecord
 from orders.models import Order, OrderStatus, PaymentIntent
-from orders.payments import TestGateway
+from orders.money.payments import TestGateway
 from orders.reconcile import payments_reconcile
 from tests.conftest import error_of
 from tests.orders.conftest import CARD, book, booking_body

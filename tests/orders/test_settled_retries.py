@@ -25,7 +25,7 @@ TIMES_OUT = {**CARD, "cardNumber": "4000000000000119"}
 @pytest.fixture
 def no_cleanup(monkeypatch):
     """A killed worker runs no except clause: no refund, no release of the seats."""
-    monkeypatch.setattr("orders.intents.intent_refund", lambda *a, **k: None)
+    monkeypatch.setattr("orders.money.intents.intent_refund", lambda *a, **k: None)
     monkeypatch.setattr("orders.booking.paying.order_abandon", lambda *a, **k: True)
 
 

@@ -24,9 +24,9 @@ from orders.models import (
     ProviderEvent,
     Refund,
 )
-from orders.payments import Card, Charge, PaymentTimedOut, StripeGateway
+from orders.money.payments import Card, Charge, PaymentTimedOut, StripeGateway
+from orders.money.refunds import refunds_retry
 from orders.reconcile import payments_reconcile
-from orders.refunds import refunds_retry
 from tests.conftest import error_of
 from tests.e2e.servers import free_port
 from tests.gateways import books_balance, stripe_settings

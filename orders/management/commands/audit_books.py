@@ -1,4 +1,4 @@
-"""The books audit (orders.audit, docs/operations.md "Books audit"): every order's money
+"""The books audit (orders.money.audit, docs/operations.md "Books audit"): every order's money
 against its own rows and the payment provider's books; each disagreement printed, and a
 non-zero exit when there is any. Read only; safe to run at any time, beside the service."""
 
@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
-from orders.audit import AuditCounts, books_audit
+from orders.money.audit import AuditCounts, books_audit
 
 
 def _moment(value: str) -> datetime:

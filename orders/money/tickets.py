@@ -16,7 +16,7 @@ from orders.models import (
     Ticket,
     TicketSerial,
 )
-from orders.payments import Charge
+from orders.money.payments import Charge
 
 
 def payment_record(

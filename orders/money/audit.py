@@ -47,7 +47,7 @@ from orders.models import (
     Payment,
     PaymentIntent,
 )
-from orders.payments import PaymentGateway, payment_gateway
+from orders.money.payments import PaymentGateway, payment_gateway
 
 SETTLED = (OrderStatus.CONFIRMED, OrderStatus.CANCELLED, OrderStatus.CLOSED)
 logger = logging.getLogger("airline.audit")

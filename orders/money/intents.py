@@ -29,7 +29,7 @@ from airline.api.idempotency import (
     idempotency_settling,
 )
 from orders.models import Order, Payment, PaymentIntent
-from orders.payments import Card, Charge, PaymentDeclined, PaymentTimedOut, payment_gateway
+from orders.money.payments import Card, Charge, PaymentDeclined, PaymentTimedOut, payment_gateway
 from sellers.models import Seller
 
 logger = logging.getLogger("airline.payments")

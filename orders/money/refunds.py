@@ -15,7 +15,7 @@ A change that fails rolls its rows back with it, so nothing is given back for a 
 that did not happen; a change that committed is never left owing.
 
 A refund the provider made outside this service (in its dashboard) is learnt from its
-`charge.refunded` event (orders.provider_events) and recorded by `refunds_outside_record`
+`charge.refunded` event (orders.money.provider_events) and recorded by `refunds_outside_record`
 as a SENT row carrying the provider's id: ours are told from it by their reference (the
 provider's metadata `reference`), which is committed before our money moves, so no
 refund of ours is ever counted twice.
@@ -35,7 +35,7 @@ from airline.api import clock
 from airline.fares.money import ZERO
 from orders.core import events
 from orders.models import Order, Payment, Refund
-from orders.payments import (
+from orders.money.payments import (
     Charge,
     PaymentDeclined,
     PaymentGateway,

@@ -7,7 +7,7 @@ about: a dispute (`charge.dispute.*`) marks the payment and, when opened, the or
 history; `charge.refunded` brings in each refund made outside this service (in Stripe's
 dashboard): the provider's refunds of the charge are listed from its API and any that
 is not ours (by its metadata `reference`, our Refund.ref) is recorded against the
-payment and in the order's history (orders.refunds.refunds_outside_record);
+payment and in the order's history (orders.money.refunds.refunds_outside_record);
 `payment_intent.*` are recorded beside the payment, the provider's word next to ours.
 Money is never moved here: our books move with our own calls, and the reconciler
 settles by `settlement`, not by events that may come late.
@@ -27,8 +27,8 @@ from airline.api import clock
 from airline.api.errors import ApiError, Err
 from orders.core import events
 from orders.models import Order, Payment, PaymentIntent, ProviderEvent
-from orders.payments import PaymentDeclined, PaymentTimedOut, ProviderRefund, payment_gateway
-from orders.refunds import refunds_outside_record
+from orders.money.payments import PaymentDeclined, PaymentTimedOut, ProviderRefund, payment_gateway
+from orders.money.refunds import refunds_outside_record
 
 logger = logging.getLogger("airline.payments")
 
