@@ -39,7 +39,7 @@ def hold_expiry_job():
     from django.conf import settings
 
     from airline.worker import Job
-    from orders.holds import holds_expire
+    from orders.booking.holds import holds_expire
 
     # A lapsed hold's seats are back on sale within one sweep, whether or not anyone
     # reads the order (reads show it expired and write nothing; a change expires it).
@@ -54,7 +54,7 @@ def payment_reconcile_job():
     from django.conf import settings
 
     from airline.worker import Job
-    from orders.reconcile import payments_reconcile
+    from orders.booking.reconcile import payments_reconcile
 
     return Job("reconcile_payments", settings.WORKER_RECONCILE_SECONDS, payments_reconcile)
 

@@ -34,7 +34,7 @@ from airline.network.inventory import LegCheck, legs_lock
 from airline.sql import lock_wait_bounded
 from offers.ancillaries import Traveller
 from orders import airline_changes, amend, cancel
-from orders.ancillaries import (
+from orders.booking.ancillaries import (
     IN_CHANGE,
     Sale,
     check_sale,
@@ -44,9 +44,9 @@ from orders.ancillaries import (
     held_services,
     services_write,
 )
+from orders.booking.holds import order_cancel_hold, order_for_change
 from orders.core import events
 from orders.exchange.accept import check_accept_reshop_offer
-from orders.holds import order_cancel_hold, order_for_change
 from orders.models import (
     Order,
     OrderFee,

@@ -12,7 +12,7 @@ from airline.api.responses import error_response, json_response, ok
 from offers.ancillaries import seat_maps, service_list
 from offers.endpoints import AncillariesView
 from offers.openapi import SEAT_MAPS_RESPONSE, SERVICES_RESPONSE
-from orders.ancillaries import order_trip
+from orders.booking.ancillaries import order_trip
 from orders.booking.create import order_create
 from orders.changes import order_change
 from orders.exchange.quote import order_quote

@@ -54,7 +54,7 @@ from orders.admin.inlines import (
     TicketInline,
 )
 from orders.admin.search import search_matches
-from orders.holds import order_cancel_hold
+from orders.booking.holds import order_cancel_hold
 from orders.models import (
     AirlineChange,
     Journey,

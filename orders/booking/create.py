@@ -22,7 +22,7 @@ from airline.network.services import station_zone
 from offers.ancillaries import Traveller, bundle_terms
 from offers.store import OfferBatch, OfferOwner, PricedOffer, offer_record
 from offers.wire import ref_id
-from orders.ancillaries import (
+from orders.booking.ancillaries import (
     IN_CREATE,
     HeldService,
     Sale,

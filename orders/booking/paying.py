@@ -12,11 +12,11 @@ from django.db.models import F
 
 from airline.api.errors import ApiError, Err
 from airline.sql import commit_without_flush
-from orders.ancillaries import (
+from orders.booking.ancillaries import (
     emds_number,
 )
+from orders.booking.holds import hold_time_limit, seats_release
 from orders.core import events
-from orders.holds import hold_time_limit, seats_release
 from orders.models import (
     AirlineCredit,
     Order,

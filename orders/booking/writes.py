@@ -1,6 +1,6 @@
 """The rows of a new order: the order itself under a fresh record locator, its journeys,
 segments and legs, passengers and contact. Create order writes them, and so do the
-import of bookings (orders.imports) and an exchange's new journey (orders.exchange.apply).
+import of bookings (orders.booking.imports) and an exchange's new journey (orders.exchange.apply).
 """
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -13,7 +13,7 @@ from airline.network.itineraries import DatedLeg
 from airline.network.itineraries import Journey as NetworkJourney
 from airline.network.services import station_zone
 from offers.wire import ref_id
-from orders.ancillaries import (
+from orders.booking.ancillaries import (
     IN_CREATE,
     Sale,
     services_write,

@@ -28,7 +28,7 @@ from airline.network.itineraries import DatedLeg, network_index
 from airline.network.itineraries import Journey as NetworkJourney
 from offers.ancillaries import Traveller, bundle_terms, seats_taken
 from orders.airline_changes import change_exchanged
-from orders.ancillaries import IN_CHANGE, Sale, inclusion_lines, services_write
+from orders.booking.ancillaries import IN_CHANGE, Sale, inclusion_lines, services_write
 from orders.booking.writes import journey_row, segments_write
 from orders.core import events, ids
 from orders.exchange.records import Replacement

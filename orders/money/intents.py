@@ -10,7 +10,7 @@ called (DESIGN.md §11 "Payments"). Every flow that takes money goes through her
 4. `intent_refund` — when that transaction could not commit.
 
 A worker that dies anywhere in between leaves a PENDING intent; the reconciler
-(orders.reconcile) settles it after PAYMENT_INTENT_GRACE_SECONDS by what the gateway says
+(orders.booking.reconcile) settles it after PAYMENT_INTENT_GRACE_SECONDS by what the gateway says
 it holds for the reference.
 """
 

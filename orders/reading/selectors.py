@@ -2,7 +2,7 @@
 
 Reads never write. An unpaid hold past its limit that the worker has not expired yet is
 presented as the expiry will leave it (order_as_it_stands); expiring it (seats back,
-event, webhook) is orders.holds' work, done by the worker and by the writes.
+event, webhook) is orders.booking.holds' work, done by the worker and by the writes.
 
 Owner first: every query starts from the seller or the agency it is scoped to, so
 another seller's order is simply not found (DESIGN.md §5).
@@ -156,10 +156,10 @@ def hold_lapsed(order: Order, *, now: datetime) -> bool:
 
 def order_as_it_stands(order: Order, *, now: datetime) -> Order:
     """The order as a client must see it at `now`: a lapsed hold the worker has not
-    expired yet shown as orders.holds.order_cancel_hold will leave it (CANCELLED, worth
+    expired yet shown as orders.booking.holds.order_cancel_hold will leave it (CANCELLED, worth
     nothing, its value voided, its lines cancelled: order_with_parts), in memory only.
     Nothing is written: its seats, event and webhook wait for the worker or the next
-    write (orders.holds.order_for_change)."""
+    write (orders.booking.holds.order_for_change)."""
     if hold_lapsed(order, now=now):
         order.voided += order.total
         order.total = ZERO
@@ -533,10 +533,10 @@ def order_get(
 ) -> Order:
     """The one way to read an order: by order id or record locator, in `scope` (the
     acting seller, then the key's agency), as it stands now (a lapsed hold presented as
-    expired, order_as_it_stands; writes load it with orders.holds.order_for_change,
+    expired, order_as_it_stands; writes load it with orders.booking.holds.order_for_change,
     which expires it), with `parts` loaded: everything the order view shows by default,
     SLIM_PREFETCH for changes, () for the row alone (seat maps and service lists read
-    what they need as plain values: `orders.ancillaries.order_trip`). ERR-4000 when
+    what they need as plain values: `orders.booking.ancillaries.order_trip`). ERR-4000 when
     there is no such order in scope.
 
     `stale_ok`: a read that may be a moment old (order retrieve, an order's seat maps and

@@ -7,7 +7,7 @@ import pytest
 from django.apps import apps as django_apps
 
 from airline.network.models import LegInventory
-from orders.holds import holds_expire
+from orders.booking.holds import holds_expire
 from orders.models import Journey, Order, OrderStatus, Passenger
 from tests.conftest import bearer, error_of, token_for
 from tests.orders.conftest import book, booking_body

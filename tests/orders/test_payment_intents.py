@@ -10,8 +10,8 @@ from django.core.management import call_command
 from django.db.models import F
 
 from airline.network.models import LegInventory
+from orders.booking.reconcile import payments_reconcile
 from orders.models import GatewayEntry, Order, OrderStatus, Payment, PaymentIntent
-from orders.reconcile import payments_reconcile
 from tests.conftest import error_of
 from tests.orders.conftest import CARD, book, booking_body, price_offer
 from tests.orders.test_order_ancillaries import change, open_seat, seats

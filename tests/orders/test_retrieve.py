@@ -3,7 +3,7 @@
 import pytest
 
 from airline.network.models import LegInventory
-from orders.holds import holds_expire
+from orders.booking.holds import holds_expire
 from orders.models import Order
 from tests.conftest import bearer, error_of, token_for
 from tests.orders.conftest import book, booking_body

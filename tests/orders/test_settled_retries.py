@@ -7,8 +7,8 @@ never run again (it would charge the card twice). No key is left `running`."""
 import pytest
 
 from airline.api.models import IdempotencyRecord
+from orders.booking.reconcile import payments_reconcile
 from orders.models import Order, OrderStatus, PaymentIntent
-from orders.reconcile import payments_reconcile
 from tests.conftest import error_of
 from tests.ndc.conftest import ndc_error_of, xml_of
 from tests.ndc.test_orders import VIEW, body, create_request, order_id_of

@@ -15,6 +15,7 @@ import pytest
 
 from airline.api import clock as service_clock
 from airline.api.errors import ApiError, Err
+from orders.booking.reconcile import payments_reconcile
 from orders.models import (
     AirlineCredit,
     Order,
@@ -26,7 +27,6 @@ from orders.models import (
 )
 from orders.money.payments import Card, Charge, PaymentTimedOut, StripeGateway
 from orders.money.refunds import refunds_retry
-from orders.reconcile import payments_reconcile
 from tests.conftest import error_of
 from tests.e2e.servers import free_port
 from tests.gateways import books_balance, stripe_settings
