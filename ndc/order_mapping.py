@@ -1,7 +1,7 @@
 """OrderCreateRQ, OrderRetrieveRQ and OrderChangeRQ -> the typed inputs of create order
 and change order (orders/requests/inputs.py), the same values the JSON API builds from its bodies
 (orders.requests.serializers.create_input / change_input), so both channels meet the same checks
-in orders.requests.checks, orders.money.payments, orders.booking and orders.changes. This
+in orders.requests.checks, orders.money.payments, orders.booking and orders.servicing.changes. This
 module only reads the 21.3 document: what a value must be beyond its shape is the services' call.
 
 The JSON serializers' shape rules that IATA's schema does not already enforce (a PTC of

@@ -12,9 +12,9 @@ class OrdersConfig(AppConfig):
         from airline.network.readers import readers_register
         from airline.worker import job_register
         from offers.ancillaries import seats_reader_register
-        from orders.airline_changes import holders_register
         from orders.reading import leg_bookings, metrics
         from orders.reading.selectors import seats_held
+        from orders.servicing.airline_changes import holders_register
 
         metrics.connect()
         # The network asks which bookings hold a leg or a seat before it changes them.

@@ -14,8 +14,6 @@ from offers.endpoints import AncillariesView
 from offers.openapi import SEAT_MAPS_RESPONSE, SERVICES_RESPONSE
 from orders.booking.ancillaries import order_trip
 from orders.booking.create import order_create
-from orders.changes import order_change
-from orders.exchange.quote import order_quote
 from orders.money.provider_events import provider_event_receive
 from orders.openapi import (
     CHANGE_EXAMPLES,
@@ -40,7 +38,9 @@ from orders.requests.serializers import (
     change_input,
     create_input,
 )
-from orders.reshop import order_reshop
+from orders.servicing.changes import order_change
+from orders.servicing.exchange.quote import order_quote
+from orders.servicing.reshop import order_reshop
 from sellers.permissions import CanBook, HasAgencyCode, IsSeller
 from sellers.throttling import address_body_budget_check
 

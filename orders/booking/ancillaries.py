@@ -188,7 +188,7 @@ class Sale:
     def amount(self) -> Decimal:
         """What the sale adds to the order's value: new lines less the seats given up.
         Negative when a cheaper seat replaces a dearer one; the charge for a change is
-        the balance due, which never goes below zero (orders/changes.py)."""
+        the balance due, which never goes below zero (orders/servicing/changes.py)."""
         return sum((line.total for line in self.lines), ZERO) - sum(
             (row.total for row in self.replaced), ZERO
         )

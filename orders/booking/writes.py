@@ -1,6 +1,7 @@
 """The rows of a new order: the order itself under a fresh record locator, its journeys,
 segments and legs, passengers and contact. Create order writes them, and so do the
-import of bookings (orders.booking.imports) and an exchange's new journey (orders.exchange.apply).
+import of bookings (orders.booking.imports) and an exchange's new journey
+(orders.servicing.exchange.apply).
 """
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence

@@ -258,7 +258,7 @@ def contact_updated(order: Order, *, actor: str, now: datetime) -> None:
 def airline_changes_detected(
     changes: Sequence[tuple[Order, AirlineChange]], *, now: datetime
 ) -> None:
-    """Schedule changes changed flights of these orders (orders.airline_changes): each
+    """Schedule changes changed flights of these orders (orders.servicing.airline_changes): each
     one's change record, the journeys it covers and why, recorded for all of them at
     once. Sellers get each as `order.airline_initiated_change_detected`
     (webhooks.outbox)."""

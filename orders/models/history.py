@@ -54,7 +54,7 @@ class AirlineChange(models.Model):
     """A change the airline made to flights of an order: the order's affected
     journeys as booked (`removed`) and as they fly now (`added`, without a journey that
     can no longer fly), why, and what the seller did about it. Written by
-    orders.airline_changes after a schedule load; one pending change per order, brought
+    orders.servicing.airline_changes after a schedule load; one pending change per order, brought
     up to date by every later load."""
 
     class Status(models.TextChoices):

@@ -48,7 +48,7 @@ class Order(models.Model):
     # so the order view's totals account for every line it ever had (SPEC.md §2.5).
     voided = models.DecimalField(max_digits=12, decimal_places=2, default=0, db_default=0)
     # What a paid order's value went to when lines left it without money going back
-    # (orders.changes "settling"): `retained` is kept by the airline (penalties, change
+    # (orders.servicing.changes "settling"): `retained` is kept by the airline (penalties, change
     # and name-change fees, a cheaper replacement seat), `credited` became airline credit.
     # After every change of a paid order: paid = total + retained + credited -
     # refunded_outside.
@@ -56,7 +56,7 @@ class Order(models.Model):
     credited = models.DecimalField(max_digits=12, decimal_places=2, default=0, db_default=0)
     # Given back by the payment provider outside this service (a refund in its dashboard:
     # orders.money.provider_events), not yet set against value the order gives back: the next
-    # change that gives value back gives this much less (orders.changes), so nothing goes
+    # change that gives value back gives this much less (orders.servicing.changes), so nothing goes
     # back twice; and no change asks the client to pay it back.
     refunded_outside = models.DecimalField(max_digits=12, decimal_places=2, default=0, db_default=0)
     payment_time_limit = models.DateTimeField(null=True, blank=True)

@@ -2,7 +2,7 @@
 row (models.OrderFee) written by the change that charges it, under the order's lock,
 shown in the order's totalPrice and documented by an EMD number once the order is
 ticketed. What the fee is worth also goes to Order.retained through the change's plan
-(orders.changes), so paid = total + retained + credited keeps holding."""
+(orders.servicing.changes), so paid = total + retained + credited keeps holding."""
 
 from collections.abc import Sequence
 from datetime import datetime
@@ -12,7 +12,8 @@ from orders.core import ids
 from orders.models import Order, OrderFee, OrderStatus, Passenger, TicketSerial
 
 NAME_CHANGE = (OrderFee.Type.SERVICE, "NCF", "Name change fee")
-CHANGE = (OrderFee.Type.PENALTY, "CHG", "Change fee")  # as reshop quotes it (orders.exchange)
+# As reshop quotes it (orders.servicing.exchange).
+CHANGE = (OrderFee.Type.PENALTY, "CHG", "Change fee")
 CANCELLATION = (OrderFee.Type.PENALTY, "CXL", "Cancellation penalty")
 
 

@@ -18,7 +18,7 @@ from orders.requests.serializers import (
 # ERR-6000, which the description states by listing these.
 PAYMENT_TYPES = ["Hold", "CreditCard", "AirlineCredit"]
 PAYMENT_NEEDS = {"CreditCard": CARD_FIELDS, "AirlineCredit": ("creditCode",)}
-# What each reshop instruction needs beyond `type` (orders/exchange/, cancel.py,
+# What each reshop instruction needs beyond `type` (orders/servicing/exchange/, cancel.py,
 # amend.py refuse it without them: ERR-1005).
 RESHOP_NEEDS = {
     "ReshopItinerary": ("originDestinations",),

@@ -271,7 +271,7 @@ def _emd_wire(
 
 
 def airline_change_wire(change: AirlineChange) -> dict[str, Any]:
-    """An `airlineInitiatedChanges[]` entry (orders.airline_changes): the journeys as
+    """An `airlineInitiatedChanges[]` entry (orders.servicing.airline_changes): the journeys as
     booked and as they fly now, and the change types that answer it while pending."""
     pending = change.status == AirlineChange.Status.PENDING
     wire: dict[str, Any] = {

@@ -180,7 +180,8 @@ class LegPart:
     departs_at: datetime  # UTC
     arrives_at: datetime  # UTC
     aircraft_type: str  # IATA code
-    is_cancelled: bool = False  # the airline cancelled the flight (orders.airline_changes)
+    # The airline cancelled the flight (orders.servicing.airline_changes).
+    is_cancelled: bool = False
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ from typing import Any
 
 from orders.models import Journey
 
-# Cancelled and exchanged journeys move behind the live ones by this much (orders.cancel,
-# orders.exchange), so the view lists journeys in travel order, live first.
+# Cancelled and exchanged journeys move behind the live ones by this much (orders.servicing.cancel,
+# orders.servicing.exchange), so the view lists journeys in travel order, live first.
 RETIRED_OFFSET = 100
 
 

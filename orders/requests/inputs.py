@@ -1,6 +1,6 @@
 """Typed input of create order (SPEC.md §2.5.1, §4.7; DESIGN.md §11) and change order
 (§4.10): the values `orders.booking.create.order_create` books from and
-`orders.changes.order_change` changes with, whatever channel the request came by.
+`orders.servicing.changes.order_change` changes with, whatever channel the request came by.
 
 Each channel builds these from its own wire shape: the JSON API in
 `orders.requests.serializers.CreateOrderIn.to_create_input`, NDC/XML from OrderCreateRQ. They
@@ -275,7 +275,7 @@ class AcceptReshopOffer:
 
 @dataclass(frozen=True)
 class AcceptAirlineChange:
-    """The order takes the schedule an airline change brought (orders.airline_changes)."""
+    """The order takes the schedule an airline change brought (orders.servicing.airline_changes)."""
 
     change_id: str  # AIC- id
     kind: ClassVar[str] = "AcceptAirlineChange"

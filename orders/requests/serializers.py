@@ -476,7 +476,7 @@ CHANGE_TYPES = [
 
 class PassengerPatchIn(StrictSerializer):
     """What UpdatePassenger may change (SPEC.md §4.10): every member optional, at least
-    one present (an empty patch is ERR-1005: orders.amend). The type never changes."""
+    one present (an empty patch is ERR-1005: orders.servicing.amend). The type never changes."""
 
     name = OptionalNameIn(required=False)
     dateOfBirth = IsoDateField(required=False)

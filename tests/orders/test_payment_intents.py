@@ -169,7 +169,7 @@ def test_a_charge_for_a_change_that_never_committed_is_refunded(
         "passengerIds": [row["paxRefId"]],
         "seat": {"row": int(unit["designator"][:-1]), "column": unit["designator"][-1]},
     }
-    die_at(monkeypatch, "orders.changes.services_write")
+    die_at(monkeypatch, "orders.servicing.changes.services_write")
     with pytest.raises(Killed):
         change(api, auth, order_id, {"changes": [entry], "payment": CARD})
     monkeypatch.undo()

@@ -140,7 +140,7 @@ def test_a_change_whose_charge_never_committed_is_answered_with_the_error(
         ],
         "payment": CARD,
     }
-    die_at(monkeypatch, "orders.changes.services_write")
+    die_at(monkeypatch, "orders.servicing.changes.services_write")
     with pytest.raises(Killed):
         change(api, auth, order_id, body, **KEY)
     monkeypatch.undo()

@@ -563,7 +563,7 @@ def cancelled_unsent(api, auth, network, monkeypatch, *, journeys: int = 2, sent
                     reference=refund.ref,
                 )
 
-    monkeypatch.setattr("orders.changes.refunds_send", died)
+    monkeypatch.setattr("orders.servicing.changes.refunds_send", died)
     done = cancel(api, auth, order_id, *journey_refs(view)[:journeys])
     assert done.status_code == 200, done.content
     monkeypatch.undo()

@@ -16,14 +16,14 @@ from airline.network.itineraries import network_index
 from offers.ancillaries import bundle_terms
 from offers.store import OfferBatch
 from offers.wire import ref_id
-from orders.exchange.moves import bundle_decides
-from orders.exchange.records import Replacement
 from orders.models import (
     Order,
     OrderItem,
     Segment,
     Service,
 )
+from orders.servicing.exchange.moves import bundle_decides
+from orders.servicing.exchange.records import Replacement
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,6 @@ from airline.fares.money import ZERO
 from airline.network.inventory import LegCheck, legs_lock
 from airline.sql import lock_wait_bounded
 from offers.ancillaries import Traveller
-from orders import airline_changes, amend, cancel
 from orders.booking.ancillaries import (
     IN_CHANGE,
     Sale,
@@ -46,7 +45,6 @@ from orders.booking.ancillaries import (
 )
 from orders.booking.holds import order_cancel_hold, order_for_change
 from orders.core import events
-from orders.exchange.accept import check_accept_reshop_offer
 from orders.models import (
     Order,
     OrderFee,
@@ -60,7 +58,6 @@ from orders.money.intents import card_charged, intent_attach, intent_open
 from orders.money.payments import Card, card_check, credit_card_check
 from orders.money.refunds import refundable, refunds_owe, refunds_send
 from orders.money.tickets import payment_record, tickets_issue
-from orders.plan import Action, Do, Plan, give_back_split
 from orders.reading.selectors import SLIM_PREFETCH, OrderScope, order_get
 from orders.requests.checks import check_amount_stated
 from orders.requests.inputs import (
@@ -72,6 +69,9 @@ from orders.requests.inputs import (
     CreditPayment,
     PaymentData,
 )
+from orders.servicing import airline_changes, amend, cancel
+from orders.servicing.exchange.accept import check_accept_reshop_offer
+from orders.servicing.plan import Action, Do, Plan, give_back_split
 from sellers.authentication import Principal
 
 # What a change cut short waiting for the order row is told (LockBusy, 503 ERR-9000): a

@@ -12,12 +12,12 @@ from airline.fares.money import ZERO
 from airline.fares.terms import BundleTerms
 from airline.network.itineraries import network_index
 from offers.ancillaries import bundle_terms, seats_of_configuration, seats_taken
-from orders.exchange.records import Replacement
 from orders.models import (
     OrderItem,
     Segment,
     Service,
 )
+from orders.servicing.exchange.records import Replacement
 
 
 def journey_services(item: OrderItem) -> list[Service]:

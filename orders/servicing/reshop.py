@@ -11,12 +11,12 @@ from typing import Any
 
 from airline.api import clock
 from airline.api.errors import ApiError, Err, Reason, order_status_reason
-from orders import amend, cancel
-from orders.exchange.reshop import reshop_itinerary
 from orders.models import OrderStatus
 from orders.reading.presenters import order_pax_header
 from orders.reading.selectors import SLIM_PREFETCH, OrderScope, order_get
-from orders.reshop_request import ReshopRequest, named_passengers
+from orders.servicing import amend, cancel
+from orders.servicing.exchange.reshop import reshop_itinerary
+from orders.servicing.reshop_request import ReshopRequest, named_passengers
 from sellers.authentication import Principal
 
 # instruction.type -> its handler (SPEC.md §4.12), in the module of its kind.

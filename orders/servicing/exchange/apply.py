@@ -27,11 +27,9 @@ from airline.network.inventory import (
 from airline.network.itineraries import DatedLeg, network_index
 from airline.network.itineraries import Journey as NetworkJourney
 from offers.ancillaries import Traveller, bundle_terms, seats_taken
-from orders.airline_changes import change_exchanged
 from orders.booking.ancillaries import IN_CHANGE, Sale, inclusion_lines, services_write
 from orders.booking.writes import journey_row, segments_write
 from orders.core import events, ids
-from orders.exchange.records import Replacement
 from orders.models import (
     Journey,
     Leg,
@@ -43,7 +41,9 @@ from orders.models import (
 )
 from orders.money.fees import CHANGE, fee_charge
 from orders.money.tickets import tickets_reissue
-from orders.plan import Plan
+from orders.servicing.airline_changes import change_exchanged
+from orders.servicing.exchange.records import Replacement
+from orders.servicing.plan import Plan
 
 
 def exchange_apply(plan: Plan, order: Order, swaps) -> None:

@@ -16,25 +16,6 @@ from offers.ancillaries import bundle_terms
 from offers.passengers import Pax
 from offers.services import journey_reprice
 from offers.store import OfferOwner, OfferSource, batch_save, new_batch
-from orders.airline_changes import pending_change_of
-from orders.exchange.moves import journey_services, with_moves
-from orders.exchange.records import LIVE, ExchangeOffer, Replacement, exchange_offer_load
-from orders.exchange.replacements import (
-    change_covering,
-    check_changeable,
-    free_for,
-    order_party,
-    replacement_of,
-    with_item_id,
-)
-from orders.exchange.wire import (
-    ServiceRefs,
-    differential,
-    item_wire,
-    price_with_fee,
-    service_changes_wire,
-    total_differential,
-)
 from orders.models import (
     Order,
     OrderItem,
@@ -42,7 +23,26 @@ from orders.models import (
 )
 from orders.reading.presenters import order_pax_header
 from orders.reading.selectors import SLIM_PREFETCH, OrderScope, order_get
-from orders.reshop_request import named_passengers
+from orders.servicing.airline_changes import pending_change_of
+from orders.servicing.exchange.moves import journey_services, with_moves
+from orders.servicing.exchange.records import LIVE, ExchangeOffer, Replacement, exchange_offer_load
+from orders.servicing.exchange.replacements import (
+    change_covering,
+    check_changeable,
+    free_for,
+    order_party,
+    replacement_of,
+    with_item_id,
+)
+from orders.servicing.exchange.wire import (
+    ServiceRefs,
+    differential,
+    item_wire,
+    price_with_fee,
+    service_changes_wire,
+    total_differential,
+)
+from orders.servicing.reshop_request import named_passengers
 from sellers.authentication import Principal
 
 

@@ -25,7 +25,7 @@
      credit (`refundTo`).
    - another flight at no charge: reshop ReshopItinerary, quote, AcceptReshopOffer, with
      the journeys the change covers priced at what was paid, no change fee, whatever the
-     bundle (orders.exchange asks `pending_change_of`).
+     bundle (orders.servicing.exchange asks `pending_change_of`).
    A change nobody answers stays pending; an airline-cancelled journey stays on the
    order, live and unflown, in OrderList and in the view (its segments' and its own
    `operationalStatus` AIRLINE_CANCELLED).
@@ -48,7 +48,6 @@ from airline.network.itineraries import MINIMUM_CONNECTING_TIME, OverLegs
 from airline.network.models import FlightLeg
 from airline.network.services import station_zone
 from offers.wire import iso_duration, local_time
-from orders.cancel import Cancellation, JourneyCancellation, journeys_cancel, live_services
 from orders.core import events, ids
 from orders.models import (
     AirlineChange,
@@ -60,9 +59,15 @@ from orders.models import (
     Segment,
     Service,
 )
-from orders.plan import GiveBack, Plan
 from orders.reading.presenters import OPERATIONAL_AIRLINE_CANCELLED, OPERATIONAL_CONFIRMED
 from orders.requests.inputs import AcceptAirlineChange, CancelForAirlineChange
+from orders.servicing.cancel import (
+    Cancellation,
+    JourneyCancellation,
+    journeys_cancel,
+    live_services,
+)
+from orders.servicing.plan import GiveBack, Plan
 
 LIVE = "CONFIRMED"  # an order item's status while it flies
 Reason = AirlineChange.Reason
@@ -371,7 +376,7 @@ def journey_airline_cancelled(journey: Journey) -> bool:
 
 def pending_change_of(order: Order) -> AirlineChange | None:
     """The order's pending airline change, if any: its journeys are exchanged at no
-    charge (orders.exchange)."""
+    charge (orders.servicing.exchange)."""
     return AirlineChange.objects.filter(order=order, status=Status.PENDING).first()
 
 

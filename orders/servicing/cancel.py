@@ -36,9 +36,9 @@ from orders.core import events
 from orders.models import Coupon, Journey, Order, OrderItem, OrderStatus, Segment, Service
 from orders.money.fees import CANCELLATION, fee_charge
 from orders.money.refunds import refundable
-from orders.plan import GiveBack, Plan, give_back_split
 from orders.requests.inputs import CancelJourney
-from orders.reshop_request import ReshopRequest
+from orders.servicing.plan import GiveBack, Plan, give_back_split
+from orders.servicing.reshop_request import ReshopRequest
 
 LIVE = "CONFIRMED"  # an order item's status while it flies
 FULL_REFUND_WITHIN = timedelta(hours=24)  # of booking (DESIGN.md §7)

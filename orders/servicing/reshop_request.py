@@ -1,6 +1,6 @@
-"""What a reshop instruction's handler receives (orders.reshop), apart from that module
+"""What a reshop instruction's handler receives (orders.servicing.reshop), apart from that module
 so that the modules answering instructions (amend, cancel, exchange) build on it and
-orders.reshop's table imports them."""
+orders.servicing.reshop's table imports them."""
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass

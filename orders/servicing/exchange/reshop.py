@@ -14,13 +14,17 @@ from airline.fares.terms import BundleTerms
 from offers.ancillaries import bundle_terms
 from offers.services import bundles_for, journey_options
 from offers.store import OfferOwner, OfferSource, batch_save, new_batch
-from orders.airline_changes import pending_change_of
-from orders.exchange.moves import (
+from orders.models import (
+    Order,
+    OrderItem,
+)
+from orders.servicing.airline_changes import pending_change_of
+from orders.servicing.exchange.moves import (
     journey_services,
     with_moves,
 )
-from orders.exchange.records import LIVE, ExchangeOffer, Replacement
-from orders.exchange.replacements import (
+from orders.servicing.exchange.records import LIVE, ExchangeOffer, Replacement
+from orders.servicing.exchange.replacements import (
     change_covering,
     check_changeable,
     free_for,
@@ -28,15 +32,11 @@ from orders.exchange.replacements import (
     replacement_of,
     with_item_id,
 )
-from orders.exchange.wire import (
+from orders.servicing.exchange.wire import (
     ServiceRefs,
     offer_wire,
 )
-from orders.models import (
-    Order,
-    OrderItem,
-)
-from orders.reshop_request import ReshopRequest
+from orders.servicing.reshop_request import ReshopRequest
 from sellers.authentication import Principal
 
 MAX_OFFERS = 20  # replacement offers in one reshop answer (one per combination of journeys)

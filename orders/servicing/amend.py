@@ -21,10 +21,10 @@ from orders.core import events
 from orders.models import Contact, Order, OrderStatus, Passenger
 from orders.money.fees import NAME_CHANGE, fee_charge
 from orders.money.tickets import tickets_reissue
-from orders.plan import Plan
 from orders.requests.checks import AGE_LIMITS, _check_name, age_on, check_email, check_phone
 from orders.requests.inputs import PassengerPatch, UpdateContact, UpdatePassenger
-from orders.reshop_request import ReshopRequest
+from orders.servicing.plan import Plan
+from orders.servicing.reshop_request import ReshopRequest
 
 LIVE = "CONFIRMED"  # an order item's status while it flies
 

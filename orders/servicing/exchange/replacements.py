@@ -13,13 +13,13 @@ from airline.fares.money import Price
 from airline.network.itineraries import Journey as NetworkJourney
 from offers.ancillaries import bundle_terms
 from offers.passengers import Pax
-from orders.airline_changes import journey_airline_cancelled
-from orders.exchange.records import Replacement
 from orders.models import (
     AirlineChange,
     Order,
     OrderItem,
 )
+from orders.servicing.airline_changes import journey_airline_cancelled
+from orders.servicing.exchange.records import Replacement
 
 
 def change_covering(change: AirlineChange | None, item: OrderItem) -> AirlineChange | None:
@@ -30,7 +30,7 @@ def change_covering(change: AirlineChange | None, item: OrderItem) -> AirlineCha
 def free_for(change: AirlineChange | None, item: OrderItem, r: Replacement) -> Replacement:
     """A replacement for a journey an airline change covers costs what the item cost
     (its price and passenger prices), with no change fee: the seller moves to another
-    flight at no charge, whatever the fare now is (orders.airline_changes)."""
+    flight at no charge, whatever the fare now is (orders.servicing.airline_changes)."""
     if change is None:
         return r
     return replace(

@@ -1,7 +1,7 @@
-"""The plan of a change-order request (orders.changes): what each change type's check
+"""The plan of a change-order request (orders.servicing.changes): what each change type's check
 works out before anything is written, and the table entry of a change type (`Action`).
-Apart from orders.changes so that the modules of the change types (amend, cancel,
-exchange, airline_changes) build on it and orders.changes' table imports them."""
+Apart from orders.servicing.changes so that the modules of the change types (amend, cancel,
+exchange, airline_changes) build on it and orders.servicing.changes' table imports them."""
 
 import enum
 from collections.abc import Callable, Sequence
@@ -42,7 +42,7 @@ class Plan:
     voided: Decimal = ZERO  # value given up before anyone paid for it
     retained: Decimal = ZERO  # fees and penalties the airline keeps (Order.retained)
     give_back: GiveBack = GiveBack.RETAIN  # where a paid order's lost value goes
-    # What a cancellation says goes back, and how (orders.cancel): given before the rest
+    # What a cancellation says goes back, and how (orders.servicing.cancel): given before the rest
     # of a paid order's lost value, which follows `give_back`.
     refund_owed: Decimal = ZERO
     credit_owed: Decimal = ZERO

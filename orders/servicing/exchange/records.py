@@ -33,7 +33,7 @@ class Replacement:
     change_fee: str  # Decimal as text: the bundle's fee for the whole party
     flight: dict[str, Any]  # the journey's flight wire (SPEC.md §2.4 journeys[])
     # The pending airline change (AIC- id) the replaced journey is covered by: then the
-    # replacement is priced at what the item cost, with no fee (orders.airline_changes).
+    # replacement is priced at what the item cost, with no fee (orders.servicing.airline_changes).
     airline_change: str = ""
     # Where each live service of the replaced journey goes (service_moves), as quoted:
     # [service pk, new segment index, new leg id], the index None when it is dropped.

@@ -1,7 +1,7 @@
 """AcceptReshopOffer (SPEC.md §4.10), the check half of the change-order action: the quote
 must be for this order as it still stands in what was quoted (its replaced items live,
 its status, the seats and bags of those journeys); the difference it says is what the
-change charges or gives back. The write half is orders.exchange.apply.
+change charges or gives back. The write half is orders.servicing.exchange.apply.
 """
 
 from collections.abc import Sequence
@@ -13,16 +13,16 @@ from airline.fares.money import Price
 from airline.network.itineraries import network_index
 from offers.ancillaries import bundle_terms
 from offers.store import OfferSource
-from orders.airline_changes import pending_change_of
-from orders.exchange.apply import exchange_apply
-from orders.exchange.moves import journey_services, moves_stored, service_moves
-from orders.exchange.records import LIVE, ExchangeOffer, exchange_offer_load
-from orders.exchange.replacements import change_covering, check_changeable
 from orders.models import (
     Order,
 )
-from orders.plan import GiveBack, Plan
 from orders.requests.inputs import AcceptReshopOffer
+from orders.servicing.airline_changes import pending_change_of
+from orders.servicing.exchange.apply import exchange_apply
+from orders.servicing.exchange.moves import journey_services, moves_stored, service_moves
+from orders.servicing.exchange.records import LIVE, ExchangeOffer, exchange_offer_load
+from orders.servicing.exchange.replacements import change_covering, check_changeable
+from orders.servicing.plan import GiveBack, Plan
 
 
 def check_accept_reshop_offer(plan: Plan, entries: Sequence[AcceptReshopOffer]) -> Any:
