@@ -24,16 +24,8 @@ from orders.models import (
 from orders.reading.presenters import order_pax_header
 from orders.reading.selectors import SLIM_PREFETCH, OrderScope, order_get
 from orders.servicing.airline_changes import pending_change_of
-from orders.servicing.exchange.moves import journey_services, with_moves
 from orders.servicing.exchange.records import LIVE, ExchangeOffer, Replacement, exchange_offer_load
-from orders.servicing.exchange.replacements import (
-    change_covering,
-    check_changeable,
-    free_for,
-    order_party,
-    replacement_of,
-    with_item_id,
-)
+from orders.servicing.exchange.replacements import item_replacing, order_party, with_item_id
 from orders.servicing.exchange.wire import (
     ServiceRefs,
     differential,
@@ -154,8 +146,7 @@ def _items_reprice(
                 reason=Reason.QUOTE_STALE,
                 path="offerItemIds",
             )
-        change = change_covering(covering, item)
-        check_changeable(item, now, change=change)
+        replacing = item_replacing(covering, item, now)
         found = journey_reprice(segments=old.segments, pax=pax, bundle=bundle_terms(old.bundle))
         if found is None or found[0].departs_at <= now:
             raise ApiError(
@@ -165,7 +156,6 @@ def _items_reprice(
                 path="offerItemIds",
             )
         journey, option = found
-        fresh = replacement_of(journey, option.stored, option.price, item, Decimal(old.change_fee))
-        fresh = with_moves(free_for(change, item, fresh), item, journey_services(item))
+        fresh = replacing.offer(journey, option, Decimal(old.change_fee))
         repriced.append(with_item_id(fresh, f"{quote_id}.{n}"))
     return repriced

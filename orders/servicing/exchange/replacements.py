@@ -4,7 +4,7 @@ cost plus the bundle's change fee, and the rules on which items may change (DESI
 """
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -13,12 +13,15 @@ from airline.fares.money import Price
 from airline.network.itineraries import Journey as NetworkJourney
 from offers.ancillaries import bundle_terms
 from offers.passengers import Pax
+from offers.services import Option
 from orders.models import (
     AirlineChange,
     Order,
     OrderItem,
+    Service,
 )
 from orders.servicing.airline_changes import journey_airline_cancelled
+from orders.servicing.exchange.moves import journey_services, with_moves
 from orders.servicing.exchange.records import Replacement
 
 
@@ -109,3 +112,28 @@ def replacement_of(
 
 def with_item_id(replacement: Replacement, item_id: str) -> Replacement:
     return replace(replacement, offer_item_id=item_id)
+
+
+@dataclass(frozen=True)
+class Replacing:
+    """An order item that reshop or quote replaces: the pending airline change covering
+    its journey, if one does, and the live seats and bags of that journey."""
+
+    item: OrderItem
+    change: AirlineChange | None
+    services: list[Service]
+
+    def offer(self, journey: NetworkJourney, option: Option, fee) -> Replacement:
+        """`journey` as the replacement offered for the item: priced against it with
+        `fee` (at the item's own price, with no fee, when an airline change covers it),
+        with where each of its seats and bags goes."""
+        r = replacement_of(journey, option.stored, option.price, self.item, fee)
+        return with_moves(free_for(self.change, self.item, r), self.item, self.services)
+
+
+def item_replacing(covering: AirlineChange | None, item: OrderItem, now: datetime) -> Replacing:
+    """The item as reshop and quote replace it, once it may change (check_changeable):
+    `covering` is the order's pending airline change (pending_change_of)."""
+    change = change_covering(covering, item)
+    check_changeable(item, now, change=change)
+    return Replacing(item, change, journey_services(item))

@@ -19,19 +19,8 @@ from orders.models import (
     OrderItem,
 )
 from orders.servicing.airline_changes import pending_change_of
-from orders.servicing.exchange.moves import (
-    journey_services,
-    with_moves,
-)
 from orders.servicing.exchange.records import LIVE, ExchangeOffer, Replacement
-from orders.servicing.exchange.replacements import (
-    change_covering,
-    check_changeable,
-    free_for,
-    order_party,
-    replacement_of,
-    with_item_id,
-)
+from orders.servicing.exchange.replacements import item_replacing, order_party, with_item_id
 from orders.servicing.exchange.wire import (
     ServiceRefs,
     offer_wire,
@@ -59,8 +48,7 @@ def reshop_itinerary(request: ReshopRequest) -> dict[str, Any]:
     choices: list[list[Replacement]] = []
     covering = pending_change_of(order)
     for od, item in zip(wanted, replaced, strict=True):
-        change = change_covering(covering, item)
-        check_changeable(item, now, change=change)
+        replacing = item_replacing(covering, item, now)
         bundle = _replacement_bundle(request.principal, item, instruction.get("cabinTypeCode"))
         day = od["departureDate"]
         if day < (now - timedelta(hours=12)).date():  # SPEC.md §8: today in UTC-12
@@ -77,18 +65,9 @@ def reshop_itinerary(request: ReshopRequest) -> dict[str, Any]:
             bundle=bundle,
         )
         fee = bundle.change_fee * seated
-        services = journey_services(item)
         choices.append(
             [
-                with_moves(
-                    free_for(
-                        change,
-                        item,
-                        replacement_of(journey, option.stored, option.price, item, fee),
-                    ),
-                    item,
-                    services,
-                )
+                replacing.offer(journey, option, fee)
                 for journey, option in options
                 if journey.departs_at > now
             ]
