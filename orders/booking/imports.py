@@ -39,6 +39,9 @@ The file is JSON lines: one booking per line, a JSON object with exactly these f
 Each line is imported in its own transaction: a line either becomes a whole order, with
 its seats, or leaves nothing behind.
 
+One module because it is one flow read top to bottom: the file format above, its shapes,
+the checks and the write are each used only by this import.
+
 Example line:
 
     {"recordLocator": "QX7R2M", "status": "CONFIRMED", "agencyCode": "ACMEAGT",

@@ -11,6 +11,10 @@ a gateway charges a reference at most once, and tells later what it holds for it
 
 Two gateways (settings.PAYMENT_GATEWAY, DESIGN.md §11 "Payment providers"): the test-mode
 `TestGateway` (the default: test cards, no network) and `StripeGateway` (Stripe's SDK).
+
+One module because the gateway protocol, both gateways and the card checks are the one
+place card data passes through: a reader checks that it is never kept by reading this
+file alone, and PAYMENT_GATEWAY names a class of it.
 """
 
 import logging

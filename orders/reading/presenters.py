@@ -1,5 +1,9 @@
 """The order view (SPEC.md §2.5, DESIGN.md §11) and OrderList summaries (§2.8), as plain
-dicts from an order's parts (selectors.OrderParts)."""
+dicts from an order's parts (selectors.OrderParts).
+
+One module because the view and the list summaries render the same parts with the same
+wires (passengers, journeys, segments, fees, services) and share the cache key of the
+view; NDC and the booking page read both."""
 
 import contextlib
 from collections.abc import Iterable, Mapping, Sequence

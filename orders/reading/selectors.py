@@ -6,6 +6,9 @@ event, webhook) is orders.booking.holds' work, done by the worker and by the wri
 
 Owner first: every query starts from the seller or the agency it is scoped to, so
 another seller's order is simply not found (DESIGN.md §5).
+
+One module because every read starts from the same owner scope (`OrderScope`) and
+the same parts (`OrderParts`): one order and the search are the two ways in to them.
 """
 
 from collections.abc import Mapping, Sequence

@@ -1,6 +1,10 @@
 """Request shapes of the order endpoints (SPEC.md §2.5.1, §4.7, §4.8). Shape only: the
 rules that span fields or need the offer (party, ages, infants, cards) are in
-orders/requests/checks.py and orders/money/payments.py."""
+orders/requests/checks.py and orders/money/payments.py.
+
+One module because create order, change order and reshop share their member shapes
+(names, contacts, cards, payments) and the OpenAPI document reads the request shapes
+from here; it holds shapes and their mapping to typed inputs, no rule."""
 
 from collections.abc import Mapping
 from dataclasses import replace

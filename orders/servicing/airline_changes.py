@@ -29,6 +29,11 @@
    A change nobody answers stays pending; an airline-cancelled journey stays on the
    order, live and unflown, in OrderList and in the view (its segments' and its own
    `operationalStatus` AIRLINE_CANCELLED).
+
+One module because detection and the answers judge a journey the same way (the seats a
+new aircraft lacks, `_seats_lost`, is both why a change is detected and what accepting it
+gives back) and keep one pending change per order: split, the halves would share their
+private helpers across a module boundary.
 """
 
 import itertools
