@@ -635,7 +635,8 @@ SPECTACULAR_SETTINGS = {
     },
     "ENUM_NAME_OVERRIDES": {
         "PassengerTypeCode": ["ADT", "CHD", "INF"],
-        # Our own operationalStatus of an order's journeys and segments (orders/openapi.py).
+        # Our own operationalStatus of an order's journeys and segments
+        # (orders/openapi/order_view.py).
         "OperationalStatus": [
             "CONFIRMED",
             "SCHEDULE_CHANGED",
