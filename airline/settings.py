@@ -223,7 +223,7 @@ else:
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # A booking's rows written by one prepared INSERT per model built outside the ORM's
-# compiler (orders/rows.py); DB_DIRECT_INSERT=0 writes them with bulk_create instead.
+# compiler (orders/core/rows.py); DB_DIRECT_INSERT=0 writes them with bulk_create instead.
 DB_DIRECT_INSERT = env_bool("DB_DIRECT_INSERT", True)
 # The legs, bookings and deliveries lists' rows written in one pass
 # (airline.backoffice.OnePassRows);
@@ -431,20 +431,26 @@ HOLD_HOURS = env_int("HOLD_HOURS", 24)
 HOLD_CUTOFF_HOURS_BEFORE_DEPARTURE = env_int("HOLD_CUTOFF_HOURS_BEFORE_DEPARTURE", 24)
 # How long airline credit from a cancellation or exchange can be spent (DESIGN.md §11).
 CREDIT_VALIDITY_DAYS = env_int("CREDIT_VALIDITY_DAYS", 365)
-# The payment gateway class (orders/payments.py). The test-mode gateway approves and
+# The payment gateway class (orders/money/payments.py). The test-mode gateway approves and
 # declines the documented test cards and never moves money.
-PAYMENT_GATEWAY = env_str("PAYMENT_GATEWAY", "orders.payments.TestGateway")
+PAYMENT_GATEWAY = env_str("PAYMENT_GATEWAY", "orders.money.payments.TestGateway")
+# DESIGN.md §11 names the gateways orders.payments.TestGateway and StripeGateway, and
+# deployments are configured so: those names keep meaning the classes, wherever the
+# module lives.
+if PAYMENT_GATEWAY.startswith("orders.payments."):
+    PAYMENT_GATEWAY = "orders.money.payments." + PAYMENT_GATEWAY.removeprefix("orders.payments.")
 # The test gateway's time per charge, as a real gateway's (the crash test widens it).
 TEST_GATEWAY_LATENCY_MS = env_int("TEST_GATEWAY_LATENCY_MS", 0)
-# Stripe (orders.payments.StripeGateway; docs/operators/production.md): the secret API key, the
-# signing secret of the webhook endpoint registered with Stripe, the API's address (a
-# fake Stripe server in tests) and how long one call to it may take before the payment
-# is answered ERR-6005 and left to the reconciler.
+# Stripe (orders.money.payments.StripeGateway; docs/operators/production.md): the secret
+# API key, the signing secret of the webhook endpoint registered with Stripe, the API's
+# address (a fake Stripe server in tests) and how long one call to it may take before the
+# payment is answered ERR-6005 and left to the reconciler.
 STRIPE_API_KEY = env_str("STRIPE_API_KEY", "")
 STRIPE_WEBHOOK_SECRET = env_str("STRIPE_WEBHOOK_SECRET", "")
 STRIPE_API_BASE = env_str("STRIPE_API_BASE", "https://api.stripe.com")
 STRIPE_TIMEOUT_SECONDS = env_int("STRIPE_TIMEOUT_SECONDS", 10)
-# When Stripe takes the money (orders.payments.StripeGateway; docs/operators/production.md):
+# When Stripe takes the money (orders.money.payments.StripeGateway;
+# docs/operators/production.md):
 # "automatic" at the confirm call (one round trip fewer per booking; a booking that fails
 # after it is refunded), "manual" at ticketing (a booking that fails is voided instead).
 STRIPE_CAPTURE = env_str("STRIPE_CAPTURE", "automatic")
@@ -452,7 +458,7 @@ if STRIPE_CAPTURE not in ("automatic", "manual"):
     raise ImproperlyConfigured("STRIPE_CAPTURE must be automatic or manual")
 if PAYMENT_GATEWAY.endswith("StripeGateway") and not (STRIPE_API_KEY and STRIPE_WEBHOOK_SECRET):
     raise ImproperlyConfigured(
-        "PAYMENT_GATEWAY=orders.payments.StripeGateway needs STRIPE_API_KEY and "
+        "PAYMENT_GATEWAY=orders.money.payments.StripeGateway needs STRIPE_API_KEY and "
         "STRIPE_WEBHOOK_SECRET"
     )
 # How long a payment intent may stay PENDING before the reconciler settles it: longer than
@@ -460,13 +466,13 @@ if PAYMENT_GATEWAY.endswith("StripeGateway") and not (STRIPE_API_KEY and STRIPE_
 PAYMENT_INTENT_GRACE_SECONDS = env_int("PAYMENT_INTENT_GRACE_SECONDS", 120)
 # Stripe forgets an idempotency key after 24 hours: a refund of ours still PENDING for
 # longer than this is sent again only once the provider's refunds of its charge show none
-# under its reference (orders.refunds.refunds_retry); a younger one also when they
+# under its reference (orders.money.refunds.refunds_retry); a younger one also when they
 # cannot be listed, its key making a repeat give back once.
 REFUND_KEY_SAFE_HOURS = env_int("REFUND_KEY_SAFE_HOURS", 23)
 # The background worker (airline/worker.py, manage.py run_worker): how often each job runs.
 WORKER_HOLD_SWEEP_SECONDS = env_int("WORKER_HOLD_SWEEP_SECONDS", 5)
 WORKER_RECONCILE_SECONDS = env_int("WORKER_RECONCILE_SECONDS", 60)
-# The books audit (orders.audit): once a day, over the orders changed in the last
+# The books audit (orders.money.audit): once a day, over the orders changed in the last
 # BOOKS_AUDIT_DAYS (0: every order; `manage.py audit_books` audits any range by hand).
 WORKER_BOOKS_AUDIT_SECONDS = env_int("WORKER_BOOKS_AUDIT_SECONDS", 86400)
 BOOKS_AUDIT_DAYS = env_int("BOOKS_AUDIT_DAYS", 2)
@@ -637,7 +643,8 @@ SPECTACULAR_SETTINGS = {
     },
     "ENUM_NAME_OVERRIDES": {
         "PassengerTypeCode": ["ADT", "CHD", "INF"],
-        # Our own operationalStatus of an order's journeys and segments (orders/openapi.py).
+        # Our own operationalStatus of an order's journeys and segments
+        # (orders/openapi/order_view.py).
         "OperationalStatus": [
             "CONFIRMED",
             "SCHEDULE_CHANGED",
@@ -655,7 +662,8 @@ SPECTACULAR_SETTINGS = {
             "BaggageFee",
             "PaymentFee",
         ],
-        # The `type` the card beside an airline credit may carry (orders.serializers.CardIn).
+        # The `type` the card beside an airline credit may carry
+        # (orders.requests.serializers.CardIn).
         "CardPaymentType": ["CreditCard"],
     },
 }
@@ -673,7 +681,7 @@ LOGGING = {
         "django.server": {"level": "ERROR"},
         "axes.apps": {"level": "WARNING"},  # its start-up banner, on every command
         # Stripe's SDK logs two INFO lines per call (request, response): a booking's own
-        # lines (orders.payments) say what a payment did; these would only double them.
+        # lines (orders.money.payments) say what a payment did; these would only double them.
         "stripe": {"level": "WARNING"},
     },
 }

@@ -2,7 +2,7 @@
 `python -m benchmarks.payments`).
 
 Three gunicorns (2 workers each) on one scratch database `airline_bench` seeded with the
-demo airline: one with the test gateway, two with orders.payments.StripeGateway against
+demo airline: one with the test gateway, two with orders.money.payments.StripeGateway against
 the fake Stripe server (tests/fakestripe.py) on a loopback port, one with
 STRIPE_CAPTURE "automatic" (the default: two calls to the provider per booking, the
 PaymentIntent with the card in it, then confirm, which captures) and one with "manual"
@@ -139,7 +139,7 @@ def provider_call_floor(provider) -> dict[str, float]:
     PaymentIntent retrieved FLOOR_CALLS times through Stripe's SDK and by a bare
     http.client request, interleaved (seconds; the SDK's CPU in this process). The
     difference between the booking medians above and these is waiting for the cores."""
-    from orders.payments import _stripe_client
+    from orders.money.payments import _stripe_client
 
     client = _stripe_client(provider.api_key, provider.url, 5.0)
     card = {"number": "4242424242424242", "exp_month": 12, "exp_year": 2040, "cvc": "123"}

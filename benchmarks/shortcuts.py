@@ -5,7 +5,7 @@ Each place the code goes past a framework's public API for speed has a setting t
 it off; this measures each one against the same work with it off, in one process, rounds
 booking by booking on and off in turn, so that the machine's drift hits both alike:
 
-- DB_DIRECT_INSERT (orders/rows.py: a booking's rows by one INSERT per model built outside
+- DB_DIRECT_INSERT (orders/core/rows.py: a booking's rows by one INSERT per model built outside
   the ORM's compiler, else bulk_create): create order on hold;
 - DB_PREPARED_STATEMENTS (airline/sql.py: a booking's hot statements prepared, psycopg's
   prepare_threshold): create order on hold;
@@ -48,7 +48,7 @@ PAIRS = int(os.environ.get("BENCH_PAIRS", tiny("60", "2")))
 WARMUP = tiny(6, 1)  # bookings before any timing: caches, indexes and prepared statements filled
 # (name, settings with the shortcut on, with it off, payment); {} is the default.
 SHORTCUTS = [
-    ("direct INSERT (orders/rows.py)", {}, {"DB_DIRECT_INSERT": False}, "hold"),
+    ("direct INSERT (orders/core/rows.py)", {}, {"DB_DIRECT_INSERT": False}, "hold"),
     ("prepared statements (airline/sql.py)", {}, {"DB_PREPARED_STATEMENTS": False}, "hold"),
     ("both off", {}, {"DB_DIRECT_INSERT": False, "DB_PREPARED_STATEMENTS": False}, "hold"),
     # The one off by default: measured by turning it on.

@@ -156,7 +156,7 @@ def _producer(orders: list, share: range, start: float, rate: float | None, resu
     from django.db import connection, transaction
 
     from airline.api import clock
-    from orders import events
+    from orders.core import events
     from webhooks.models import WebhookEvent
 
     committed: dict[str, float] = {}

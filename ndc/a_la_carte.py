@@ -29,7 +29,7 @@ from ndc.order_mapping import ancillary_pick
 from ndc.xml import MSG, amount, c, element_path, refused, sub, text
 from offers import ancillaries as services
 from offers.store import AncillaryOffer, OfferOwner, offer_record
-from orders.inputs import AncillaryPick
+from orders.requests.inputs import AncillaryPick
 from sellers.authentication import Principal
 
 Json = dict[str, Any]

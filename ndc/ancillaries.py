@@ -23,9 +23,9 @@ from ndc.xml import MSG, c, refused, text
 from offers import ancillaries as services
 from offers.serializers import AncillaryIn
 from offers.store import OfferOwner
-from orders.ancillaries import order_trip
-from orders.selectors import OrderScope, order_get
-from orders.serializers import OrderAncillaryIn
+from orders.booking.ancillaries import order_trip
+from orders.reading.selectors import OrderScope, order_get
+from orders.requests.serializers import OrderAncillaryIn
 from sellers.authentication import Principal
 
 _SEATS = "/IATA_SeatAvailabilityRQ/Request"

@@ -1,8 +1,8 @@
 """OrderList (IATA_OrderListRQ -> IATA_OrderListRS): the request's filter criteria mapped to
 the query of GET /json/{v}/orders, validated by the same serializer (OrderListQuery),
-checked and scoped by the same check (orders.checks.check_order_search: the acting seller,
+checked and scoped by the same check (orders.requests.checks.check_order_search: the acting seller,
 then the key's agency code), answered by the same selector and rendered from the same
-JSON `data` (orders.presenters.order_list_page), so both channels list the same orders in
+JSON `data` (orders.reading.presenters.order_list_page), so both channels list the same orders in
 the same order and page through them with the same cursor (SPEC.md §4.8).
 
 How each criterion maps, what is refused, and the paging carried in
@@ -17,10 +17,10 @@ from lxml import etree
 from ndc import xml
 from ndc.errors import payload_attributes
 from ndc.xml import MSG, c, element_path, refused, sub, text
-from orders.checks import check_order_search
-from orders.presenters import order_list_page
-from orders.selectors import orders_list
-from orders.serializers import OrderListQuery
+from orders.reading.presenters import order_list_page
+from orders.reading.selectors import orders_list
+from orders.requests.checks import check_order_search
+from orders.requests.serializers import OrderListQuery
 from sellers.authentication import Principal
 
 AUGMENTATION_NS = "urn:x-airline:ndc:order-list"

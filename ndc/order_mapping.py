@@ -1,8 +1,8 @@
 """OrderCreateRQ, OrderRetrieveRQ and OrderChangeRQ -> the typed inputs of create order
-and change order (orders/inputs.py), the same values the JSON API builds from its bodies
-(orders.serializers.create_input / change_input), so both channels meet the same checks
-in orders.checks, orders.payments, orders.booking and orders.changes. This module only
-reads the 21.3 document: what a value must be beyond its shape is the services' call.
+and change order (orders/requests/inputs.py), the same values the JSON API builds from its bodies
+(orders.requests.serializers.create_input / change_input), so both channels meet the same checks
+in orders.requests.checks, orders.money.payments, orders.booking and orders.servicing.changes. This
+module only reads the 21.3 document: what a value must be beyond its shape is the services' call.
 
 The JSON serializers' shape rules that IATA's schema does not already enforce (a PTC of
 ADT/CHD/INF, M/F gender, a two-letter country, the travel document types, the card
@@ -26,7 +26,7 @@ from lxml import etree
 
 from airline.api.errors import ApiError, Err, ErrorCollector
 from ndc.xml import MSG, c, element_path, refused, text
-from orders.inputs import (
+from orders.requests.inputs import (
     DOCUMENT_TYPE_ALIASES,
     DOCUMENT_TYPES,
     AcceptOffer,
@@ -57,7 +57,7 @@ from orders.inputs import (
 PTCS = ("ADT", "CHD", "INF")
 GENDERS = {"M": "Male", "F": "Female"}
 # 21.3 leaves IdentityDocTypeCode open ("Examples: PT (Passport)"): the types and their
-# aliases are JSON's (orders.inputs), read here in any case.
+# aliases are JSON's (orders.requests.inputs), read here in any case.
 
 _CREATE = "/IATA_OrderCreateRQ/Request"
 _OFFER = f"{_CREATE}/CreateOrder/AcceptSelectedQuotedOfferList/SelectedPricedOffer"
@@ -397,7 +397,7 @@ def payment_data(functions: list[etree._Element]) -> PaymentData:
     (SPEC.md §3); one is a card (PaymentCard) or airline credit (Voucher, its VoucherID
     the credit code); two are airline credit and the card that pays the rest (DESIGN.md
     §11 "Airline credit"). Each Amount (required by 21.3) is what that one pays; together
-    they must be what is due (orders.checks.check_amount_stated)."""
+    they must be what is due (orders.requests.checks.check_amount_stated)."""
     if not functions:
         return Hold()
     if len(functions) > 2:
@@ -443,7 +443,7 @@ def payment_method(details: etree._Element) -> PaymentData:
         return CreditPayment(credit_code=text(chosen, "VoucherID") or "")
     if kind != "PaymentCard":
         return OtherPayment(kind)
-    # Missing card fields stay empty: orders.payments names each (ERR-1005/6001).
+    # Missing card fields stay empty: orders.money.payments names each (ERR-1005/6001).
     payer = details.find(c("Payer"))
     given, surname = "", ""
     if payer is not None:
@@ -504,7 +504,7 @@ def _email(contact: etree._Element) -> str:
 
 def _phone(contact: etree._Element) -> str:
     """The first Phone as one string: +CountryDialingCode AreaCodeNumber PhoneNumber (a
-    number without a dialing code is read as North American by orders.checks)."""
+    number without a dialing code is read as North American by orders.requests.checks)."""
     phone = contact.find(c("Phone"))
     if phone is None:
         return ""

@@ -13,13 +13,12 @@ from airline.api.errors import ApiError, Err, Reason
 from ndc import order_mapping, xml
 from ndc.order_presenters import order_view_rs
 from offers.store import OfferOwner, OfferSource, offer_load
-from orders import presenters
 from orders.booking.create import order_create as create_order
-from orders.changes import order_change as change_order
-from orders.checks import check_phone
-from orders.exchange.quote import order_quote
-from orders.exchange.records import LIVE, ExchangeOffer
-from orders.inputs import (
+from orders.models import Channel, Contact, OrderStatus
+from orders.reading import presenters
+from orders.reading.selectors import OrderScope, order_get
+from orders.requests.checks import check_phone
+from orders.requests.inputs import (
     AcceptReshopOffer,
     CancelJourney,
     Change,
@@ -27,8 +26,9 @@ from orders.inputs import (
     ContactData,
     UpdateContact,
 )
-from orders.models import Channel, Contact, OrderStatus
-from orders.selectors import OrderScope, order_get
+from orders.servicing.changes import order_change as change_order
+from orders.servicing.exchange.quote import order_quote
+from orders.servicing.exchange.records import LIVE, ExchangeOffer
 from sellers.authentication import Principal
 
 
@@ -92,10 +92,10 @@ def order_change(
 def _quoted(principal: Principal, ref: str, change: Change) -> Change:
     """AcceptReshopOffer of a reshop offer itself, not of its OrderQuote (the flow some
     partners document: OrderReshop, then OrderChange): quoted here as OrderQuote would
-    quote it (orders.exchange.quote.order_quote, on live inventory), and the quote accepted
-    when the replacements still cost what the reshop offer said; else ERR-4002 naming
-    OrderQuote, so that the partner sees the new price before paying it. Any other
-    offer is left to the service to accept or refuse."""
+    quote it (orders.servicing.exchange.quote.order_quote, on live inventory), and the
+    quote accepted when the replacements still cost what the reshop offer said; else
+    ERR-4002 naming OrderQuote, so that the partner sees the new price before paying it.
+    Any other offer is left to the service to accept or refuse."""
     if not isinstance(change, AcceptReshopOffer):
         return change
     try:

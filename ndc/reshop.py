@@ -1,9 +1,10 @@
 """OrderReshop and OrderQuote (IATA_OrderReshopRQ, IATA_OrderQuoteRQ -> IATA_OrderReshopRS):
 the NDC request mapped to the body of POST /json/{v}/orders/{orderId}/reshop (ReshopIn)
 and /quote (QuoteIn), validated by the same serializers, answered by the same services
-(orders.reshop.order_reshop, orders.exchange.quote.order_quote) and rendered from the same JSON
-`data` (ndc/reshop_presenters.py). Nothing here decides what a change costs; offer ids are
-the JSON ones, so a reshop offer from XML is quoted in JSON and the reverse.
+(orders.servicing.reshop.order_reshop, orders.servicing.exchange.quote.order_quote) and
+rendered from the same JSON `data` (ndc/reshop_presenters.py). Nothing here decides what
+a change costs; offer ids are the JSON ones, so a reshop offer from XML is quoted in JSON
+and the reverse.
 
 21.3 has no OrderQuoteRS (../shared/ndc-21.3/README.md): OrderQuoteRQ is answered with
 an IATA_OrderReshopRS, as common practice does.
@@ -21,11 +22,11 @@ from ndc import reshop_presenters
 from ndc.mapping import flight_request_input
 from ndc.shopping import _bundles, _plain
 from ndc.xml import MSG, c, refused, text
-from orders.exchange.quote import order_quote
-from orders.exchange.records import LIVE
-from orders.reshop import order_reshop
-from orders.selectors import OrderScope, order_get
-from orders.serializers import QuoteIn, ReshopIn
+from orders.reading.selectors import OrderScope, order_get
+from orders.requests.serializers import QuoteIn, ReshopIn
+from orders.servicing.exchange.quote import order_quote
+from orders.servicing.exchange.records import LIVE
+from orders.servicing.reshop import order_reshop
 from sellers.authentication import Principal
 
 _RESHOP = "/IATA_OrderReshopRQ/Request"

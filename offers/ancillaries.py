@@ -206,7 +206,7 @@ def service_list(
 
 
 # Which seats the orders of every seller hold: the orders app, built on this one, knows
-# and registers its reader in OrdersConfig.ready (orders.selectors.seats_held), so that
+# and registers its reader in OrdersConfig.ready (orders.reading.selectors.seats_held), so that
 # offers never import orders.
 SeatsReader = Callable[..., dict[int, set[str]]]  # (leg ids, *, using=database alias)
 _seats_readers: list[SeatsReader] = []

@@ -282,7 +282,7 @@ def journey_options(
     *, origin: str, destination: str, day: date, pax: Sequence[Pax], bundle: BundleTerms
 ) -> list[tuple[Journey, Option]]:
     """Every journey of a market on a day that can be sold to the party in `bundle`,
-    priced as shopping prices it (reshop's replacement flights, orders.exchange)."""
+    priced as shopping prices it (reshop's replacement flights, orders.servicing.exchange)."""
     index = _index(current=True)
     journeys = index.journeys(origin, destination, day)
     context = _context(index, journeys, pax)

@@ -305,7 +305,7 @@ def offer_record(
     *, offer_id: str, owner: OfferOwner, now: datetime, path: str = "offerId"
 ) -> tuple[OfferBatch, OfferRecord | None]:
     """offer_load, the offer typed by its source; None for a reshop or quote offer,
-    which orders.exchange reads with its own records (ExchangeOffer)."""
+    which orders.servicing.exchange reads with its own records (ExchangeOffer)."""
     batch, stored = offer_load(offer_id=offer_id, owner=owner, now=now, path=path)
     record = _RECORDS.get(batch.source)
     return batch, None if record is None else record(offer_id, stored)

@@ -12,9 +12,9 @@ class OrdersConfig(AppConfig):
         from airline.network.readers import readers_register
         from airline.worker import job_register
         from offers.ancillaries import seats_reader_register
-        from orders import leg_bookings, metrics
-        from orders.airline_changes import holders_register
-        from orders.selectors import seats_held
+        from orders.reading import leg_bookings, metrics
+        from orders.reading.selectors import seats_held
+        from orders.servicing.airline_changes import holders_register
 
         metrics.connect()
         # The network asks which bookings hold a leg or a seat before it changes them.
@@ -39,7 +39,7 @@ def hold_expiry_job():
     from django.conf import settings
 
     from airline.worker import Job
-    from orders.holds import holds_expire
+    from orders.booking.holds import holds_expire
 
     # A lapsed hold's seats are back on sale within one sweep, whether or not anyone
     # reads the order (reads show it expired and write nothing; a change expires it).
@@ -54,7 +54,7 @@ def payment_reconcile_job():
     from django.conf import settings
 
     from airline.worker import Job
-    from orders.reconcile import payments_reconcile
+    from orders.booking.reconcile import payments_reconcile
 
     return Job("reconcile_payments", settings.WORKER_RECONCILE_SECONDS, payments_reconcile)
 
@@ -63,9 +63,9 @@ def refund_send_job():
     from django.conf import settings
 
     from airline.worker import Job
-    from orders.refunds import refunds_retry
+    from orders.money.refunds import refunds_retry
 
-    # Refunds a change owed and a dead worker did not send (orders.refunds).
+    # Refunds a change owed and a dead worker did not send (orders.money.refunds).
     return Job(
         "send_refunds",
         settings.WORKER_RECONCILE_SECONDS,
@@ -77,8 +77,8 @@ def books_audit_job():
     from django.conf import settings
 
     from airline.worker import Job
-    from orders.audit import books_audit_nightly
+    from orders.money.audit import books_audit_nightly
 
-    # Looked at as often as the reconciler, run once a day (orders.audit): a worker
+    # Looked at as often as the reconciler, run once a day (orders.money.audit): a worker
     # restarted, run by cron with --once, or on several hosts audits no more often.
     return Job("audit_books", settings.WORKER_RECONCILE_SECONDS, books_audit_nightly)

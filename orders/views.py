@@ -12,12 +12,9 @@ from airline.api.responses import error_response, json_response, ok
 from offers.ancillaries import seat_maps, service_list
 from offers.endpoints import AncillariesView
 from offers.openapi import SEAT_MAPS_RESPONSE, SERVICES_RESPONSE
-from orders import presenters
-from orders.ancillaries import order_trip
+from orders.booking.ancillaries import order_trip
 from orders.booking.create import order_create
-from orders.changes import order_change
-from orders.checks import check_order_search
-from orders.exchange.quote import order_quote
+from orders.money.provider_events import provider_event_receive
 from orders.openapi import (
     CHANGE_EXAMPLES,
     CREATE_EXAMPLES,
@@ -27,10 +24,10 @@ from orders.openapi import (
     RESHOP_EXAMPLES,
     RESHOP_RESPONSE,
 )
-from orders.provider_events import provider_event_receive
-from orders.reshop import order_reshop
-from orders.selectors import OrderScope, order_get, orders_list
-from orders.serializers import (
+from orders.reading import presenters
+from orders.reading.selectors import OrderScope, order_get, orders_list
+from orders.requests.checks import check_order_search
+from orders.requests.serializers import (
     ChangeOrderIn,
     CreateOrderIn,
     OrderAncillaryIn,
@@ -41,6 +38,9 @@ from orders.serializers import (
     change_input,
     create_input,
 )
+from orders.servicing.changes import order_change
+from orders.servicing.exchange.quote import order_quote
+from orders.servicing.reshop import order_reshop
 from sellers.permissions import CanBook, HasAgencyCode, IsSeller
 from sellers.throttling import address_body_budget_check
 
@@ -229,7 +229,7 @@ class OrderQuoteView(ServiceView):
 @csrf_exempt  # signed by the provider, not a browser form
 def stripe_webhook(request: HttpRequest) -> HttpResponse:
     """POST /payments/stripe/webhook: Stripe's events, verified and recorded once
-    (orders.provider_events); no bearer token: the signature is the credential. Any
+    (orders.money.provider_events); no bearer token: the signature is the credential. Any
     other method is 405 ERR-1001 in the envelope, as on every API path (never
     Django's HTML)."""
     if request.method != "POST":

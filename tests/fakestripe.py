@@ -1,6 +1,6 @@
 """A fake Stripe for the tests and `make bench`: localstripe (a stateful fake of Stripe's
 API, from PyPI) on a loopback port, spoken to with Stripe's own SDK by
-orders.payments.StripeGateway, never mocked inside our process.
+orders.money.payments.StripeGateway, never mocked inside our process.
 
 localstripe covers PaymentMethods, PaymentIntents (create, confirm, capture, cancel),
 refunds and signed webhooks. Where it falls short of Stripe, the narrowest stand-in is

@@ -1,7 +1,7 @@
 """Both payment gateways for the suites that charge cards (issue 26): the test gateway,
 and Stripe's SDK against the fake Stripe server this test session starts
 (tests/fakestripe.py). After every test that ran on either, the books audit runs
-(orders.audit, `manage.py audit_books`): each order's own books, and per order what the
+(orders.money.audit, `manage.py audit_books`): each order's own books, and per order what the
 provider captured less what it refunded is what our card payments say they kept, and an
 intent no payment took holds nothing.
 
@@ -17,12 +17,15 @@ from django.conf import settings
 from django.db.models import Sum
 
 from airline.api import clock
-from orders.audit import books_audit
 from orders.models import GatewayEntry, Payment, PaymentIntent, Refund
+from orders.money.audit import books_audit
 from tests.e2e.servers import free_port
 from tests.fakestripe import FakeStripe, fake_stripe
 
-GATEWAYS = {"test": "orders.payments.TestGateway", "stripe": "orders.payments.StripeGateway"}
+GATEWAYS = {
+    "test": "orders.money.payments.TestGateway",
+    "stripe": "orders.money.payments.StripeGateway",
+}
 ZERO = Decimal("0.00")
 
 
@@ -75,7 +78,7 @@ def card_gateway(request, settings) -> Iterator[str]:
 
 
 def books_balance() -> None:
-    """The books audit (orders.audit, `manage.py audit_books`) over this test's orders,
+    """The books audit (orders.money.audit, `manage.py audit_books`) over this test's orders,
     against the configured gateway's own books (the test gateway's ledger, or the fake
     Stripe server's API): no disagreement."""
     found = [str(d) for d in books_audit(now=clock.now() + timedelta(days=1))]

@@ -7,8 +7,8 @@ class WebhooksConfig(AppConfig):
 
     def ready(self) -> None:
         from airline.worker import job_register
-        from orders.deliveries import deliveries_reader_register
-        from orders.events import order_event_recorded, order_events_recorded
+        from orders.core.events import order_event_recorded, order_events_recorded
+        from orders.reading.deliveries import deliveries_reader_register
         from webhooks import metrics
         from webhooks.outbox import order_event_listen, order_events_listen
         from webhooks.selectors import order_deliveries

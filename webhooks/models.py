@@ -1,7 +1,7 @@
 """Seller webhooks (DESIGN.md §10): the endpoints a seller registers, and the outbox.
 
 The outbox is one `WebhookEvent` per public event of an order (written in the same
-transaction as the change, by orders/events.py) and one `WebhookDelivery` per event and
+transaction as the change, by orders/core/events.py) and one `WebhookDelivery` per event and
 endpoint that wants it. A delivery is the unit the worker claims, sends and retries.
 """
 

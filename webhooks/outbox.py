@@ -16,8 +16,8 @@ from django.db import connection, transaction
 from airline.api.responses import dumps
 from airline.sql import statement_cursor
 from orders.models import Order, OrderEvent
-from orders.presenters import order_view
-from orders.selectors import order_parts
+from orders.reading.presenters import order_view
+from orders.reading.selectors import order_parts
 from webhooks.models import (
     WebhookDelivery,
     WebhookEndpoint,
@@ -65,12 +65,12 @@ def new_event_id() -> str:
 
 
 def order_event_listen(sender, *, order: Order, kind: str, now: datetime, **kwargs) -> None:
-    """Receiver of orders.events.order_event_recorded (connected by WebhooksConfig.ready)."""
+    """Receiver of orders.core.events.order_event_recorded (connected by WebhooksConfig.ready)."""
     order_event_recorded(order, kind, now=now)
 
 
 def order_event_recorded(order: Order, kind: str, *, now: datetime) -> None:
-    """The outbox rows of one order event (orders.events._record sends its signal inside
+    """The outbox rows of one order event (orders.core.events._record sends its signal inside
     the change's transaction). Nothing is written when no endpoint wants the event."""
     event_type = EVENT_TYPES[kind]
     endpoints = _endpoints_wanting(order.seller_id, event_type)
@@ -93,7 +93,7 @@ def order_event_recorded(order: Order, kind: str, *, now: datetime) -> None:
 def order_events_listen(
     sender, *, orders: Sequence[Order], kind: str, now: datetime, **kwargs
 ) -> None:
-    """Receiver of orders.events.order_events_recorded (connected by WebhooksConfig.ready)."""
+    """Receiver of orders.core.events.order_events_recorded (connected by WebhooksConfig.ready)."""
     order_events_recorded(orders, kind, now=now)
 
 

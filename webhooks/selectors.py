@@ -1,10 +1,10 @@
 """Reads of a seller's webhook endpoints, always scoped to that seller first; and the
-deliveries of an order's events, as its booking page lists them (orders.deliveries)."""
+deliveries of an order's events, as its booking page lists them (orders.reading.deliveries)."""
 
 from django.db.models import QuerySet
 
 from airline.api.errors import ApiError, Err
-from orders.deliveries import Delivery
+from orders.reading.deliveries import Delivery
 from sellers.models import Seller
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 

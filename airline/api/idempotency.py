@@ -143,7 +143,7 @@ def idempotently(
 
 
 def idempotency_mark_applied(*, resource: str = "") -> None:
-    """Called inside the transaction that commits a change (orders.changes.order_change):
+    """Called inside the transaction that commits a change (orders.servicing.changes.order_change):
     the request's claim, if it has one, is marked APPLIED in that same transaction. A
     worker killed between that commit and the recording of its answer used to leave the
     claim RUNNING; the retry, once the lease ran out, ran the change again (a second bag

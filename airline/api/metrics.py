@@ -4,7 +4,7 @@ Counted where it happens, in the process it happens in:
 - every request, by route pattern (never the raw path: ids and locators would make a
   series each), method and status, with its latency (airline.api.middleware);
 - bookings created, by channel and payment kind, and holds expired, when the
-  transaction that wrote them commits (from the order events: orders/metrics.py);
+  transaction that wrote them commits (from the order events: orders/reading/metrics.py);
 - the database and Redis failures the service answers ERR-9000, ERR-8002 or ERR-9002
   (airline.api.exceptions), and the requests whose rate limit Redis could not count
   (sellers/throttling.py).
@@ -134,7 +134,7 @@ def storage_error_observe(err: ApiError) -> None:
 
 
 # --- Bookings and holds ---------------------------------------------------------------
-# Counted by the orders app from the events every write records (orders/metrics.py), so
+# Counted by the orders app from the events every write records (orders/reading/metrics.py), so
 # no service has to know about metrics; BOOKINGS_CREATED and HOLDS_EXPIRED above.
 
 

@@ -90,7 +90,7 @@ class DeadlineExceeded(BaseException):
     """Raised in the request's own code when it has run REQUEST_DEADLINE_SECONDS. A
     BaseException, as KeyboardInterrupt is: no `except Exception` on the way swallows it,
     while every `transaction.atomic()` rolls back and every clean-up (`finally`, the
-    refund of a charge made: orders.intents.card_charged) runs on its way out."""
+    refund of a charge made: orders.money.intents.card_charged) runs on its way out."""
 
 
 class RequestDeadlineMiddleware:

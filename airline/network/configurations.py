@@ -122,7 +122,7 @@ def seat_refusal(seat: fleet.SeatSpec | None, *, zone: str, cabin: str) -> str |
 
 
 class SeatHolders(Protocol):
-    """What an edit asks of the bookings (orders.airline_changes registers it: the
+    """What an edit asks of the bookings (orders.servicing.airline_changes registers it: the
     network does not import orders)."""
 
     def holding(

@@ -10,7 +10,7 @@ new times, and needs no telling.
 
 The holders are then told in batches (`follow_up_batch`), each one short transaction
 that locks at most FOLLOW_UP_BATCH holders in id order, records what changed for them
-(orders.airline_changes: the airline change and its webhook event) and moves the
+(orders.servicing.airline_changes: the airline change and its webhook event) and moves the
 follow-up's cursor past them. The cursor commits with what was told: every holder is
 told exactly once, and a batch whose process dies is rolled back whole and taken again
 from the cursor. The worker runs the batches (`follow_ups_run`); `load_schedule --wait`
@@ -38,7 +38,7 @@ SNAPSHOT_ROWS = 5000  # holder rows per INSERT
 
 class LegHolders(Protocol):
     """Whoever holds seats on flight-date legs and must hear that they changed.
-    orders.airline_changes registers the bookings (orders.apps); the network layer knows
+    orders.servicing.airline_changes registers the bookings (orders.apps); the network layer knows
     nothing of orders beyond this."""
 
     kind: str  # names these holders in ScheduleFollowUpHolder rows

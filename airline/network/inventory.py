@@ -53,8 +53,8 @@ class LockedLeg:
     arrives_at: datetime  # UTC
     aircraft_type: str  # IATA code
     # The seat configuration flown now: a seat sold on the leg is re-checked against it
-    # (orders.ancillaries.check_seats_still_sellable), so an aircraft swapped since the seat map was
-    # shown is seen.
+    # (orders.booking.ancillaries.check_seats_still_sellable), so an aircraft swapped
+    # since the seat map was shown is seen.
     configuration_id: int
 
 

@@ -116,7 +116,7 @@ class _CopyOnWrite:
 
 class OverLegs:
     """The times of something that flies `legs`, in order: a segment as scheduled, or as
-    it flies now (orders/airline_changes.py)."""
+    it flies now (orders/servicing/airline_changes.py)."""
 
     legs: tuple
 

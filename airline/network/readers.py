@@ -4,7 +4,7 @@ load changes (its preview), and the seats on hold and ticketed per leg (the flig
 list's load columns).
 
 Bookings belong to the orders app, which is built on this one: it registers its readers
-here in OrdersConfig.ready (orders.leg_bookings), so that the network never imports
+here in OrdersConfig.ready (orders.reading.leg_bookings), so that the network never imports
 orders (architecture.md "Layers"). Without an orders app there are no bookings.
 """
 

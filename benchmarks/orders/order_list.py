@@ -199,10 +199,10 @@ def explain_list(cases: list) -> dict:
     from django.test.utils import CaptureQueriesContext
 
     from airline.network.itineraries import network_index
-    from orders import presenters
-    from orders.checks import check_order_search
-    from orders.selectors import orders_list
-    from orders.serializers import OrderListQuery
+    from orders.reading import presenters
+    from orders.reading.selectors import orders_list
+    from orders.requests.checks import check_order_search
+    from orders.requests.serializers import OrderListQuery
     from sellers.authentication import Principal
     from sellers.models import ApiKey, Seller
 

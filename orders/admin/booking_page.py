@@ -7,20 +7,20 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from orders.admin.flags import WARNING_HTML
-from orders.deliveries import Delivery, order_deliveries
 from orders.models import (
     Order,
 )
-from orders.presenters import (
+from orders.reading.deliveries import Delivery, order_deliveries
+from orders.reading.presenters import (
     OPERATIONAL_AIRLINE_CANCELLED,
     OPERATIONAL_CANCELLED,
     OPERATIONAL_EXCHANGED,
     OPERATIONAL_SCHEDULE_CHANGED,
     operational_statuses,
 )
-from orders.selectors import order_flight_parts
+from orders.reading.selectors import order_flight_parts
 
-# How the booking page words the `operationalStatus` the API shows (orders.presenters).
+# How the booking page words the `operationalStatus` the API shows (orders.reading.presenters).
 STATUS_TEXT = {
     OPERATIONAL_SCHEDULE_CHANGED: "SCHEDULE CHANGED by the airline, waiting for the seller",
     OPERATIONAL_AIRLINE_CANCELLED: "CANCELLED by schedule",
@@ -42,7 +42,7 @@ class BookingPage:
 
     @cached_property
     def statuses(self) -> dict[str, str]:
-        """operationalStatus by JOU- and SEG- id (orders.presenters, as the order view)."""
+        """operationalStatus by JOU- and SEG- id (orders.reading.presenters, as the order view)."""
         return operational_statuses(order_flight_parts(self.order))
 
     @cached_property

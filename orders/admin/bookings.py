@@ -54,7 +54,7 @@ from orders.admin.inlines import (
     TicketInline,
 )
 from orders.admin.search import search_matches
-from orders.holds import order_cancel_hold
+from orders.booking.holds import order_cancel_hold
 from orders.models import (
     AirlineChange,
     Journey,
@@ -63,7 +63,7 @@ from orders.models import (
     OrderStatus,
     Refund,
 )
-from orders.presenters import (
+from orders.reading.presenters import (
     pending_change_journeys,
 )
 

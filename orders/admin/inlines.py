@@ -32,7 +32,7 @@ from orders.models import (
     Service,
     Ticket,
 )
-from orders.support_text import detail_lines, journey_place
+from orders.reading.support_text import detail_lines, journey_place
 
 
 class PassengerInline(ReadOnlyInline):
@@ -193,7 +193,7 @@ class PaymentInline(ReadOnlyInline):
 
     @admin.display(description="Provider events")
     def provider_said(self, payment: Payment) -> str:
-        """The provider's webhooks about this payment (orders.provider_events)."""
+        """The provider's webhooks about this payment (orders.money.provider_events)."""
         return (
             "; ".join(f"{e.type} {e.summary}".strip() for e in payment.provider_events.all()) or "-"
         )

@@ -17,7 +17,7 @@ from orders.models import (
 @admin.register(AirlineCredit)
 class AirlineCreditAdmin(StandbyChangelist, admin.ModelAdmin):
     """Airline credit, read-only: issued by cancellations and cheaper exchanges, spent by
-    later orders of the same seller (orders.credits)."""
+    later orders of the same seller (orders.money.credits)."""
 
     list_display = ["code", "seller", "amount", "remaining", "expires_at_utc", "source_order"]
     expires_at_utc = staticmethod(utc_column("expires_at", "Expires"))
@@ -38,7 +38,7 @@ class AirlineCreditAdmin(StandbyChangelist, admin.ModelAdmin):
 
 @admin.register(Refund)
 class RefundAdmin(StandbyChangelist, admin.ModelAdmin):
-    """Refunds to cards, read-only: PENDING ones are sent by the worker (orders.refunds)."""
+    """Refunds to cards, read-only: PENDING ones are sent by the worker (orders.money.refunds)."""
 
     list_display = [
         "ref",

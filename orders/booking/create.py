@@ -22,8 +22,7 @@ from airline.network.services import station_zone
 from offers.ancillaries import Traveller, bundle_terms
 from offers.store import OfferBatch, OfferOwner, PricedOffer, offer_record
 from offers.wire import ref_id
-from orders import events, ids
-from orders.ancillaries import (
+from orders.booking.ancillaries import (
     IN_CREATE,
     HeldService,
     Sale,
@@ -34,7 +33,14 @@ from orders.ancillaries import (
 from orders.booking.paying import Paying, check_payment, pay_reserved, payment_start
 from orders.booking.priced import BookedJourney, as_priced, journey_ref
 from orders.booking.writes import LocatorTaken, order_insert, order_rows_write
-from orders.checks import (
+from orders.core import events, ids
+from orders.models import (
+    Channel,
+    Order,
+    OrderStatus,
+)
+from orders.reading.selectors import OrderParts
+from orders.requests.checks import (
     ContactIn,
     PassengerIn,
     check_amount_stated,
@@ -43,19 +49,13 @@ from orders.checks import (
     check_passengers,
     lead_of,
 )
-from orders.inputs import (
+from orders.requests.inputs import (
     AncillaryPick,
     ContactData,
     ItemSelection,
     PassengerData,
     PaymentData,
 )
-from orders.models import (
-    Channel,
-    Order,
-    OrderStatus,
-)
-from orders.selectors import OrderParts
 from sellers.authentication import Principal
 
 LOCATOR_ATTEMPTS = 5

@@ -12,20 +12,11 @@ from django.db.models import F
 
 from airline.api.errors import ApiError, Err
 from airline.sql import commit_without_flush
-from orders import events
-from orders.ancillaries import (
+from orders.booking.ancillaries import (
     emds_number,
 )
-from orders.credits import credit_payment, credit_redeem
-from orders.holds import hold_time_limit, seats_release
-from orders.inputs import (
-    CardPayment,
-    CreditPayment,
-    Hold,
-    OtherPayment,
-    PaymentData,
-)
-from orders.intents import card_charged, intent_attach, intent_open
+from orders.booking.holds import hold_time_limit, seats_release
+from orders.core import events
 from orders.models import (
     AirlineCredit,
     Order,
@@ -34,9 +25,18 @@ from orders.models import (
     Payment,
     PaymentIntent,
 )
-from orders.payments import Card, Charge, card_check, credit_card_check
-from orders.selectors import OrderParts, OrderScope
-from orders.tickets import payment_record, tickets_issue
+from orders.money.credits import credit_payment, credit_redeem
+from orders.money.intents import card_charged, intent_attach, intent_open
+from orders.money.payments import Card, Charge, card_check, credit_card_check
+from orders.money.tickets import payment_record, tickets_issue
+from orders.reading.selectors import OrderParts, OrderScope
+from orders.requests.inputs import (
+    CardPayment,
+    CreditPayment,
+    Hold,
+    OtherPayment,
+    PaymentData,
+)
 from sellers.authentication import Principal
 
 
@@ -121,7 +121,7 @@ def _pay_by_credit(
 ) -> OrderParts:
     """Inside the booking's transaction: spend what the airline credit `code` in `scope`
     holds, up to the order's total, as the order's first payment (ERR-6002 for a code
-    that cannot be used). Its conditional UPDATE (orders/credits.py) is what stops two
+    that cannot be used). Its conditional UPDATE (orders/money/credits.py) is what stops two
     bookings racing for one credit from spending more than it holds."""
     order = parts.order
     credit = credit_redeem(code=code, scope=scope, amount=order.total, now=now)

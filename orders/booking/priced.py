@@ -19,7 +19,7 @@ from airline.network.itineraries import Journey as NetworkJourney
 from airline.network.services import station_zone
 from offers.store import PricedItem
 from offers.wire import journey_id, local_time
-from orders.ancillaries import (
+from orders.booking.ancillaries import (
     IN_CREATE,
     SaleLine,
     check_seats_still_sellable,

@@ -1,6 +1,7 @@
 """The rows of a new order: the order itself under a fresh record locator, its journeys,
 segments and legs, passengers and contact. Create order writes them, and so do the
-import of bookings (orders.imports) and an exchange's new journey (orders.exchange.apply).
+import of bookings (orders.booking.imports) and an exchange's new journey
+(orders.servicing.exchange.apply).
 """
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -13,17 +14,14 @@ from airline.network.itineraries import DatedLeg
 from airline.network.itineraries import Journey as NetworkJourney
 from airline.network.services import station_zone
 from offers.wire import ref_id
-from orders import ids
-from orders.ancillaries import (
+from orders.booking.ancillaries import (
     IN_CREATE,
     Sale,
     services_write,
 )
 from orders.booking.priced import BookedJourney, journey_ref
-from orders.checks import (
-    ContactIn,
-    PassengerIn,
-)
+from orders.core import ids
+from orders.core.rows import rows_insert
 from orders.models import (
     Contact,
     Journey,
@@ -33,8 +31,11 @@ from orders.models import (
     Passenger,
     Segment,
 )
-from orders.rows import rows_insert
-from orders.selectors import LegPart, OrderParts
+from orders.reading.selectors import LegPart, OrderParts
+from orders.requests.checks import (
+    ContactIn,
+    PassengerIn,
+)
 
 
 def order_rows_write(

@@ -1,7 +1,7 @@
 """Where the code goes past Django's, DRF's and psycopg's public API for speed (issue 29
 item 2; docs/operators/production.md "Framework shortcuts"): each test here fails, naming what to
 re-verify, on an upgrade that changes what a shortcut relies on; and each shortcut has a
-setting that turns it off. orders/rows.py's own checks: tests/orders/test_rows_insert.py.
+setting that turns it off. orders/core/rows.py's own checks: tests/orders/test_rows_insert.py.
 
 After re-verifying a shortcut against a new release, update VERIFIED_WITH (and, for a
 changed method, its fingerprint below) in the same commit as the upgrade."""
@@ -27,7 +27,7 @@ VERIFIED_WITH = {"Django": "5.2", "djangorestframework": "3.18", "psycopg": "3.3
 def test_the_installed_frameworks_are_the_ones_the_shortcuts_were_checked_against(package):
     installed = version(package)
     assert installed.startswith(VERIFIED_WITH[package] + "."), (
-        f"{package} {installed}: re-verify orders/rows.py, airline/sql.py and "
+        f"{package} {installed}: re-verify orders/core/rows.py, airline/sql.py and "
         "airline/api/serializers.py (StrictSerializer.get_fields) against it, then update "
         "VERIFIED_WITH"
     )

@@ -10,7 +10,7 @@ from django.test import override_settings
 from prometheus_client.parser import text_string_to_metric_families
 
 from airline.api import metrics
-from orders.holds import holds_expire
+from orders.booking.holds import holds_expire
 from tests.conftest import bearer
 from tests.orders import conftest as orders
 from tests.orders.conftest import CARD, book, booking_body, price_offer

@@ -882,7 +882,7 @@ def assert_kept(cluster: Cluster, load: Load) -> None:
     settled = cluster.manage_json(
         "import json; from datetime import timedelta; from decimal import Decimal; "
         "from django.db.models import Sum; "
-        "from orders.reconcile import payments_reconcile; "
+        "from orders.booking.reconcile import payments_reconcile; "
         "from orders.models import GatewayEntry, Order, Payment, PaymentIntent, Segment; "
         "from airline.network.models import LegInventory; "
         "payments_reconcile(grace=timedelta(0)); "
@@ -1113,7 +1113,8 @@ def test_every_booking_a_primary_failure_cut_short_gets_its_true_answer(cluster,
         it runs once the idempotency lease has passed (the clock moved on, not waited)."""
         cluster.manage_json(
             "import json; from datetime import timedelta; from django.conf import settings; "
-            "from airline.api import clock; from orders.reconcile import payments_reconcile; "
+            "from airline.api import clock; "
+            "from orders.booking.reconcile import payments_reconcile; "
             f"ahead = {int(later)} * (settings.IDEMPOTENCY_LEASE_SECONDS + 1); "
             "print(json.dumps(payments_reconcile(now=clock.now() + timedelta(seconds=ahead), "
             "grace=timedelta(0))))"

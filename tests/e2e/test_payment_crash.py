@@ -22,6 +22,7 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from airline.network.models import LegInventory
+from orders.booking.reconcile import payments_reconcile
 from orders.models import (
     GatewayEntry,
     Order,
@@ -31,8 +32,7 @@ from orders.models import (
     Refund,
     Segment,
 )
-from orders.reconcile import payments_reconcile
-from orders.refunds import refunds_retry
+from orders.money.refunds import refunds_retry
 from tests.e2e.servers import gunicorn, server_env_on_test_database, worker_pids
 from tests.gateways import (
     BOTH_CAPTURES,

@@ -16,8 +16,8 @@ import pytest
 import requests
 
 from airline.api.models import IdempotencyRecord
+from orders.booking.reconcile import payments_reconcile
 from orders.models import GatewayEntry, Order, OrderStatus
-from orders.reconcile import payments_reconcile
 from tests.e2e.servers import gunicorn, server_env_on_test_database, worker_pids
 from tests.e2e.test_payment_crash import priced_offers
 from tests.offers.conftest import network  # noqa: F401 (the network fixture)

@@ -1,5 +1,5 @@
 """OrderList on the embedded default (SQLite). Its page is one hand-written SQL statement
-that claims to run on both backends (orders.selectors.orders_search), so its whole HTTP
+that claims to run on both backends (orders.reading.selectors.orders_search), so its whole HTTP
 test module runs again here, on a fresh SQLite database in a child pytest."""
 
 import subprocess

@@ -124,7 +124,7 @@ def test_an_order_change_committed_without_its_answer_is_answered_not_repeated(
     hold,  # noqa: F811
     monkeypatch,
 ):
-    from orders import presenters
+    from orders.reading import presenters
 
     rendered = presenters.order_view_data  # what OrderViewRS renders from
 

@@ -8,7 +8,7 @@ import factory
 from factory.django import DjangoModelFactory
 
 from airline.network.services import station_zone
-from orders import ids
+from orders.core import ids
 from orders.models import Channel, Journey, Order, OrderStatus, Passenger, Payment, Segment
 
 
@@ -30,7 +30,7 @@ class OrderFactory(DjangoModelFactory):
 
 def credit_source(*, amount: Decimal, **order_fields) -> Order:
     """A cancelled order whose card paid `amount`, all of it about to become airline
-    credit (orders.credits.credit_issue): its books balance once the credit is issued
+    credit (orders.money.credits.credit_issue): its books balance once the credit is issued
     (charged = credited; docs/operators/support.md "Books audit")."""
     order = OrderFactory(status=OrderStatus.CANCELLED, total=0, paid=amount, **order_fields)
     Payment.objects.create(

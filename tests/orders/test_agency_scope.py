@@ -11,8 +11,8 @@ from decimal import Decimal
 import pytest
 
 from airline.api import clock as service_clock
-from orders.credits import credit_issue
 from orders.models import AirlineCredit, Order, OrderStatus
+from orders.money.credits import credit_issue
 from tests.conftest import bearer, error_of, token_for
 from tests.ndc.conftest import ndc_error_of, post, xml_of
 from tests.ndc.test_ancillaries import offer_request, priced_in_xml

@@ -1,4 +1,4 @@
-"""The books audit (`manage.py audit_books`, orders.audit; docs/operators/support.md "Books
+"""The books audit (`manage.py audit_books`, orders.money.audit; docs/operators/support.md "Books
 audit"): clean over orders made through the API (paid, cancelled with a refund, cancelled
 into credit, exchanged, paid with the credit), on both gateways; each equation seen
 failing on an order corrupted by hand, the exit code non-zero; the provider's books

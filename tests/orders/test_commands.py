@@ -613,7 +613,7 @@ def test_retry_refunds_sends_what_a_dead_worker_left_pending(
     view = booked(api, auth, network + timedelta(days=20), bundle="Nicest", flight=501)
     clock.advance(hours=25)  # past the 24-hour rule: the bundle's own terms refund it
     # The worker dies after the cancel committed, before the refund was sent.
-    monkeypatch.setattr("orders.changes.refunds_send", lambda refunds: None)
+    monkeypatch.setattr("orders.servicing.changes.refunds_send", lambda refunds: None)
     done = cancel(api, auth, view["order"]["orderId"], *journey_refs(view))
     assert done.status_code == 200, done.content
     monkeypatch.undo()

@@ -9,7 +9,7 @@ from django.core.cache import cache
 
 from airline.network.inventory import inventory_sell
 from airline.network.models import LegInventory
-from orders import ids
+from orders.core import ids
 from orders.models import (
     Contact,
     Coupon,
@@ -23,8 +23,8 @@ from orders.models import (
     Segment,
     Ticket,
 )
-from orders.payments import TestGateway
-from orders.presenters import order_view_key
+from orders.money.payments import TestGateway
+from orders.reading.presenters import order_view_key
 from tests.conftest import bearer, error_of, token_for
 from tests.orders.conftest import CARD, HOLD, book, booking_body, price_offer
 

@@ -11,7 +11,6 @@ from django.db import connection
 
 from airline.api import clock as service_clock
 from airline.network.models import LegInventory
-from orders.credits import credit_issue
 from orders.models import (
     AirlineCredit,
     Coupon,
@@ -22,6 +21,7 @@ from orders.models import (
     PaymentIntent,
     Ticket,
 )
+from orders.money.credits import credit_issue
 from tests.conftest import error_of
 from tests.gateways import provider_charges
 from tests.orders.conftest import CARD, book, booking_body

@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 
 from airline.network.models import LegInventory
-from orders.holds import holds_expire
+from orders.booking.holds import holds_expire
 from orders.models import Order, OrderStatus
 from tests.orders.conftest import CARD, book, booking_body, price_offer
 

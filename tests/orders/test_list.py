@@ -7,7 +7,7 @@ import pytest
 from django.apps import apps as django_apps
 
 from airline.network.models import LegInventory
-from orders.holds import holds_expire
+from orders.booking.holds import holds_expire
 from orders.models import Journey, Order, OrderStatus, Passenger
 from tests.conftest import bearer, error_of, token_for
 from tests.orders.conftest import book, booking_body
@@ -103,7 +103,7 @@ def test_bad_query_values(api, lister, query, path):
 
 
 def test_unrecognised_parameters_are_ignored(api, lister, default_seller):
-    # SPEC.md §4.8, word for word; it wins over DESIGN.md §11 (orders.serializers).
+    # SPEC.md §4.8, word for word; it wins over DESIGN.md §11 (orders.requests.serializers).
     order_with_trip(seller=default_seller)
     assert len(locators(listing(api, lister, colour="blue"))) == 1
 

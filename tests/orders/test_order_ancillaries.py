@@ -366,7 +366,7 @@ def test_maps_narrow_to_the_items_and_passengers_asked(api, auth, hold):
 def test_an_imported_booking_gets_seat_maps_with_every_seat_priced(api, auth, travel_day):
     import json
 
-    from orders.imports import orders_import
+    from orders.booking.imports import orders_import
 
     line = {
         "recordLocator": "QX7R2M",
@@ -422,6 +422,6 @@ def test_a_failed_lookup_is_err_9003(api, auth, hold, monkeypatch, ask):
     def unavailable(*args, **kwargs):
         raise OperationalError("the database went away")
 
-    monkeypatch.setattr("orders.ancillaries.order_trip", unavailable, raising=False)
+    monkeypatch.setattr("orders.booking.ancillaries.order_trip", unavailable, raising=False)
     monkeypatch.setattr("orders.views.order_trip", unavailable)
     error_of(ask(api, auth, hold["order"]["orderId"]), 500, "ERR-9003")

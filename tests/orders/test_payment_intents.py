@@ -10,8 +10,8 @@ from django.core.management import call_command
 from django.db.models import F
 
 from airline.network.models import LegInventory
+from orders.booking.reconcile import payments_reconcile
 from orders.models import GatewayEntry, Order, OrderStatus, Payment, PaymentIntent
-from orders.reconcile import payments_reconcile
 from tests.conftest import error_of
 from tests.orders.conftest import CARD, book, booking_body, price_offer
 from tests.orders.test_order_ancillaries import change, open_seat, seats
@@ -42,7 +42,7 @@ def die_at(monkeypatch, target: str) -> None:
 @pytest.fixture
 def no_cleanup(monkeypatch):
     """A killed worker runs no except clause: the refund and the release never happen."""
-    monkeypatch.setattr("orders.intents.intent_refund", lambda *a, **k: None)
+    monkeypatch.setattr("orders.money.intents.intent_refund", lambda *a, **k: None)
     monkeypatch.setattr("orders.booking.paying.order_abandon", lambda *a, **k: True)
 
 
@@ -137,7 +137,7 @@ def test_a_worker_killed_before_the_charge_leaves_a_reservation_the_reconciler_v
     api, auth, priced, clock, monkeypatch, no_cleanup
 ):
     before = sold()
-    die_at(monkeypatch, "orders.intents.intent_charge")
+    die_at(monkeypatch, "orders.money.intents.intent_charge")
     with pytest.raises(Killed):
         book(api, auth, booking_body(priced, payment=CARD))
     assert Order.objects.get().status == OrderStatus.PENDING
@@ -169,7 +169,7 @@ def test_a_charge_for_a_change_that_never_committed_is_refunded(
         "passengerIds": [row["paxRefId"]],
         "seat": {"row": int(unit["designator"][:-1]), "column": unit["designator"][-1]},
     }
-    die_at(monkeypatch, "orders.changes.services_write")
+    die_at(monkeypatch, "orders.servicing.changes.services_write")
     with pytest.raises(Killed):
         change(api, auth, order_id, {"changes": [entry], "payment": CARD})
     monkeypatch.undo()

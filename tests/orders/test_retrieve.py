@@ -3,7 +3,7 @@
 import pytest
 
 from airline.network.models import LegInventory
-from orders.holds import holds_expire
+from orders.booking.holds import holds_expire
 from orders.models import Order
 from tests.conftest import bearer, error_of, token_for
 from tests.orders.conftest import book, booking_body
@@ -153,7 +153,7 @@ def test_a_database_outage_is_err_9000(api, auth, booked, monkeypatch):
     def down(**kwargs):
         raise OperationalError("connection refused")
 
-    monkeypatch.setattr("orders.selectors.order_header", down)
+    monkeypatch.setattr("orders.reading.selectors.order_header", down)
     error_of(retrieve(api, auth, booked["order"]["orderId"]), 503, "ERR-9000")
 
 
@@ -171,7 +171,7 @@ def test_a_lock_not_granted_is_err_9000_with_retry_after_not_an_outage(
         except psycopg.Error as exc:
             raise OperationalError(str(exc)) from exc
 
-    monkeypatch.setattr("orders.selectors.order_header", busy)
+    monkeypatch.setattr("orders.reading.selectors.order_header", busy)
     response = retrieve(api, auth, booked["order"]["orderId"])
     error = error_of(response, 503, "ERR-9000")
     assert "being updated" in error["description"]

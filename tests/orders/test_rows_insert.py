@@ -1,4 +1,4 @@
-"""orders/rows.py writes a booking's rows outside the ORM's compiler (issue 29 item 2):
+"""orders/core/rows.py writes a booking's rows outside the ORM's compiler (issue 29 item 2):
 these fail on a Django upgrade that changes the private API it relies on, and hold the
 rows it writes to what bulk_create (DB_DIRECT_INSERT=0) writes. The versions it was
 checked against: tests/api/test_framework_shortcuts.py."""
@@ -14,9 +14,9 @@ from django.db.backends.base.operations import BaseDatabaseOperations
 from django.db.models import Field, Model
 from django.db.models.fields import AutoFieldMixin
 
+from orders.core.rows import _kept_type, rows_insert
 from orders.models import Contact, Journey, Leg, Order, OrderItem, Passenger, Segment
-from orders.presenters import order_view_key
-from orders.rows import _kept_type, rows_insert
+from orders.reading.presenters import order_view_key
 from tests.orders.conftest import CARD, HOLD, book, booking_body
 
 pytestmark = pytest.mark.django_db

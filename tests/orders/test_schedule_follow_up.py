@@ -13,8 +13,8 @@ from django.test import Client
 from airline.network import follow_up as follow_ups
 from airline.network.follow_up import bookings_untold, follow_up_batch
 from airline.network.models import FlightLeg, ScheduleFollowUp, ScheduleLoad
-from orders.airline_changes import Bookings
 from orders.models import AirlineChange, Order, OrderEvent
+from orders.servicing.airline_changes import Bookings
 from tests.orders.test_airline_changes import (
     RETIMED_101,
     booked,

@@ -13,9 +13,9 @@ import pytest
 from django.db import connections
 
 from airline.api.models import IdempotencyRecord
+from orders.booking.reconcile import payments_reconcile
 from orders.models import Order, OrderStatus, PaymentIntent
-from orders.payments import TestGateway
-from orders.reconcile import payments_reconcile
+from orders.money.payments import TestGateway
 from tests.conftest import error_of
 from tests.orders.conftest import CARD, book, booking_body
 from tests.orders.test_payment_intents import ledger

@@ -7,8 +7,8 @@ never run again (it would charge the card twice). No key is left `running`."""
 import pytest
 
 from airline.api.models import IdempotencyRecord
+from orders.booking.reconcile import payments_reconcile
 from orders.models import Order, OrderStatus, PaymentIntent
-from orders.reconcile import payments_reconcile
 from tests.conftest import error_of
 from tests.ndc.conftest import ndc_error_of, xml_of
 from tests.ndc.test_orders import VIEW, body, create_request, order_id_of
@@ -25,7 +25,7 @@ TIMES_OUT = {**CARD, "cardNumber": "4000000000000119"}
 @pytest.fixture
 def no_cleanup(monkeypatch):
     """A killed worker runs no except clause: no refund, no release of the seats."""
-    monkeypatch.setattr("orders.intents.intent_refund", lambda *a, **k: None)
+    monkeypatch.setattr("orders.money.intents.intent_refund", lambda *a, **k: None)
     monkeypatch.setattr("orders.booking.paying.order_abandon", lambda *a, **k: True)
 
 
@@ -140,7 +140,7 @@ def test_a_change_whose_charge_never_committed_is_answered_with_the_error(
         ],
         "payment": CARD,
     }
-    die_at(monkeypatch, "orders.changes.services_write")
+    die_at(monkeypatch, "orders.servicing.changes.services_write")
     with pytest.raises(Killed):
         change(api, auth, order_id, body, **KEY)
     monkeypatch.undo()

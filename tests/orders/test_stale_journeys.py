@@ -10,11 +10,11 @@ import pytest
 from airline.network.itineraries import network_index
 from airline.network.models import FlightLeg, LegInventory
 from orders.booking import create
-from orders.exchange import accept as exchange_accept
-from orders.exchange import apply as exchange_apply
-from orders.exchange import moves as exchange_moves
-from orders.exchange import wire as exchange_wire
 from orders.models import Order, Segment
+from orders.servicing.exchange import accept as exchange_accept
+from orders.servicing.exchange import apply as exchange_apply
+from orders.servicing.exchange import moves as exchange_moves
+from orders.servicing.exchange import wire as exchange_wire
 from tests.conftest import error_of
 from tests.orders.conftest import HOLD, book, booking_body
 from tests.orders.test_airline_changes import RETIMED_101, reload

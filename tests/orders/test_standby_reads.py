@@ -20,7 +20,7 @@ from django.test.utils import CaptureQueriesContext
 from airline.fares.models import Bundle
 from airline.standby import REPLICA, seller_marker, stale_ok_db
 from orders.models import Order, Service
-from orders.selectors import OrderScope, order_get
+from orders.reading.selectors import OrderScope, order_get
 from tests.conftest import bearer, token_for
 from tests.ndc.conftest import post, xml_of
 from tests.ndc.test_order_list import ids as ndc_ids

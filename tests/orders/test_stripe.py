@@ -1,7 +1,7 @@
 """The Stripe gateway against the fake Stripe server (tests/fakestripe.py), where it
 differs from the test gateway: the provider's refusal codes in the log and not in the
 answer, a slow or unreachable provider, a capture that times out, one charge per
-reference, and Stripe's own webhooks (issue 26; DESIGN.md §11 "Payment providers")."""
+reference, and Stripe's own webhooks (DESIGN.md §11 "Payment providers")."""
 
 import hashlib
 import hmac
@@ -12,9 +12,11 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.test import override_settings
 
 from airline.api import clock as service_clock
 from airline.api.errors import ApiError, Err
+from orders.booking.reconcile import payments_reconcile
 from orders.models import (
     AirlineCredit,
     Order,
@@ -24,9 +26,8 @@ from orders.models import (
     ProviderEvent,
     Refund,
 )
-from orders.payments import Card, Charge, PaymentTimedOut, StripeGateway
-from orders.reconcile import payments_reconcile
-from orders.refunds import refunds_retry
+from orders.money.payments import Card, Charge, PaymentTimedOut, StripeGateway
+from orders.money.refunds import refunds_retry
 from tests.conftest import error_of
 from tests.e2e.servers import free_port
 from tests.gateways import books_balance, stripe_settings
@@ -563,7 +564,7 @@ def cancelled_unsent(api, auth, network, monkeypatch, *, journeys: int = 2, sent
                     reference=refund.ref,
                 )
 
-    monkeypatch.setattr("orders.changes.refunds_send", died)
+    monkeypatch.setattr("orders.servicing.changes.refunds_send", died)
     done = cancel(api, auth, order_id, *journey_refs(view)[:journeys])
     assert done.status_code == 200, done.content
     monkeypatch.undo()
@@ -712,3 +713,29 @@ def test_a_refund_past_the_idempotency_window_waits_when_the_provider_cannot_lis
     ours.refresh_from_db()
     assert ours.state == Refund.State.SENT
     assert len(refunded_at_provider(stripe_gateway, payment)) == 1
+
+
+@pytest.mark.parametrize(
+    "configured", ["orders.payments.StripeGateway", "orders.money.payments.StripeGateway"]
+)
+def test_the_gateway_setting_takes_the_name_design_gives_and_the_module_path(
+    configured, monkeypatch
+):
+    """PAYMENT_GATEWAY=orders.payments.StripeGateway, as DESIGN.md §11 names it and
+    deployments set it, is the same class as the module's own path."""
+    import importlib
+
+    import airline.settings
+    from orders.money.payments import payment_gateway
+
+    monkeypatch.setenv("PAYMENT_GATEWAY", configured)
+    monkeypatch.setenv("STRIPE_API_KEY", "sk_test_x")
+    monkeypatch.setenv("STRIPE_WEBHOOK_SECRET", "whsec_x")
+    try:
+        reloaded = importlib.reload(airline.settings)
+        assert reloaded.PAYMENT_GATEWAY == "orders.money.payments.StripeGateway"
+        with override_settings(PAYMENT_GATEWAY=reloaded.PAYMENT_GATEWAY):
+            assert isinstance(payment_gateway(), StripeGateway)
+    finally:
+        monkeypatch.undo()
+        importlib.reload(airline.settings)

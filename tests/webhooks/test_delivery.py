@@ -7,7 +7,7 @@ import pytest
 from django.core.management import call_command
 from django.db import transaction
 
-from orders import events
+from orders.core import events
 from orders.models import Order
 from tests.orders.conftest import book, booking_body
 from tests.webhooks.conftest import register, verifies

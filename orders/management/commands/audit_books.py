@@ -1,6 +1,7 @@
-"""The books audit (orders.audit, docs/operators/support.md "Books audit"): every order's money
-against its own rows and the payment provider's books; each disagreement printed, and a
-non-zero exit when there is any. Read only; safe to run at any time, beside the service."""
+"""The books audit (orders.money.audit, docs/operators/support.md "Books audit"): every
+order's money against its own rows and the payment provider's books; each disagreement
+printed, and a non-zero exit when there is any. Read only; safe to run at any time,
+beside the service."""
 
 from datetime import UTC, datetime, time
 
@@ -8,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
-from orders.audit import AuditCounts, books_audit
+from orders.money.audit import AuditCounts, books_audit
 
 
 def _moment(value: str) -> datetime:

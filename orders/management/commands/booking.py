@@ -12,11 +12,11 @@ from django.db.models import Prefetch
 from airline.api import clock
 from airline.fares.money import ZERO, Price
 from airline.network.services import station_zone
-from orders.deliveries import order_deliveries
 from orders.models import AirlineChange, Order, OrderEvent, OrderStatus
-from orders.presenters import OPERATIONAL_CONFIRMED, operational_statuses
-from orders.selectors import ORDER_VIEW_PREFETCH, order_as_it_stands, order_parts, ref_match
-from orders.support_text import detail_lines, journey_place, wire_segment
+from orders.reading.deliveries import order_deliveries
+from orders.reading.presenters import OPERATIONAL_CONFIRMED, operational_statuses
+from orders.reading.selectors import ORDER_VIEW_PREFETCH, order_as_it_stands, order_parts, ref_match
+from orders.reading.support_text import detail_lines, journey_place, wire_segment
 
 UTC_FORMAT = "%Y-%m-%d %H:%M UTC"
 DELIVERIES_SHOWN = 50  # the newest; the back office's deliveries list has them all

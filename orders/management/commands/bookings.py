@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from airline.network.services import station_zone
 from orders.models import Order
-from orders.selectors import orders_find
+from orders.reading.selectors import orders_find
 
 
 class Command(BaseCommand):

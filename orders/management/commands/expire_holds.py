@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand
 
 from airline.api import clock
 from airline.api.idempotency import idempotency_purge
-from orders.holds import holds_expire
+from orders.booking.holds import holds_expire
 
 
 class Command(BaseCommand):

@@ -1,5 +1,5 @@
 """`manage.py import_bookings FILE [--seller CODE]`: bookings made in another channel as
-orders (DESIGN.md §8, §10). The file format is in orders/imports.py."""
+orders (DESIGN.md §8, §10). The file format is in orders/booking/imports.py."""
 
 import sys
 from collections.abc import Iterator
@@ -9,7 +9,7 @@ from typing import TextIO
 from django.core.management.base import BaseCommand, CommandError
 
 from airline.sql import analyze
-from orders.imports import LineResult, orders_import
+from orders.booking.imports import LineResult, orders_import
 from orders.models import (
     Contact,
     Coupon,

@@ -1,11 +1,11 @@
-"""Settle payment intents left PENDING by a worker that died (orders.reconcile); the
+"""Settle payment intents left PENDING by a worker that died (orders.booking.reconcile); the
 background worker runs the same every minute. Safe to run concurrently and repeatedly."""
 
 from datetime import timedelta
 
 from django.core.management.base import BaseCommand
 
-from orders.reconcile import payments_reconcile
+from orders.booking.reconcile import payments_reconcile
 
 
 class Command(BaseCommand):

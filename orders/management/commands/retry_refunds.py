@@ -1,4 +1,4 @@
-"""Send refunds left PENDING by a worker that died (orders.refunds.refunds_retry), by
+"""Send refunds left PENDING by a worker that died (orders.money.refunds.refunds_retry), by
 hand; the background worker runs the same every minute. Safe to run concurrently and
 repeatedly: a refund is given back at most once under its reference."""
 
@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand
 
 from airline.api import clock
 from orders.models import Refund
-from orders.refunds import refunds_due, refunds_retry
+from orders.money.refunds import refunds_due, refunds_retry
 
 
 class Command(BaseCommand):
