@@ -193,12 +193,15 @@ def offers_price(
     _check_unique(selections)
     chosen: list[ShoppingOffer] = []
     shopped_party = None
+    owner = OfferOwner.of(principal)
+    read: dict[str, Any] = {}  # the batches read, each once (a search's directions share one)
     for selection in selections:
         batch, offer = offer_record(
             offer_id=selection.offer_id,
-            owner=OfferOwner.of(principal),
+            owner=owner,
             now=now,
             path="selections.offerId",  # the request's field (SPEC.md §4.5)
+            read=read,
         )
         if batch.source in (OfferSource.RESHOP, OfferSource.QUOTE):
             raise ApiError(
