@@ -23,7 +23,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from django.db import DEFAULT_DB_ALIAS, DatabaseError
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 
 from airline.api.errors import ApiError, Err
 from airline.fares import ancillaries, reference
@@ -31,7 +31,7 @@ from airline.fares.ancillaries import Product
 from airline.fares.terms import BundleTerms
 from airline.network import fleet
 from airline.network.itineraries import network_version_served, on_network_change
-from airline.network.models import FlightLeg, SeatConfiguration
+from airline.network.models import AircraftType, FlightLeg, SeatConfiguration
 from airline.network.services import cabin_specs
 from airline.standby import seller_marker, stale_ok_read
 from offers.passengers import Pax, check_pax
@@ -289,22 +289,33 @@ class _Leg:
 
 def _legs(trip: Trip, *, using: str) -> dict[int, _Leg]:
     ids = {leg_id for j in trip.journeys for s in j.segments for leg_id in s.leg_ids}
-    rows = list(FlightLeg.objects.using(using).filter(id__in=ids).select_related("aircraft_type"))
+    rows = _leg_rows(ids, using=using)
     if len(rows) < len(ids) and using != DEFAULT_DB_ALIAS:
         # Flights the standby has not replayed yet (a schedule load a moment ago, which
         # the offer's index already shows): from the primary.
-        found = {leg.id for leg in rows}
-        rows += FlightLeg.objects.filter(id__in=ids - found).select_related("aircraft_type")
+        found = {row[0] for row in rows}
+        rows += _leg_rows(ids - found, using=DEFAULT_DB_ALIAS)
     return {
-        leg.id: _Leg(
-            leg.id,
-            leg.origin_id,
-            leg.destination_id,
-            leg.aircraft_type.iata_code,
-            seats_of_configuration(leg.configuration_id),
-        )
-        for leg in rows
+        leg_id: _Leg(leg_id, origin, destination, equipment, seats_of_configuration(configuration))
+        for leg_id, origin, destination, equipment, configuration in rows
     }
+
+
+def _leg_rows(ids: set[int], *, using: str) -> list[tuple[int, str, str, str, int]]:
+    """(id, origin, destination, aircraft type code, seat configuration id) of these
+    flight legs, from `using`. Plain SQL, as leg_availability's: every seat map reads it,
+    and the ORM's building of the query and its rows cost more than the database."""
+    if not ids:
+        return []
+    legs, types = FlightLeg._meta.db_table, AircraftType._meta.db_table
+    with connections[using].cursor() as cursor:
+        cursor.execute(
+            "SELECT l.id, l.origin_id, l.destination_id, t.iata_code, l.configuration_id "  # noqa: S608
+            f"FROM {legs} l JOIN {types} t ON t.id = l.aircraft_type_id "
+            f"WHERE l.id IN ({', '.join(['%s'] * len(ids))})",
+            sorted(ids),
+        )
+        return cursor.fetchall()
 
 
 # Seats of each configuration, tagged with the network version this process's index had

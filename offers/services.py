@@ -107,8 +107,9 @@ class _Context:
     ladders: dict[str, tuple[str, ...]]
     mix: PassengerMix
     pax: tuple[Pax, ...]
-    classes: dict[tuple, tuple] = field(default_factory=dict)
+    classes: dict[tuple, "_Sale"] = field(default_factory=dict)
     prices: dict[tuple, Any] = field(default_factory=dict)
+    fare_wires: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
 
 
 def check_search(*, data: dict[str, Any], now: datetime) -> SearchQuery:
@@ -196,12 +197,15 @@ def offers_price(
     _check_unique(selections)
     chosen: list[ShoppingOffer] = []
     shopped_party = None
+    owner = OfferOwner.of(principal)
+    read: dict[str, Any] = {}  # the batches read, each once (a search's directions share one)
     for selection in selections:
         batch, offer = offer_record(
             offer_id=selection.offer_id,
-            owner=OfferOwner.of(principal),
+            owner=owner,
             now=now,
             path="selections.offerId",  # the request's field (SPEC.md §4.5)
+            read=read,
         )
         if batch.source in (OfferSource.RESHOP, OfferSource.QUOTE):
             raise ApiError(
@@ -312,34 +316,30 @@ def _option(journey: Journey, bundle: BundleTerms, context: _Context) -> Option 
     """One journey in one bundle for the party, or None when it cannot be sold: the
     cabin is missing, too few seats in every class, or a market has no fare.
 
-    Bundles of one cabin share the journey's classes and flight wire, and flights of one
-    market in one class share a price, so each is worked out once per request."""
-    classes = context.classes.get((journey.key, bundle.cabin))
-    if classes is None:
-        classes = context.classes[(journey.key, bundle.cabin)] = _classes(
+    Bundles of one cabin share the journey's classes and flight wire, flights of one
+    market in one class share a price, and options of one bundle, class and fare basis
+    share a Fare, so each is worked out once per request."""
+    sale = context.classes.get((journey.key, bundle.cabin))
+    if sale is None:
+        sale = context.classes[(journey.key, bundle.cabin)] = _classes(
             journey, bundle.cabin, context
         )
-    if classes is _NO_SEATS:
+    if sale is _NO_SEATS:
         return None
-    rbds, seats_left = classes
-    to_price = tuple(
-        SegmentToPrice(s.origin, s.destination, rbd, tuple(leg.origin for leg in s.legs))
-        for s, rbd in zip(journey.segments, rbds, strict=True)
-    )
-    price_key = (to_price, bundle.code)
+    price_key = (sale.price_key, bundle.code)
     if price_key not in context.prices:
-        fares = tuple(context.fares.get((p.origin, p.destination, p.rbd)) for p in to_price)
-        priced = None if None in fares else _priced(to_price, bundle, fares, context.mix)
+        fares = tuple(context.fares.get((p.origin, p.destination, p.rbd)) for p in sale.to_price)
+        priced = None if None in fares else _priced(sale.to_price, bundle, fares, context.mix)
         context.prices[price_key] = priced and (priced, _price_wires(priced, context.pax))
     if context.prices[price_key] is None:
         return None
     priced, (total_wire, passenger_prices) = context.prices[price_key]
-    flight_key = (context.index.version, journey.key, bundle.cabin, rbds)
+    flight_key = (context.index.version, journey.key, bundle.cabin, sale.rbds)
     cached = _flights.get(flight_key)
     if cached is None:
         if len(_flights) > FLIGHT_CACHE_SIZE:
             _flights.clear()
-        wire = flight_wire(journey, context.index, cabin=bundle.cabin, rbds=list(rbds))
+        wire = flight_wire(journey, context.index, cabin=bundle.cabin, rbds=list(sale.rbds))
         route = f"{' '.join(wire['flightNumbers'])} {wire['origin']}-{wire['destination']}"
         cached = _flights[flight_key] = (
             wire["journeyId"],
@@ -347,29 +347,47 @@ def _option(journey: Journey, bundle: BundleTerms, context: _Context) -> Option 
             orjson.Fragment(orjson.dumps(wire)),
         )
     journey_ref, route, flight = cached
-    stored = {
-        "bundle": bundle.code,
-        "cabin": bundle.cabin,
-        "segments": [[leg.id for leg in s.legs] for s in journey.segments],
-        "rbds": list(rbds),
-        "journeyId": journey_ref,
-        "description": f"{route}, {bundle.name}",
-        "seatsRemaining": min(SEATS_REMAINING_CAP, *seats_left),
-        "totalPrice": total_wire,
-        "flight": flight,
-        # One Fare per option; each segment carries its own rbd (SPEC.md §2.2 Segment).
-        "fare": bundle.fare_wire(
-            rbd=rbds[0],
+    # One Fare per option; each segment carries its own rbd (SPEC.md §2.2 Segment).
+    fare_key = (bundle.code, sale.rbds[0], priced.fare_basis_codes[0])
+    fare = context.fare_wires.get(fare_key)
+    if fare is None:
+        fare = context.fare_wires[fare_key] = bundle.fare_wire(
+            rbd=sale.rbds[0],
             fare_basis_code=priced.fare_basis_codes[0],
             pax_ref_ids=[p.pax_id for p in context.pax],
             prerendered=True,
-        ),
+        )
+    stored = {
+        "bundle": bundle.code,
+        "cabin": bundle.cabin,
+        "segments": sale.segments,
+        "rbds": list(sale.rbds),
+        "journeyId": journey_ref,
+        "description": f"{route}, {bundle.name}",
+        "seatsRemaining": sale.seats_remaining,
+        "totalPrice": total_wire,
+        "flight": flight,
+        "fare": fare,
         "passengerPrices": passenger_prices,
     }
     return Option(stored=stored, price=priced.total)
 
 
-_NO_SEATS = ((), ())
+@dataclass(frozen=True, slots=True)
+class _Sale:
+    """A journey sold in one cabin to the party, the same for every bundle of the cabin:
+    its classes, the seats shown, what prices it and the stored segments (shared by the
+    cabin's offers, read only). `price_key` is `to_price` as plain tuples: hashed once
+    per option, where the segments' own hashes run in Python."""
+
+    rbds: tuple[str, ...]
+    seats_remaining: int
+    to_price: tuple[SegmentToPrice, ...]
+    price_key: tuple[tuple[str, str, str, tuple[str, ...]], ...]
+    segments: list[list[int]]
+
+
+_NO_SEATS = _Sale(rbds=(), seats_remaining=0, to_price=(), price_key=(), segments=[])
 
 # Across requests, per process, and kept as ready JSON (orjson Fragments, serialized
 # once, not once per offer per response): what depends only on immutable inputs. A flight's wire
@@ -404,11 +422,10 @@ def _priced(
         return None
 
 
-def _classes(
-    journey: Journey, cabin: str, context: _Context
-) -> tuple[tuple[str, ...], tuple[int, ...]]:
-    """Per segment, the cheapest class of `cabin` with seats for the party (a lap infant
-    takes none), and the seats left in it; _NO_SEATS when some segment has none."""
+def _classes(journey: Journey, cabin: str, context: _Context) -> _Sale:
+    """The journey's sale in `cabin`: per segment, the cheapest class with seats for the
+    party (a lap infant takes none), and the seats left in it; _NO_SEATS when some
+    segment has none."""
     seats_needed = context.mix.adults + context.mix.children
     ladder = context.ladders.get(cabin, ())
     rbds, seats_left = [], []
@@ -419,7 +436,17 @@ def _classes(
             return _NO_SEATS
         rbds.append(rbd)
         seats_left.append(seats[rbd])
-    return tuple(rbds), tuple(seats_left)
+    to_price = tuple(
+        SegmentToPrice(s.origin, s.destination, rbd, tuple(leg.origin for leg in s.legs))
+        for s, rbd in zip(journey.segments, rbds, strict=True)
+    )
+    return _Sale(
+        rbds=tuple(rbds),
+        seats_remaining=min(SEATS_REMAINING_CAP, *seats_left),
+        to_price=to_price,
+        price_key=tuple((p.origin, p.destination, p.rbd, p.leg_origins) for p in to_price),
+        segments=[[leg.id for leg in s.legs] for s in journey.segments],
+    )
 
 
 def _price_wires(

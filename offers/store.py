@@ -123,9 +123,16 @@ def batch_save(batch: OfferBatch, fields: tuple[str, ...] | None = None) -> None
 
 
 def offer_load(
-    *, offer_id: str, owner: OfferOwner, now: datetime, path: str = "offerId"
+    *,
+    offer_id: str,
+    owner: OfferOwner,
+    now: datetime,
+    path: str = "offerId",
+    read: dict[str, dict[str, Any] | None] | None = None,
 ) -> tuple[OfferBatch, dict[str, Any]]:
-    """The batch and the offer with this id, if `owner` may read it.
+    """The batch and the offer with this id, if `owner` may read it. `read` keeps the
+    batches a request has read already, by id: a request naming several offers of one
+    batch (the directions of a search, priced together) reads and decodes it once.
 
     ERR-3000 when unknown, another seller's or another agency's (never reveal it
     exists), ERR-3001 when
@@ -134,13 +141,18 @@ def offer_load(
     batch_id, dot, _ = offer_id.rpartition(".")
     if not dot or not batch_id or "\x00" in offer_id:  # no key holds one (nor can on SQL)
         raise offer_not_found(offer_id, path=path)
-    try:
-        raw = cache.get(_key(batch_id))
-    except STORE_ERRORS as exc:
-        raise _unavailable() from exc
-    if raw is None:
+    if read is not None and batch_id in read:
+        data = read[batch_id]
+    else:
+        try:
+            raw = cache.get(_key(batch_id))
+        except STORE_ERRORS as exc:
+            raise _unavailable() from exc
+        data = None if raw is None else orjson.loads(raw)
+        if read is not None:
+            read[batch_id] = data
+    if data is None:
         raise offer_not_found(offer_id, path=path)
-    data = orjson.loads(raw)
     agency_code = data.get("agency_code", "")  # absent from batches stored before it was kept
     readable = owner.may_read(seller_id=data["seller_id"], agency_code=agency_code)
     if not readable or offer_id not in data["offers"]:
@@ -302,11 +314,16 @@ _RECORDS = {
 
 
 def offer_record(
-    *, offer_id: str, owner: OfferOwner, now: datetime, path: str = "offerId"
+    *,
+    offer_id: str,
+    owner: OfferOwner,
+    now: datetime,
+    path: str = "offerId",
+    read: dict[str, dict[str, Any] | None] | None = None,
 ) -> tuple[OfferBatch, OfferRecord | None]:
     """offer_load, the offer typed by its source; None for a reshop or quote offer,
     which orders.servicing.exchange reads with its own records (ExchangeOffer)."""
-    batch, stored = offer_load(offer_id=offer_id, owner=owner, now=now, path=path)
+    batch, stored = offer_load(offer_id=offer_id, owner=owner, now=now, path=path, read=read)
     record = _RECORDS.get(batch.source)
     return batch, None if record is None else record(offer_id, stored)
 

@@ -65,19 +65,41 @@ def configuration_seats(
             for pk, value in cursor.fetchall()
         }
     # Read after the lock is granted: an edit that held it has committed its cabins too.
+    # Plain SQL, as above: a seat sale reads this inside its transaction, and the ORM's
+    # building of the query cost the sale more than the database's reading of it.
     cabins: dict[int, list[fleet.CabinSpec]] = {pk: [] for pk in blocked}
-    for row in CabinLayout.objects.filter(configuration_id__in=list(blocked)).values(
-        "configuration_id",
-        "cabin",
-        "name",
-        "first_row",
-        "last_row",
-        "seat_letters",
-        "skipped_rows",
-        "exit_rows",
-        "extra_legroom_rows",
-    ):
-        cabins[row.pop("configuration_id")].append(cabin_spec(**row))
+    if blocked:
+        layouts = CabinLayout._meta.db_table
+        placeholders = ", ".join(["%s"] * len(blocked))
+        rows_json = [
+            CabinLayout._meta.get_field(name)
+            for name in ("skipped_rows", "exit_rows", "extra_legroom_rows")
+        ]
+        with connection.cursor() as cursor:
+            cursor.execute(
+                'SELECT "configuration_id", "cabin", "name", "first_row", "last_row", '  # noqa: S608
+                '"seat_letters", "skipped_rows", "exit_rows", "extra_legroom_rows" '
+                f'FROM "{layouts}" WHERE "configuration_id" IN ({placeholders}) '
+                'ORDER BY "configuration_id", "first_row"',
+                list(blocked),
+            )
+            for pk, cabin, name, first_row, last_row, letters, *json_rows in cursor.fetchall():
+                skipped, exits, legroom = (
+                    field.from_db_value(value, None, connection)
+                    for field, value in zip(rows_json, json_rows, strict=True)
+                )
+                cabins[pk].append(
+                    cabin_spec(
+                        cabin=cabin,
+                        name=name,
+                        first_row=first_row,
+                        last_row=last_row,
+                        seat_letters=letters,
+                        skipped_rows=skipped,
+                        exit_rows=exits,
+                        extra_legroom_rows=legroom,
+                    )
+                )
     return {
         pk: {seat.designator: seat for seat in fleet.seats_of(cabins[pk], blocked[pk] or [])}
         for pk in blocked
