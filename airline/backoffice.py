@@ -3,14 +3,12 @@ Django's admin log, and child tables that a staff member may read when they may 
 parent (docs/operations.md "Back office")."""
 
 import re
-import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from functools import cached_property
 from zoneinfo import ZoneInfo
 
-from django import forms
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
@@ -20,15 +18,12 @@ from django.contrib.admin.templatetags.admin_urls import add_preserved_filters
 from django.contrib.admin.utils import display_for_field, display_for_value, lookup_field
 from django.contrib.admin.views.main import ChangeList
 from django.contrib.contenttypes.models import ContentType
-from django.core.cache import cache
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.paginator import Paginator
 from django.db import DEFAULT_DB_ALIAS, connections, models
 from django.db.models import Exists, Model, OuterRef
 from django.http import HttpRequest
-from django.template.response import TemplateResponse
 from django.urls import reverse
-from django.utils.cache import add_never_cache_headers
 from django.utils.html import conditional_escape, escape, format_html
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext
@@ -49,69 +44,6 @@ def utc_time(moment: datetime | None) -> str:
     if moment is None:
         return "-"
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
-
-
-def one_time_page(
-    model_admin: admin.ModelAdmin, request: HttpRequest, template: str, **context
-) -> TemplateResponse:
-    """A page that shows a new secret (extends admin/one_time_secret.html), marked never to
-    be cached, so no browser or proxy keeps a copy to show again."""
-    response = TemplateResponse(
-        request,
-        template,
-        {**model_admin.admin_site.each_context(request), "opts": model_admin.opts, **context},
-    )
-    add_never_cache_headers(response)
-    return response
-
-
-# How long a new secret waits for the page that shows it (the GET after the create's
-# redirect, normally a few milliseconds later).
-REVEAL_SECONDS = 600
-# How long an add form's token is remembered: longer than anyone keeps a form open.
-FORM_ONCE_SECONDS = 86_400
-
-
-def reveal_keep(request: HttpRequest, label: str, secret: str) -> None:
-    """Keep a new secret for one read by this session (post/redirect/get: the create
-    redirects to a page that shows it once). The secret waits in the server's cache under
-    a random handle; the session holds only the handle, so the secret is in no cookie and
-    no session row, and is gone after REVEAL_SECONDS if never shown."""
-    handle = secrets.token_urlsafe(24)
-    cache.set(f"reveal:{handle}", secret, REVEAL_SECONDS)
-    request.session[f"reveal:{label}"] = handle
-
-
-def reveal_pop(request: HttpRequest, label: str) -> str | None:
-    """The secret kept by reveal_keep, once: None on any later read. The cache delete
-    decides between two reloads racing for it (only one of them deletes the entry)."""
-    handle = request.session.pop(f"reveal:{label}", None)
-    if handle is None:
-        return None
-    secret = cache.get(f"reveal:{handle}")
-    return secret if cache.delete(f"reveal:{handle}") else None
-
-
-class FormOnce(forms.Form):
-    """A hidden one-time token on an add form that issues something (a key, a secret): a
-    browser that sends the same form again (a reload of the answer, a back-and-resubmit,
-    a double click) carries the same token and creates nothing. See form_once_claim."""
-
-    form_once = forms.CharField(
-        widget=forms.HiddenInput, initial=lambda: secrets.token_urlsafe(24), max_length=64
-    )
-
-
-def form_once_claim(token: str) -> bool:
-    """Claim an add form's token before it creates anything: True the first time only.
-    The cache's atomic add decides between two sends racing with the same token."""
-    return bool(token) and cache.add(f"form-once:{token}", 1, FORM_ONCE_SECONDS)
-
-
-def form_once_release(token: str) -> None:
-    """Give a token back when its send created nothing (the form had errors), so the
-    corrected form can be sent."""
-    cache.delete(f"form-once:{token}")
 
 
 def log_action(request: HttpRequest, objects: Iterable[Model], message: str) -> None:

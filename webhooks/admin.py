@@ -8,25 +8,19 @@ now, disable, enable and delete an endpoint, all through the services the API us
 from django import forms
 from django.contrib import admin, messages
 from django.db.models import Q
-from django.shortcuts import get_object_or_404, redirect
-from django.urls import path, reverse
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from airline.api import clock
 from airline.backoffice import (
     ROWS_LIST_TEMPLATE,
-    FormOnce,
     OnePassChangeList,
     RowCheckbox,
     StandbyChangelist,
-    form_once_claim,
-    form_once_release,
     log_action,
-    one_time_page,
-    reveal_keep,
-    reveal_pop,
     utc_time,
 )
+from airline.backoffice_secrets import FormOnce, OneTimeSecretAdmin
 from webhooks.addresses import RefusedUrl, check_url
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 from webhooks.outbox import PING, PUBLIC_TYPES
@@ -114,8 +108,17 @@ class DeletedFilter(admin.SimpleListFilter):
 
 
 @admin.register(WebhookEndpoint)
-class WebhookEndpointAdmin(admin.ModelAdmin):
+class WebhookEndpointAdmin(OneTimeSecretAdmin):
     form = WebhookEndpointForm
+    reveal_path = "registered"
+    reveal_template = "admin/webhooks/webhookendpoint/registered.html"
+    reveal_title = "Webhook endpoint registered"
+    reveal_label_field = "webhook_id"
+    reveal_select_related = ("seller",)
+    resent_message = (
+        "This form was sent already: no other endpoint was registered. Register a new one "
+        "from a fresh form."
+    )
     list_display = [
         "webhook_id",
         "seller",
@@ -194,37 +197,6 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
             kwargs["form"] = WebhookEndpointAddForm
         return super().get_form(request, obj, **kwargs)
 
-    def get_urls(self):
-        registered = self.admin_site.admin_view(self.registered_view)
-        return [
-            path(
-                "<path:object_id>/registered/",
-                registered,
-                name="webhooks_webhookendpoint_registered",
-            ),
-            *super().get_urls(),
-        ]
-
-    def add_view(self, request, form_url="", extra_context=None):
-        """Register at most one endpoint per add form: its one-time token is claimed
-        before anything is created, so a resubmitted form (a reload, back and send again,
-        a double click) registers nothing; a form sent back with errors returns it."""
-        if request.method != "POST":
-            return super().add_view(request, form_url, extra_context)
-        token = request.POST.get("form_once", "")
-        if not form_once_claim(token):
-            self.message_user(
-                request,
-                "This form was sent already: no other endpoint was registered. Register a "
-                "new one from a fresh form.",
-                messages.WARNING,
-            )
-            return redirect("admin:webhooks_webhookendpoint_changelist")
-        response = super().add_view(request, form_url, extra_context)
-        if response.status_code != 302:
-            form_once_release(token)
-        return response
-
     def save_model(self, request, obj, form, change):
         if change:
             return
@@ -236,30 +208,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
             now=clock.now(),
         )
         obj.pk, obj.webhook_id = registered.endpoint.pk, registered.endpoint.webhook_id
-        # Kept for one read by the page the create redirects to (never in a cookie, the
-        # session or a message), as API keys are.
-        reveal_keep(request, f"webhook:{obj.pk}", registered.secret)
-
-    def response_add(self, request, obj, post_url_continue=None):
-        """Post/redirect/get: the create redirects to the page that shows the secret once,
-        so a reload reads that page again (no secret) and never sends the form again."""
-        return redirect(reverse("admin:webhooks_webhookendpoint_registered", args=[obj.pk]))
-
-    def registered_view(self, request, object_id):
-        """The one page that shows a new endpoint's signing secret: on the first read
-        after the create, never cached; any later read says it was shown already."""
-        if not self.has_add_permission(request):
-            return redirect("admin:index")
-        endpoint = get_object_or_404(WebhookEndpoint.objects.select_related("seller"), pk=object_id)
-        return one_time_page(
-            self,
-            request,
-            "admin/webhooks/webhookendpoint/registered.html",
-            title="Webhook endpoint registered",
-            object_label=endpoint.webhook_id,
-            endpoint=endpoint,
-            secret=reveal_pop(request, f"webhook:{endpoint.pk}"),
-        )
+        self.secret_keep(request, obj, registered.secret)
 
     def has_delete_permission(self, request, obj=None) -> bool:
         if obj is not None and obj.deleted_at is not None:
