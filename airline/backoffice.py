@@ -75,6 +75,12 @@ class ReadOnlyInline(admin.TabularInline):
     can_delete = False
     show_change_link = False
 
+    def get_formset(self, request, obj=None, **kwargs):
+        # Every column is read-only and shown from the row itself (AdminReadonlyField):
+        # forms with no fields, not a form field and widget per cell built and never shown.
+        kwargs.setdefault("fields", [])
+        return super().get_formset(request, obj, **kwargs)
+
     def has_view_permission(self, request, obj=None) -> bool:
         opts = self.parent_model._meta
         return request.user.has_perm(f"{opts.app_label}.view_{opts.model_name}")

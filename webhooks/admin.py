@@ -5,14 +5,17 @@ endpoint and event type, and the actions resend failed deliveries, retry pending
 now, disable, enable and delete an endpoint, all through the services the API uses
 (STYLE.md 11)."""
 
+import functools
+
 from django import forms
 from django.contrib import admin, messages
 from django.db.models import Q
-from django.urls import reverse
+from django.urls import get_script_prefix, reverse
 from django.utils.html import format_html, format_html_join
 
 from airline.api import clock
 from airline.backoffice import (
+    PK_MARK,
     ROWS_LIST_TEMPLATE,
     OnePassChangeList,
     RowCheckbox,
@@ -323,6 +326,14 @@ class EventTypeFilter(admin.SimpleListFilter):
         return queryset.filter(event__type=self.value()) if self.value() else queryset
 
 
+@functools.cache
+def _booking_url(script_prefix: str) -> tuple[str, str]:
+    """A booking page's URL either side of its id: one reverse() for the deliveries list,
+    not one a row."""
+    before, _, after = reverse("admin:orders_order_change", args=[PK_MARK]).partition(PK_MARK)
+    return before, after
+
+
 @admin.register(WebhookDelivery)
 class WebhookDeliveryAdmin(RowCheckbox, StandbyChangelist, admin.ModelAdmin):
     # What staff read first (how it went) before what it was (event, endpoint): in view
@@ -355,8 +366,14 @@ class WebhookDeliveryAdmin(RowCheckbox, StandbyChangelist, admin.ModelAdmin):
         return OnePassChangeList
 
     def get_queryset(self, request):
-        # Each event's id and type, never the order view it carries (kilobytes a row).
-        return super().get_queryset(request).defer("event__data")
+        # Each event's id and type, never the order view it carries (kilobytes a row);
+        # the delivery's page names its event, endpoint and booking from the one query.
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("event", "endpoint", "order")
+            .defer("event__data")
+        )
 
     def get_search_results(self, request, queryset, search_term):
         term = search_term.strip()
@@ -377,7 +394,8 @@ class WebhookDeliveryAdmin(RowCheckbox, StandbyChangelist, admin.ModelAdmin):
     def booking(self, delivery: WebhookDelivery) -> str:
         if delivery.order is None:
             return "-"
-        url = reverse("admin:orders_order_change", args=[delivery.order_id])
+        before, after = _booking_url(get_script_prefix())
+        url = f"{before}{delivery.order_id}{after}"
         return format_html('<a href="{}">{}</a>', url, delivery.order.record_locator)
 
     def has_add_permission(self, request) -> bool:

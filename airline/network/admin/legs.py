@@ -5,8 +5,10 @@ import re
 
 from django.contrib import admin
 from django.contrib.admin.views.main import ChangeList
+from django.core.exceptions import ValidationError
 from django.db.models import Q
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
+from django.utils.text import capfirst
 
 from airline.backoffice import (
     ROWS_LIST_TEMPLATE,
@@ -25,19 +27,36 @@ from airline.network.admin.load import legs_with_load, load_columns
 from airline.network.flight_page import flight_page
 from airline.network.models import FlightLeg, LegInventory
 
+INVENTORY_COLUMNS = ["cabin", "rank", "rbd", "authorized", "sold"]
 
-class LegInventoryInline(admin.TabularInline):
-    model = LegInventory
-    extra = 0
-    fields = ["cabin", "rank", "rbd", "authorized", "sold"]
-    readonly_fields = fields
-    can_delete = False
 
-    def get_queryset(self, request):
-        return super().get_queryset(request).select_related("leg")  # each row names its leg
-
-    def has_add_permission(self, request, obj=None):
-        return False
+def inventory_table(leg: FlightLeg) -> str:
+    """The leg's inventory, read-only, a row per booking class: the cells Django's tabular
+    inline writes for it (`<td class="field-rbd">`) written in one pass, without the form
+    per row an inline builds only to read its fields back (a third of the page's time)."""
+    opts = LegInventory._meta
+    heads = format_html_join(
+        "",
+        '<th class="column-{}">{}</th>',
+        ((name, capfirst(opts.get_field(name).verbose_name)) for name in INVENTORY_COLUMNS),
+    )
+    rows = format_html_join(
+        "",
+        '<tr><td class="field-cabin">{}</td><td class="field-rank">{}</td>'
+        '<td class="field-rbd">{}</td><td class="field-authorized">{}</td>'
+        '<td class="field-sold">{}</td></tr>',
+        (
+            (row.get_cabin_display(), row.rank, row.rbd, row.authorized, row.sold)
+            for row in leg.inventory.all()
+        ),
+    )
+    return format_html(
+        '<div class="module" id="leg-inventory"><h2>{}</h2><table><thead><tr>{}</tr></thead>'
+        "<tbody>{}</tbody></table></div>",
+        capfirst(opts.verbose_name_plural),
+        heads,
+        rows,
+    )
 
 
 STATION = re.compile(r"^[A-Z]{3}$")
@@ -174,12 +193,13 @@ class FlightLegAdmin(StandbyChangelist, ReadOnlyAdmin):
         "ticketed",
         "load_factor",
     ]
-    inlines = [LegInventoryInline]
     change_form_template = "admin/network/flightleg/change_form.html"
 
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
         if obj is not None:
             context["flight"] = flight_page(leg=obj)
+            if request.user.has_perm("network.view_leginventory"):
+                context["leg_inventory"] = inventory_table(obj)
         return super().render_change_form(request, context, add, change, form_url, obj)
 
     def get_changelist(self, request, **kwargs):
@@ -196,8 +216,13 @@ class FlightLegAdmin(StandbyChangelist, ReadOnlyAdmin):
         )
 
     def get_object(self, request, object_id, from_field=None):
-        leg = super().get_object(request, object_id, from_field)
-        return None if leg is None else legs_with_load(self.get_queryset(request)).get(pk=leg.pk)
+        # Django's get_object, reading the leg with its load in the one query.
+        field = self.opts.pk if from_field is None else self.opts.get_field(from_field)
+        try:
+            object_id = field.to_python(object_id)
+            return legs_with_load(self.get_queryset(request)).get(**{field.name: object_id})
+        except (FlightLeg.DoesNotExist, ValidationError, ValueError):
+            return None
 
     def get_search_results(self, request, queryset, search_term):
         if not search_term.strip():
