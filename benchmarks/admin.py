@@ -288,13 +288,19 @@ def leg_page_by_inline():
     )
 
 
-def inlines_with_form_fields():
-    """The booking page's read-only inlines with Django's forms: a field a column."""
+def inlines_by_django():
+    """The booking page's read-only inlines as Django writes them: a form with a field a
+    column, and each row through admin/edit_inline/tabular.html."""
     from django.contrib import admin
+    from django.forms.models import BaseInlineFormSet
 
     from airline.backoffice import ReadOnlyInline
 
-    return patched((ReadOnlyInline, "get_formset", admin.TabularInline.get_formset))
+    return patched(
+        (ReadOnlyInline, "get_formset", admin.TabularInline.get_formset),
+        (ReadOnlyInline, "formset", BaseInlineFormSet),
+        (ReadOnlyInline, "template", "admin/edit_inline/tabular.html"),
+    )
 
 
 def delivery_read_apart():
@@ -336,7 +342,7 @@ VARIANTS = {
     "webhooks.webhookdelivery page": ("event, endpoint, booking apart", delivery_read_apart),
     "bookings schedule changed": ("100 rows a page", lambda: page_size("orders.Order", 100)),
     "deliveries pending": ("a reverse() a booking link", booking_link_reversed),
-    "orders.order page": ("inline forms with a field a column", inlines_with_form_fields),
+    "orders.order page": ("inline rows by Django's admin", inlines_by_django),
 }
 
 
