@@ -3,35 +3,24 @@ Django's admin log, and child tables that a staff member may read when they may 
 parent (docs/operators/back-office.md)."""
 
 import re
-import secrets
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time
+from datetime import UTC, date, datetime
 from functools import cached_property
 from zoneinfo import ZoneInfo
 
-from django import forms
-from django.conf import settings
 from django.contrib import admin
-from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.contrib.admin.helpers import AdminReadonlyField
 from django.contrib.admin.models import CHANGE, LogEntry
-from django.contrib.admin.templatetags.admin_list import ResultList, result_headers
-from django.contrib.admin.templatetags.admin_urls import add_preserved_filters
-from django.contrib.admin.utils import display_for_field, display_for_value, lookup_field
-from django.contrib.admin.views.main import ChangeList
+from django.contrib.admin.utils import (
+    flatten_fieldsets,
+)
 from django.contrib.contenttypes.models import ContentType
-from django.core.cache import cache
-from django.core.exceptions import ObjectDoesNotExist
-from django.core.paginator import Paginator
-from django.db import DEFAULT_DB_ALIAS, connections, models
 from django.db.models import Exists, Model, OuterRef
+from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest
-from django.template.response import TemplateResponse
-from django.urls import reverse
-from django.utils.cache import add_never_cache_headers
-from django.utils.html import conditional_escape, escape, format_html
+from django.utils.html import conditional_escape, escape
 from django.utils.safestring import mark_safe
-from django.utils.translation import gettext
 
 from airline.standby import staff_marker, stale_ok_db
 
@@ -49,69 +38,6 @@ def utc_time(moment: datetime | None) -> str:
     if moment is None:
         return "-"
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
-
-
-def one_time_page(
-    model_admin: admin.ModelAdmin, request: HttpRequest, template: str, **context
-) -> TemplateResponse:
-    """A page that shows a new secret (extends admin/one_time_secret.html), marked never to
-    be cached, so no browser or proxy keeps a copy to show again."""
-    response = TemplateResponse(
-        request,
-        template,
-        {**model_admin.admin_site.each_context(request), "opts": model_admin.opts, **context},
-    )
-    add_never_cache_headers(response)
-    return response
-
-
-# How long a new secret waits for the page that shows it (the GET after the create's
-# redirect, normally a few milliseconds later).
-REVEAL_SECONDS = 600
-# How long an add form's token is remembered: longer than anyone keeps a form open.
-FORM_ONCE_SECONDS = 86_400
-
-
-def reveal_keep(request: HttpRequest, label: str, secret: str) -> None:
-    """Keep a new secret for one read by this session (post/redirect/get: the create
-    redirects to a page that shows it once). The secret waits in the server's cache under
-    a random handle; the session holds only the handle, so the secret is in no cookie and
-    no session row, and is gone after REVEAL_SECONDS if never shown."""
-    handle = secrets.token_urlsafe(24)
-    cache.set(f"reveal:{handle}", secret, REVEAL_SECONDS)
-    request.session[f"reveal:{label}"] = handle
-
-
-def reveal_pop(request: HttpRequest, label: str) -> str | None:
-    """The secret kept by reveal_keep, once: None on any later read. The cache delete
-    decides between two reloads racing for it (only one of them deletes the entry)."""
-    handle = request.session.pop(f"reveal:{label}", None)
-    if handle is None:
-        return None
-    secret = cache.get(f"reveal:{handle}")
-    return secret if cache.delete(f"reveal:{handle}") else None
-
-
-class FormOnce(forms.Form):
-    """A hidden one-time token on an add form that issues something (a key, a secret): a
-    browser that sends the same form again (a reload of the answer, a back-and-resubmit,
-    a double click) carries the same token and creates nothing. See form_once_claim."""
-
-    form_once = forms.CharField(
-        widget=forms.HiddenInput, initial=lambda: secrets.token_urlsafe(24), max_length=64
-    )
-
-
-def form_once_claim(token: str) -> bool:
-    """Claim an add form's token before it creates anything: True the first time only.
-    The cache's atomic add decides between two sends racing with the same token."""
-    return bool(token) and cache.add(f"form-once:{token}", 1, FORM_ONCE_SECONDS)
-
-
-def form_once_release(token: str) -> None:
-    """Give a token back when its send created nothing (the form had errors), so the
-    corrected form can be sent."""
-    cache.delete(f"form-once:{token}")
 
 
 def log_action(request: HttpRequest, objects: Iterable[Model], message: str) -> None:
@@ -134,6 +60,56 @@ def log_action(request: HttpRequest, objects: Iterable[Model], message: str) -> 
     )
 
 
+class OnePassFormSet(BaseInlineFormSet):
+    """A read-only inline's rows written in one pass (`rows_html`): the HTML of Django's
+    admin/edit_inline/tabular.html for a row no one may change, each cell's text from
+    Django's own AdminReadonlyField.contents, but one AdminReadonlyField a column rather
+    than one a cell (its label and help text looked up again each time), and no
+    template loop over fieldsets, lines and fields: most of the booking page's time.
+    tests/orders/test_admin.py holds the page to what Django writes."""
+
+    columns: list[str]
+    inline: admin.options.InlineModelAdmin
+
+    @cached_property
+    def rows_html(self) -> str | None:
+        """The tbody's rows, or None where Django's template is needed (a change link, a
+        "View on site" link, a primary key that is a parent link)."""
+        opts = self.model._meta
+        if (
+            self.inline.show_change_link
+            or hasattr(self.model, "get_absolute_url")
+            or not (opts.auto_field or not opts.pk.editable)
+            or opts.parents
+            or self.fk.remote_field.field_name != self.instance._meta.pk.name
+        ):
+            return None
+        forms_ = self.forms
+        if not forms_:
+            return ""
+        cells = [AdminReadonlyField(forms_[0], name, False, self.inline) for name in self.columns]
+        rows = []
+        for index, form in enumerate(forms_):
+            prefix = f"{self.prefix}-{index}"
+            tds = []
+            for cell in cells:
+                cell.form = form
+                hidden = " hidden" if cell.field["is_hidden"] else ""
+                tds.append(
+                    f'<td class="field-{cell.field["name"]}{hidden}"><p>{cell.contents()}</p></td>'
+                )
+            rows.append(
+                f'<tr class="form-row has_original" id="{prefix}"><td class="original"><p>'
+                f"{conditional_escape(str(form.instance))}</p>"
+                f'<input type="hidden" name="{prefix}-{opts.pk.name}" '
+                f'value="{escape(form.instance.pk)}" id="id_{prefix}-{opts.pk.name}">'
+                f'<input type="hidden" name="{prefix}-{self.fk.name}" '
+                f'value="{escape(self.instance.pk)}" id="id_{prefix}-{self.fk.name}">'
+                f'</td>{"".join(tds)}<td class="delete"></td></tr>'
+            )
+        return mark_safe("".join(rows))  # noqa: S308 - each part escaped as it is written
+
+
 class ReadOnlyInline(admin.TabularInline):
     """A child table shown as it is: nothing added, changed or deleted here. Whoever may
     view the parent sees it whole, so a view-only role needs no permission per child
@@ -142,6 +118,23 @@ class ReadOnlyInline(admin.TabularInline):
     extra = 0
     can_delete = False
     show_change_link = False
+
+    formset = OnePassFormSet
+    template = "admin/edit_inline/one_pass_tabular.html"
+
+    def get_formset(self, request, obj=None, **kwargs):
+        # Every column is read-only and shown from the row itself (AdminReadonlyField):
+        # forms with no fields, not a form field and widget per cell built and never shown.
+        kwargs.setdefault("fields", [])
+        formset = super().get_formset(request, obj, **kwargs)
+        # A class made for this request (inlineformset_factory): what its rows show.
+        formset.columns = [
+            name
+            for name in flatten_fieldsets(self.get_fieldsets(request, obj))
+            if name != formset.fk.name
+        ]
+        formset.inline = self
+        return formset
 
     def has_view_permission(self, request, obj=None) -> bool:
         opts = self.parent_model._meta
@@ -283,224 +276,3 @@ class StandbyChangelist:
         if request.method == "GET" and match is not None and match.url_name == changelist:
             return queryset.using(stale_ok_db(staff_marker(request.user.pk)))
         return queryset
-
-
-PK_MARK = "~pk~"  # stands for a row's id in its change link: kept as is by reverse()
-
-
-class OnePassRows:
-    """A ChangeList mixin for long lists: each row written in one pass, the same bytes as
-    Django's items_for_result (tests/network/test_admin.py and tests/orders/test_admin.py
-    hold them equal), without what Django does again for every cell (look the column up,
-    format_html) and every row (reverse its link, resolve it to add the list's filters):
-    under half the CPU of Django's rows on the legs list, the bookings list and the
-    deliveries list (docs/benchmarks/figures/admin.md, "before and after"). The list's
-    template (admin/one_pass_change_list.html) includes Django's table with
-    `results_table`; a popup, an editable list, a list without links or a column that is
-    neither a field nor a ModelAdmin method is left to Django (results_table is None), and
-    so is every list with ADMIN_ONE_PASS_ROWS off. It reads Django's admin helpers
-    (lookup_field, display_for_field, result_headers), documented but not promised
-    stable: the tests fail loudly on a Django whose rows it no longer writes."""
-
-    @cached_property
-    def results_table(self) -> dict | None:
-        """The context of Django's admin/change_list_results.html, as its result_list tag
-        gives it, with each row one cell of HTML."""
-        if not settings.ADMIN_ONE_PASS_ROWS:
-            return None
-        if self.formset is not None or self.is_popup or not self.list_display_links:
-            return None
-        if not self.result_list:
-            rows = []
-        else:
-            cells = self._cell_writers(self.result_list[0])
-            if cells is None:
-                return None
-            # Safe: each cell escapes what it shows (conditional_escape), as format_html.
-            rows = [
-                ResultList(None, [mark_safe("".join([cell(obj) for cell in cells]))])  # noqa: S308
-                for obj in self.result_list
-            ]
-        headers = list(result_headers(self))
-        return {
-            "result_hidden_fields": [],
-            "result_headers": headers,
-            "num_sorted_fields": sum(1 for h in headers if h["sortable"] and h["sorted"]),
-            "results": rows,
-        }
-
-    def _cell_writers(self, first: Model) -> list[Callable[[Model], str]] | None:
-        """For each column, what writes its cell of a row, planned once from the first
-        row as Django's lookup_field reads it."""
-        writers, first_link = [], True
-        empty = self.model_admin.get_empty_value_display()
-        for name in self.list_display:
-            if name == "action_checkbox":
-                writers.append(self._checkbox_writer())
-                continue
-            if not isinstance(name, str):
-                return None
-            field, attr, _ = lookup_field(name, first, self.model_admin)
-            if field is None and not (hasattr(self.model_admin, name) and name != "__str__"):
-                return None  # a model attribute, property or a related lookup
-            link = name in self.list_display_links
-            shown = _cell_value(name, field, attr, self.model_admin, empty, link)
-            if link:
-                tag = "th" if first_link else "td"
-                writers.append(self._link_writer(name, _or_empty(shown, empty), tag))
-                first_link = False
-            else:
-                writers.append(_td_writer(name, _or_empty(shown, empty)))
-        return writers
-
-    def _checkbox_writer(self) -> Callable[[Model], str]:
-        """The action checkbox's cell, as Django writes it (RowCheckbox's HTML is safe)."""
-        checkbox = self.model_admin.action_checkbox
-
-        def write(obj: Model) -> str:
-            return f'<td class="action-checkbox">{checkbox(obj)}</td>'
-
-        return write
-
-    def _link_writer(self, name: str, shown, tag: str) -> Callable[[Model], str]:
-        pattern = reverse(
-            f"admin:{self.opts.app_label}_{self.opts.model_name}_change",
-            args=(PK_MARK,),
-            current_app=self.model_admin.admin_site.name,
-        )
-        # The list's filters and sort, which the change page's links take back to it.
-        linked = add_preserved_filters(
-            {"preserved_filters": self.preserved_filters, "opts": self.opts}, pattern
-        )
-        before, _, after = linked.partition(PK_MARK)
-        pk_attname = self.lookup_opts.pk.attname
-
-        def write(obj: Model) -> str:
-            pk = getattr(obj, pk_attname)
-            if isinstance(pk, int):
-                url = f"{before}{pk}{after}"
-            else:
-                url = add_preserved_filters(
-                    {"preserved_filters": self.preserved_filters, "opts": self.opts},
-                    self.url_for_result(obj),
-                )
-            text, nowrap = shown(obj)
-            classes = f"field-{name} nowrap" if nowrap else f"field-{name}"
-            return (
-                f'<{tag} class="{classes}"><a href="{escape(url)}">'
-                f"{conditional_escape(text)}</a></{tag}>"
-            )
-
-        return write
-
-
-class OnePassChangeList(OnePassRows, ChangeList):
-    """Django's ChangeList with its rows written in one pass (OnePassRows): for a
-    ModelAdmin's get_changelist, with change_list_template ROWS_LIST_TEMPLATE."""
-
-
-ROWS_LIST_TEMPLATE = "admin/one_pass_change_list.html"
-
-
-def _td_writer(name: str, shown) -> Callable[[Model], str]:
-    def write(obj: Model) -> str:
-        text, nowrap = shown(obj)
-        classes = f"field-{name} nowrap" if nowrap else f"field-{name}"
-        return f'<td class="{classes}">{conditional_escape(text)}</td>'
-
-    return write
-
-
-def _or_empty(shown, empty):
-    """As Django shows a cell whose related row is missing: empty, and no other class."""
-
-    def shown_or_empty(obj):
-        try:
-            return shown(obj)
-        except ObjectDoesNotExist:
-            return empty, False
-
-    return shown_or_empty
-
-
-def _cell_value(name, field, attr, model_admin, empty, link: bool):
-    """What a column shows for a row and whether it is kept on one line: Django's
-    items_for_result for a field or a ModelAdmin method, decided once per column."""
-    empty = getattr(attr, "empty_value_display", empty)
-    read = getattr(model_admin, name) if field is None else _attribute(name)
-    if field is None or field.auto_created:
-        boolean = getattr(attr, "boolean", False)
-
-        def shown(obj):
-            value = _blank_as_empty(read(obj))
-            return display_for_value(value, empty, boolean), isinstance(value, (date, time))
-
-        return shown
-    nowrap = isinstance(field, (models.DateField, models.TimeField, models.ForeignKey))
-    if isinstance(field.remote_field, models.ManyToOneRel):
-        related = _attribute(field.name)
-
-        def shown_related(obj):
-            value = related(obj)
-            return (empty if value is None else value), nowrap
-
-        return shown_related
-
-    def shown(obj):
-        return display_for_field(_blank_as_empty(read(obj)), field, empty, link), nowrap
-
-    return shown
-
-
-def _attribute(name: str) -> Callable[[Model], object]:
-    return lambda obj: getattr(obj, name)
-
-
-def _blank_as_empty(value):
-    return "" if isinstance(value, str) and value.strip() == "" else value
-
-
-class RowCheckbox:
-    """For a ModelAdmin with actions and long lists: each row's checkbox written as
-    Django's widget writes it (tests/orders/test_admin.py holds them equal), not
-    rendered through the form renderer's template, which took a third of a 100-row
-    bookings list's time."""
-
-    def action_checkbox(self, obj) -> str:
-        return format_html(
-            '<input type="checkbox" name="{}" value="{}" class="action-select" aria-label="{}">',
-            ACTION_CHECKBOX_NAME,
-            obj.pk,
-            format_html(gettext("Select this object for an action - {}"), str(obj)),
-        )
-
-
-ESTIMATED_FROM = 10_000  # rows in a table from which its unfiltered list count is estimated
-
-
-class EstimatedCountPaginator(Paginator):
-    """A list's paginator that takes the count of a whole table of more than
-    ESTIMATED_FROM rows from PostgreSQL's statistics (pg_class.reltuples, as ANALYZE and
-    autovacuum leave it) rather than counting 100,000 bookings at every page view; a
-    filtered or searched list, or a small table, is counted exactly."""
-
-    @cached_property
-    def count(self) -> int:
-        query = getattr(self.object_list, "query", None)
-        connection = connections[getattr(self.object_list, "db", DEFAULT_DB_ALIAS)]
-        if (
-            connection.vendor == "postgresql"
-            and query is not None
-            and not query.where
-            and not query.distinct
-            and not query.combinator
-        ):
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    "SELECT reltuples FROM pg_class WHERE oid = %s::regclass",
-                    [connection.ops.quote_name(self.object_list.model._meta.db_table)],
-                )
-                row = cursor.fetchone()
-            if row is not None and row[0] >= ESTIMATED_FROM:
-                return int(row[0])
-        return super().count

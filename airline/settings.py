@@ -226,7 +226,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # compiler (orders/core/rows.py); DB_DIRECT_INSERT=0 writes them with bulk_create instead.
 DB_DIRECT_INSERT = env_bool("DB_DIRECT_INSERT", True)
 # The legs, bookings and deliveries lists' rows written in one pass
-# (airline.backoffice.OnePassRows);
+# (airline.backoffice_lists.OnePassRows);
 # ADMIN_ONE_PASS_ROWS=0 leaves every row to Django's admin.
 ADMIN_ONE_PASS_ROWS = env_bool("ADMIN_ONE_PASS_ROWS", True)
 # Allocations between two young collections of a serving process (airline/collector.py;

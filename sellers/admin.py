@@ -4,20 +4,10 @@ import copy
 
 from django import forms
 from django.contrib import admin, messages
-from django.shortcuts import get_object_or_404, redirect
-from django.urls import path, reverse
 
 from airline.api import clock
-from airline.backoffice import (
-    FormOnce,
-    form_once_claim,
-    form_once_release,
-    log_action,
-    one_time_page,
-    reveal_keep,
-    reveal_pop,
-    utc_column,
-)
+from airline.backoffice import log_action, utc_column
+from airline.backoffice_secrets import FormOnce, OneTimeSecretAdmin
 from sellers.models import ApiKey, Partner, Seller
 from sellers.services import (
     api_key_create,
@@ -110,8 +100,19 @@ class SellerAdmin(admin.ModelAdmin):
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin):
+class ApiKeyAdmin(OneTimeSecretAdmin):
+    """API keys; a new key is shown once, on the page its create redirects to (DESIGN.md
+    §5), as it is stored only as a hash."""
+
     form = ApiKeyForm
+    reveal_path = "issued"
+    reveal_template = "admin/sellers/apikey/issued.html"
+    reveal_title = "API key created"
+    reveal_label_field = "prefix"
+    reveal_select_related = ("partner", "seller")
+    resent_message = (
+        "This form was sent already: no other key was created. Create a new key from a fresh form."
+    )
     list_display = [
         "prefix",
         "name",
@@ -140,33 +141,6 @@ class ApiKeyAdmin(admin.ModelAdmin):
             kwargs["form"] = ApiKeyAddForm
         return super().get_form(request, obj, **kwargs)
 
-    def get_urls(self):
-        issued = self.admin_site.admin_view(self.issued_view)
-        return [
-            path("<path:object_id>/issued/", issued, name="sellers_apikey_issued"),
-            *super().get_urls(),
-        ]
-
-    def add_view(self, request, form_url="", extra_context=None):
-        """Issue a key at most once per add form: its one-time token is claimed before
-        anything is created, so a resubmitted form (a reload, back and send again, a
-        double click) issues nothing; a form sent back with errors returns its token."""
-        if request.method != "POST":
-            return super().add_view(request, form_url, extra_context)
-        token = request.POST.get("form_once", "")
-        if not form_once_claim(token):
-            self.message_user(
-                request,
-                "This form was sent already: no other key was created. Create a new key "
-                "from a fresh form.",
-                messages.WARNING,
-            )
-            return redirect("admin:sellers_apikey_changelist")
-        response = super().add_view(request, form_url, extra_context)
-        if response.status_code != 302:
-            form_once_release(token)
-        return response
-
     def save_model(self, request, obj, form, change):
         if change:
             api_key_update(key=obj, fields=form.changed_data)
@@ -174,28 +148,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
         fields = {f: form.cleaned_data[f] for f in ApiKeyForm.Meta.fields}
         issued = api_key_create(**fields)
         obj.pk, obj.prefix = issued.key.pk, issued.key.prefix
-        reveal_keep(request, f"apikey:{issued.key.pk}", issued.raw)
-
-    def response_add(self, request, obj, post_url_continue=None):
-        """Post/redirect/get: the create redirects to the page that shows the key once, so
-        a reload reads that page again (no secret) and never sends the form again."""
-        return redirect(reverse("admin:sellers_apikey_issued", args=[obj.pk]))
-
-    def issued_view(self, request, object_id):
-        """The one page that shows a new key (DESIGN.md §5): its secret on the first read
-        after the create, never cached; any later read says it was shown already."""
-        if not self.has_add_permission(request):
-            return redirect("admin:index")
-        key = get_object_or_404(ApiKey.objects.select_related("partner", "seller"), pk=object_id)
-        return one_time_page(
-            self,
-            request,
-            "admin/sellers/apikey/issued.html",
-            title="API key created",
-            object_label=key.prefix,
-            key=key,
-            raw=reveal_pop(request, f"apikey:{key.pk}"),
-        )
+        self.secret_keep(request, obj, issued.raw)
 
     @admin.action(description="Revoke the selected keys (their tokens stop working at once)")
     def revoke(self, request, queryset):

@@ -33,7 +33,7 @@ def lines(path: Path) -> int:
 
 def test_the_app_packages_are_found():
     assert len(modules()) > 100
-    assert REPO / "orders" / "models.py" in modules()
+    assert REPO / "orders" / "models" / "order.py" in modules()
 
 
 @pytest.mark.parametrize(

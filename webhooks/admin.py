@@ -5,28 +5,18 @@ endpoint and event type, and the actions resend failed deliveries, retry pending
 now, disable, enable and delete an endpoint, all through the services the API uses
 (STYLE.md 11)."""
 
+import functools
+
 from django import forms
 from django.contrib import admin, messages
 from django.db.models import Q
-from django.shortcuts import get_object_or_404, redirect
-from django.urls import path, reverse
+from django.urls import get_script_prefix, reverse
 from django.utils.html import format_html, format_html_join
 
 from airline.api import clock
-from airline.backoffice import (
-    ROWS_LIST_TEMPLATE,
-    FormOnce,
-    OnePassChangeList,
-    RowCheckbox,
-    StandbyChangelist,
-    form_once_claim,
-    form_once_release,
-    log_action,
-    one_time_page,
-    reveal_keep,
-    reveal_pop,
-    utc_time,
-)
+from airline.backoffice import StandbyChangelist, log_action, utc_time
+from airline.backoffice_lists import PK_MARK, ROWS_LIST_TEMPLATE, OnePassChangeList, RowCheckbox
+from airline.backoffice_secrets import FormOnce, OneTimeSecretAdmin
 from webhooks.addresses import RefusedUrl, check_url
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 from webhooks.outbox import PING, PUBLIC_TYPES
@@ -114,8 +104,17 @@ class DeletedFilter(admin.SimpleListFilter):
 
 
 @admin.register(WebhookEndpoint)
-class WebhookEndpointAdmin(admin.ModelAdmin):
+class WebhookEndpointAdmin(OneTimeSecretAdmin):
     form = WebhookEndpointForm
+    reveal_path = "registered"
+    reveal_template = "admin/webhooks/webhookendpoint/registered.html"
+    reveal_title = "Webhook endpoint registered"
+    reveal_label_field = "webhook_id"
+    reveal_select_related = ("seller",)
+    resent_message = (
+        "This form was sent already: no other endpoint was registered. Register a new one "
+        "from a fresh form."
+    )
     list_display = [
         "webhook_id",
         "seller",
@@ -194,37 +193,6 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
             kwargs["form"] = WebhookEndpointAddForm
         return super().get_form(request, obj, **kwargs)
 
-    def get_urls(self):
-        registered = self.admin_site.admin_view(self.registered_view)
-        return [
-            path(
-                "<path:object_id>/registered/",
-                registered,
-                name="webhooks_webhookendpoint_registered",
-            ),
-            *super().get_urls(),
-        ]
-
-    def add_view(self, request, form_url="", extra_context=None):
-        """Register at most one endpoint per add form: its one-time token is claimed
-        before anything is created, so a resubmitted form (a reload, back and send again,
-        a double click) registers nothing; a form sent back with errors returns it."""
-        if request.method != "POST":
-            return super().add_view(request, form_url, extra_context)
-        token = request.POST.get("form_once", "")
-        if not form_once_claim(token):
-            self.message_user(
-                request,
-                "This form was sent already: no other endpoint was registered. Register a "
-                "new one from a fresh form.",
-                messages.WARNING,
-            )
-            return redirect("admin:webhooks_webhookendpoint_changelist")
-        response = super().add_view(request, form_url, extra_context)
-        if response.status_code != 302:
-            form_once_release(token)
-        return response
-
     def save_model(self, request, obj, form, change):
         if change:
             return
@@ -236,30 +204,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
             now=clock.now(),
         )
         obj.pk, obj.webhook_id = registered.endpoint.pk, registered.endpoint.webhook_id
-        # Kept for one read by the page the create redirects to (never in a cookie, the
-        # session or a message), as API keys are.
-        reveal_keep(request, f"webhook:{obj.pk}", registered.secret)
-
-    def response_add(self, request, obj, post_url_continue=None):
-        """Post/redirect/get: the create redirects to the page that shows the secret once,
-        so a reload reads that page again (no secret) and never sends the form again."""
-        return redirect(reverse("admin:webhooks_webhookendpoint_registered", args=[obj.pk]))
-
-    def registered_view(self, request, object_id):
-        """The one page that shows a new endpoint's signing secret: on the first read
-        after the create, never cached; any later read says it was shown already."""
-        if not self.has_add_permission(request):
-            return redirect("admin:index")
-        endpoint = get_object_or_404(WebhookEndpoint.objects.select_related("seller"), pk=object_id)
-        return one_time_page(
-            self,
-            request,
-            "admin/webhooks/webhookendpoint/registered.html",
-            title="Webhook endpoint registered",
-            object_label=endpoint.webhook_id,
-            endpoint=endpoint,
-            secret=reveal_pop(request, f"webhook:{endpoint.pk}"),
-        )
+        self.secret_keep(request, obj, registered.secret)
 
     def has_delete_permission(self, request, obj=None) -> bool:
         if obj is not None and obj.deleted_at is not None:
@@ -374,6 +319,14 @@ class EventTypeFilter(admin.SimpleListFilter):
         return queryset.filter(event__type=self.value()) if self.value() else queryset
 
 
+@functools.cache
+def _booking_url(script_prefix: str) -> tuple[str, str]:
+    """A booking page's URL either side of its id: one reverse() for the deliveries list,
+    not one a row."""
+    before, _, after = reverse("admin:orders_order_change", args=[PK_MARK]).partition(PK_MARK)
+    return before, after
+
+
 @admin.register(WebhookDelivery)
 class WebhookDeliveryAdmin(RowCheckbox, StandbyChangelist, admin.ModelAdmin):
     # What staff read first (how it went) before what it was (event, endpoint): in view
@@ -406,8 +359,14 @@ class WebhookDeliveryAdmin(RowCheckbox, StandbyChangelist, admin.ModelAdmin):
         return OnePassChangeList
 
     def get_queryset(self, request):
-        # Each event's id and type, never the order view it carries (kilobytes a row).
-        return super().get_queryset(request).defer("event__data")
+        # Each event's id and type, never the order view it carries (kilobytes a row);
+        # the delivery's page names its event, endpoint and booking from the one query.
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("event", "endpoint", "order")
+            .defer("event__data")
+        )
 
     def get_search_results(self, request, queryset, search_term):
         term = search_term.strip()
@@ -428,7 +387,8 @@ class WebhookDeliveryAdmin(RowCheckbox, StandbyChangelist, admin.ModelAdmin):
     def booking(self, delivery: WebhookDelivery) -> str:
         if delivery.order is None:
             return "-"
-        url = reverse("admin:orders_order_change", args=[delivery.order_id])
+        before, after = _booking_url(get_script_prefix())
+        url = f"{before}{delivery.order_id}{after}"
         return format_html('<a href="{}">{}</a>', url, delivery.order.record_locator)
 
     def has_add_permission(self, request) -> bool:

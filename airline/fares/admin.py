@@ -6,7 +6,7 @@ airline/fares/ancillaries.py), so an edit reaches every worker within a minute."
 
 from django.contrib import admin
 
-from airline.backoffice import RowCheckbox
+from airline.backoffice_lists import RowCheckbox
 from airline.fares.models import Ancillary, Bundle, Fare
 
 

@@ -14,15 +14,17 @@ from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 
 from airline.backoffice import (
-    ROWS_LIST_TEMPLATE,
-    EstimatedCountPaginator,
-    OnePassChangeList,
-    RowCheckbox,
     StandbyChangelist,
     inlines_with_rows,
     local_time,
     log_action,
     utc_time,
+)
+from airline.backoffice_lists import (
+    ROWS_LIST_TEMPLATE,
+    EstimatedCountPaginator,
+    OnePassChangeList,
+    RowCheckbox,
 )
 from airline.network.models import Station
 from orders.admin.booking_page import BookingPage, deliveries_url, endpoint_url

@@ -144,7 +144,7 @@ def djangos_rows(changelist) -> list[str]:
     ],
 )
 def test_the_flight_list_writes_the_rows_django_would(staff, query):
-    # FlightLegChangeList writes each row in one pass (airline.backoffice.OnePassRows):
+    # FlightLegChangeList writes each row in one pass (airline.backoffice_lists.OnePassRows):
     # the same bytes as Django's items_for_result, which a Django upgrade may change.
     sold = FlightLegFactory()
     inventory_sell(leg_ids=[sold.pk], rbd="Y", seats=2)

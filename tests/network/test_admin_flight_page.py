@@ -22,10 +22,10 @@ network, auth, travel_day, priced = (
     booking.priced,
 )
 held, paid = bookings.held, bookings.paid
-# The session, the user, the leg with its stations, aircraft and load columns, the
-# inventory (the inline and the load table), the segments on the leg with their
-# bookings, their passengers, seats and tickets, the cabin layouts, a content type.
-QUERIES = 11
+# The session, the user, the leg with its stations, aircraft and load columns (one
+# query), the inventory (its table and the load table), the segments on the leg with
+# their bookings, their passengers, seats and tickets, the cabin layouts, a content type.
+QUERIES = 10
 
 
 def mx101(day) -> FlightLeg:

@@ -95,7 +95,7 @@ def test_search_and_filters(admin_client, held, paid, query, expected):
 def test_the_bookings_list_writes_the_rows_django_would(
     admin_client, hook, held, paid, network, travel_day, tmp_path, query
 ):
-    # OrderAdmin's rows are written in one pass (airline.backoffice.OnePassRows): the same
+    # OrderAdmin's rows are written in one pass (airline.backoffice_lists.OnePassRows): the same
     # bytes as Django's items_for_result, checkbox, flags and retimed departure included.
     reload_schedule(tmp_path, network, RETIMED_101)
 
@@ -600,7 +600,7 @@ def test_the_booking_page_never_builds_the_schedule_index(admin_client, paid, mo
 
 
 def test_each_row_has_djangos_own_checkbox(admin_client, held, paid):
-    # airline.backoffice.RowCheckbox writes it without a template per row: the same bytes
+    # airline.backoffice_lists.RowCheckbox writes it without a template per row: the same bytes
     # as Django's widget, which the actions bar's script and the browser tests select.
     from django.contrib.admin import ModelAdmin, site
 

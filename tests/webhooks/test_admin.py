@@ -372,7 +372,7 @@ def test_delete_in_the_admin_keeps_the_endpoint_behind_a_filter(
 def test_the_deliveries_list_writes_the_rows_django_would(
     admin_client, default_seller, receiver, clock, query
 ):
-    # WebhookDeliveryAdmin's rows are written in one pass (airline.backoffice.OnePassRows):
+    # WebhookDeliveryAdmin's rows are written in one pass (airline.backoffice_lists.OnePassRows):
     # the same bytes as Django's items_for_result, checkbox and links included.
     endpoint = endpoint_register(
         seller=default_seller, url=receiver.url, events=[], now=clock.at
