@@ -721,6 +721,22 @@ def test_an_operator_reads_every_part_from_its_metrics(cluster, headers):
     assert sample(backups, "pgbackrest_info_timestamp_seconds") >= int(before)
 
 
+def redis_replicated(cluster: Cluster) -> None:
+    """Wait until the Redis replica holds every write the master has made so far, as
+    before each Redis fault: replication is asynchronous, and a replica still taking a
+    full copy (a master restarted from its file gives it a new history) would lose, in a
+    failover, what it had not been sent yet."""
+    master = cluster.redis_master()
+    written = master.info("replication")["master_repl_offset"]
+
+    def caught_up() -> bool:
+        info = master.info("replication")
+        replicas = [v for k, v in info.items() if k.startswith("slave") and isinstance(v, dict)]
+        return any(r["state"] == "online" and r["offset"] >= written for r in replicas)
+
+    wait_for(caught_up, 60, "the Redis replica caught up")
+
+
 def test_a_frozen_redis_master_is_replaced_by_its_replica(cluster, headers):
     """The Redis master's host hangs (SIGSTOP: it answers nothing, as a host lost to the
     network): two Sentinels agree it is down, one promotes the replica, and the app finds
@@ -729,6 +745,7 @@ def test_a_frozen_redis_master_is_replaced_by_its_replica(cluster, headers):
     back, becomes the new one's replica."""
     synchronous_pair(cluster)
     kept = priced_offers(cluster, headers, 4, first=234)
+    redis_replicated(cluster)
     load = booking_flow(cluster, headers)
     old = cluster.redis_master_port()
     program = "redis1" if old == int(cluster.env["CLUSTER_REDIS_PORT"]) else "redis2"
@@ -773,6 +790,7 @@ def test_a_killed_redis_master_comes_back_with_what_it_held(cluster, headers):
         "a booking again",
     )
     assert book_priced(cluster, headers, kept[1:]) == [201] * 3
+    redis_replicated(cluster)  # the replica has a full copy again, for the next case
 
 
 HEALTH_SECONDS = float(os.environ.get("CLUSTER_HEALTH_SECONDS", "300"))
