@@ -2,7 +2,7 @@
 (root or sudo: scripts/cluster runs PostgreSQL as its own user).
 
 A cluster of its own (scripts/cluster up, CLUSTER_DIR var/cluster-bench, ports from
-CLUSTER_BENCH_PORT, default 7700, upwards; README "Cluster"), and beside it one gunicorn
+CLUSTER_BENCH_PORT, default 7700, upwards; docs/operators/cluster.md), and beside it one gunicorn
 of as many workers as the cluster's nodes together, connected straight to the primary
 and its Redis: no HAProxy, no PgBouncer. Same run, same database, the same synchronous
 standby behind both, so the ratio is what the balancer and the pooler cost.

@@ -1,9 +1,9 @@
-"""Two app nodes against one (issue 18). Run with `make bench` (or `python -m benchmarks.nodes`).
+"""Two app nodes against one. Run with `make bench` (or `python -m benchmarks.nodes`).
 
 A fresh scratch database `airline_bench` seeded with the demo airline and Redis db 3, as
 in benchmarks.orders, and two nodes on this machine: gunicorn masters A and B of 2
-workers each, with the same settings and SECRET_KEY, on two ports (README "More than
-one node"). Load comes from 8 client processes:
+workers each, with the same settings and SECRET_KEY, on two ports
+(docs/operators/cluster.md "More than one node"). Load comes from 8 client processes:
 
 - create offers: benchmarks.shopping's two round-trip searches for 2 ADT + 1 CHD (busy
   CHS-PVD, connection-only PVD-MSY), each client sending them in turn for SEARCH_SECONDS;

@@ -1,4 +1,4 @@
-"""Card bookings on the two payment gateways (issue 26). Run with `make bench` (or
+"""Card bookings on the two payment gateways. Run with `make bench` (or
 `python -m benchmarks.payments`).
 
 Three gunicorns (2 workers each) on one scratch database `airline_bench` seeded with the

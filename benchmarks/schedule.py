@@ -1,4 +1,4 @@
-"""Schedule changes on the full demo schedule (issue 24). Run with `make bench` (or
+"""Schedule changes on the full demo schedule. Run with `make bench` (or
 `python -m benchmarks.schedule`).
 
 A fresh scratch database `airline_bench` seeded with the demo airline (330 days, 58,410
@@ -28,7 +28,7 @@ flight-date legs) and Redis db 3. Measured, in this process unless said:
   (benchmarks/season.py): schedule commit, bookings told per second, the longest
   booking wait, each node's stale window.
 
-Targets (issue 24): preview <= 2 s and apply <= 3 s for a change of <= 100 legs on the
+Targets: preview <= 2 s and apply <= 3 s for a change of <= 100 legs on the
 full schedule; stale window <= 1 s; /health within 100 ms throughout a node restart, no
 search slower than 200 ms server-side.
 """

@@ -1,4 +1,4 @@
-"""Servicing benchmark (issue 15). Run with `make bench` (or `python -m benchmarks.servicing`).
+"""Servicing benchmark. Run with `make bench` (or `python -m benchmarks.servicing`).
 
 A real gunicorn (2 workers) on PostgreSQL and Redis (db 3) against a fresh scratch
 database `airline_bench`, seeded with the demo airline; load from 8 client processes.
@@ -50,7 +50,7 @@ PHASES = [
     ("rc", "reshop CancelOrder"),
     ("cj", "cancel (CancelJourney)"),
 ]
-TARGETS_MS = {"rs": 60, "qt": 40, "ax": 150, "cj": 100}  # p95 (issue 15)
+TARGETS_MS = {"rs": 60, "qt": 40, "ax": 150, "cj": 100}  # p95
 
 
 def main() -> None:

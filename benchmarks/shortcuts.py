@@ -1,4 +1,4 @@
-"""Framework shortcuts benchmark (issue 29 item 2). Run with `make bench` (or
+"""Framework shortcuts benchmark. Run with `make bench` (or
 `python -m benchmarks.shortcuts`).
 
 Each place the code goes past a framework's public API for speed has a setting that turns

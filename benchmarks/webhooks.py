@@ -1,4 +1,4 @@
-"""Webhook delivery benchmark (issue 17). Run with `make bench` (or
+"""Webhook delivery benchmark. Run with `make bench` (or
 `python -m benchmarks.webhooks`).
 
 A scratch database `airline_bench_webhooks` (its own: other benchmarks may run at the

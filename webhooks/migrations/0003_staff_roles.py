@@ -1,4 +1,4 @@
-"""What the staff roles (orders/migrations/0013_staff_roles.py, README "Back office")
+"""What the staff roles (orders/migrations/0013_staff_roles.py, docs/operators/back-office.md)
 may do with webhooks: Partner management registers, disables and deletes endpoints;
 Operations reads them and resends failed deliveries; Support reads. Adds only."""
 
