@@ -105,14 +105,16 @@ STEPS: list[tuple[str, str]] = [
     # The offer store: reading an offer (CLAIMS); writing a batch is a cache write.
     (r"/offers/store\.py:(offer_load|offer_record|of|_item_fields)$", STORE),
     (r"/offers/store\.py:(batch_save|_encode)$", CACHE),
-    (r"/orders/presenters\.py:(_view_keep|_view_kept)$", CACHE),
+    (r"/orders/reading/presenters\.py:(_view_keep|_view_kept)$", CACHE),
     # Outbox, order events, metrics (CLAIMS).
     (r"/webhooks/(outbox|metrics)\.py", OUTBOX),
-    (r"/airline/api/metrics\.py|/orders/(metrics|events)\.py|/prometheus_client/", OUTBOX),
+    (r"/airline/api/metrics\.py|/orders/(reading/metrics|core/events)\.py", OUTBOX),
+    (r"/prometheus_client/", OUTBOX),
     # Parsing and validation.
     (r"/airline/api/(parsers|serializers)\.py", PARSE),
-    (r"/(orders|offers|sellers|webhooks)/(serializers|inputs|checks|passengers)\.py", PARSE),
-    (r"/orders/reshop_request\.py|/airline/fares/validators\.py", PARSE),
+    (r"/orders/requests/(serializers|inputs|checks)\.py", PARSE),
+    (r"/(offers|sellers|webhooks)/(serializers|passengers)\.py", PARSE),
+    (r"/orders/servicing/reshop_request\.py|/airline/fares/validators\.py", PARSE),
     (r"/rest_framework/(serializers|fields|parsers|validators|relations)\.py", PARSE),
     (r"/django/core/validators\.py", PARSE),
     (r"/ndc/(xml|mapping|order_mapping|transport)\.py", PARSE),
@@ -120,17 +122,17 @@ STEPS: list[tuple[str, str]] = [
     (r"of 'lxml\.etree\.XMLSchema'|lxml\.etree\.XMLParser", PARSE),
     # Pricing.
     (r"/airline/fares/", PRICING),
-    (r"/offers/ancillaries\.py|/orders/fees\.py", PRICING),
+    (r"/offers/ancillaries\.py|/orders/money/fees\.py", PRICING),
     # SQL: the ORM's query building and the driver's round trips.
     (r"/django/db/|/psycopg/|/psycopg_pool/|psycopg_binary|psycopg_c", SQL),
-    (r"/airline/sql\.py|/orders/rows\.py", SQL),
+    (r"/airline/sql\.py|/orders/core/rows\.py", SQL),
     # Serialisation (before the renders: their dumps calls are serialisation).
     (r"orjson\.dumps|json/encoder\.py|lxml\.etree\.tostring", SERIAL),
     (r"/airline/api/(renderers|responses)\.py|/rest_framework/renderers\.py", SERIAL),
     # The views' dicts and trees.
-    (r"/(orders|offers)/(presenters|wire)\.py", RENDER),
+    (r"/(orders/reading|orders/servicing/exchange|offers)/(presenters|wire)\.py", RENDER),
     (r"/ndc/\w*presenters\.py|/ndc/reference\.py", RENDER),
-    (r"/orders/deliveries\.py", RENDER),
+    (r"/orders/reading/deliveries\.py", RENDER),
     # Redis, outside the offer store and authentication.
     (r"/django_redis/|/redis/|/django/core/cache/", CACHE),
     # Middleware, routing, the request/response objects, the request log.
