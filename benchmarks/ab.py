@@ -18,14 +18,11 @@ the newest hold the orders benchmark booked that has not lapsed.
 import argparse
 import json
 import os
-import subprocess
-import tempfile
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 
 from benchmarks.common import (
     AGENCY,
-    REPO,
     bench_api_key,
     log_path,
     median,
@@ -35,6 +32,7 @@ from benchmarks.common import (
     start_gunicorn,
     table,
 )
+from benchmarks.earlier import checkout
 from benchmarks.orders.load import call, load_requests, server_times, wait_ready
 
 WARMUP = 20  # requests before each timed phase: caches and layouts filled
@@ -67,7 +65,7 @@ def main() -> None:
     samples: dict[str, list[float]] = {args.a: [], args.b: []}
     rates: dict[str, list[float]] = {args.a: [], args.b: []}
     with ExitStack() as stack:
-        trees = {rev: stack.enter_context(_checkout(rev)) for rev in samples}
+        trees = {rev: stack.enter_context(checkout(rev)) for rev in samples}
         for n in range(args.rounds):
             for rev in (args.a, args.b) if n % 2 == 0 else (args.b, args.a):
                 tag = f"ab{n}{'a' if rev == args.a else 'b'}"
@@ -117,23 +115,6 @@ def _phase(tree: Path, raw_key: str, request: tuple, tag: str, args) -> tuple[li
         server.terminate()
         server.wait(timeout=15)
     return server_times(log).get(tag, []), rate
-
-
-@contextmanager
-def _checkout(rev: str):
-    """The work tree itself for `.`, else a detached worktree of `rev`, removed after."""
-    if rev == ".":
-        yield REPO
-        return
-    with tempfile.TemporaryDirectory(prefix="ab-") as parent:
-        tree = Path(parent) / "tree"
-        subprocess.run(
-            ["git", "worktree", "add", "--detach", "--quiet", str(tree), rev], cwd=REPO, check=True
-        )
-        try:
-            yield tree
-        finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=REPO)
 
 
 def _newest_hold() -> str:

@@ -57,6 +57,7 @@ from benchmarks.common import (
     table,
     write_figures,
 )
+from benchmarks.earlier import figures_at
 from benchmarks.orders.bookings import (
     AMOUNT_DUE,
     CARD,
@@ -71,6 +72,9 @@ from benchmarks.orders.order_list import insert_list_orders
 from benchmarks.orders.seats import a320_markets, is_a320_nonstop
 from benchmarks.shopping import _air_shopping_xml
 
+# The code as it stood when this profile was first written: its own benchmark, run in the
+# same sitting before this one, gives each figure's "before" (PROFILE_BEFORE= leaves it out).
+BEFORE = os.environ.get("PROFILE_BEFORE", "25fb818")
 REQUESTS = int(os.environ.get("PROFILE_REQUESTS", "30"))  # timed, then as many profiled
 WARMUP = int(os.environ.get("PROFILE_WARMUP", "5"))
 LIST_ORDERS = int(os.environ.get("PROFILE_LIST_ORDERS", "3000"))  # for OrderList's page
@@ -283,10 +287,26 @@ class Kind:
 
 def main() -> None:
     started = time.monotonic()
+    before = before_figures() if BEFORE else {}
     raw_key, _ = bench_database_seeded("bench-profile")
     kinds = run(raw_key)
-    report(kinds)
+    report(kinds, before)
     print(f"\n(whole benchmark {time.monotonic() - started:.0f} s)")
+
+
+def before_figures() -> dict[str, list[list[str]]]:
+    """The tables revision BEFORE's own profile writes, run on its own scratch database
+    and key prefix, at the size this run has."""
+    print(f"The profile of {BEFORE}, for the figures before")
+    return figures_at(
+        BEFORE,
+        "profile",
+        {
+            "BENCH_DATABASE": f"{os.environ['BENCH_DATABASE']}_before",
+            "CACHE_KEY_PREFIX": f"{os.environ['CACHE_KEY_PREFIX']}-before",
+            "PROFILE_BEFORE": "",  # a revision that has it must not look further back
+        },
+    )
 
 
 def run(raw_key: str) -> list[Kind]:
@@ -453,10 +473,15 @@ def measure(app: Wsgi, kind: Kind) -> None:
     kind.steps = spent
 
 
-def report(kinds: list[Kind]) -> None:
+SUMMARY = (
+    "Each hot request in process, warm: this thread's CPU per request (median), the "
+    "PostgreSQL backend's, the time, and the step that takes most"
+)
+
+
+def report(kinds: list[Kind], before: dict[str, list[list[str]]]) -> None:
     table(
-        "Each hot request in process, warm: this thread's CPU per request (median), the "
-        "PostgreSQL backend's, the time, and the step that takes most",
+        SUMMARY,
         ("request", "CPU (service)", "CPU (PostgreSQL)", "time", "largest step"),
         [
             (
@@ -469,17 +494,48 @@ def report(kinds: list[Kind]) -> None:
             for kind in kinds
         ],
     )
+    earlier = {row[0]: row for row in before.get(SUMMARY, [])[1:]}
+    if before:
+        table(
+            f"Before and after, in the same sitting: CPU per request at {BEFORE} (the code "
+            "when this profile was first written) and now",
+            ("request", "service: before", "now", "now / before", "PostgreSQL: before", "now"),
+            [
+                (
+                    kind.name,
+                    earlier[kind.name][1] if kind.name in earlier else "-",
+                    f"{median(kind.cpu) * 1000:.2f} ms",
+                    _ratio(median(kind.cpu), earlier.get(kind.name, [None, ""])[1]),
+                    earlier[kind.name][2] if kind.name in earlier else "-",
+                    f"{median(kind.pg) * 1000:.2f} ms",
+                )
+                for kind in kinds
+            ],
+        )
     for kind in kinds:
         cpu = median(kind.cpu)
+        steps_before = next(
+            (
+                {row[0]: row[1:] for row in rows[1:]}
+                for title, rows in before.items()
+                if title.startswith(f"{kind.name}: CPU by step")
+            ),
+            {},
+        )
         rows = []
-        for step in ORDER:
-            share = kind.steps.get(step, 0.0) / kind.profiled if kind.profiled else 0.0
-            rows.append((step, f"{share * cpu * 1000:.2f} ms", f"{share * 100:.1f}%"))
-        rows.append(("total", f"{cpu * 1000:.2f} ms", "100.0%"))
+        for step in [*ORDER, "total"]:
+            if step == "total":
+                now = (f"{cpu * 1000:.2f} ms", "100.0%")
+            else:
+                share = kind.steps.get(step, 0.0) / kind.profiled if kind.profiled else 0.0
+                now = (f"{share * cpu * 1000:.2f} ms", f"{share * 100:.1f}%")
+            was = tuple(steps_before.get(step, ("-", "-"))) if before else ()
+            rows.append((step, *now, *was))
         table(
             f"{kind.name}: CPU by step ({cpu * 1000:.2f} ms a request; PostgreSQL "
             f"{median(kind.pg) * 1000:.2f} ms)",
-            ("step", "CPU per request", "share"),
+            ("step", "CPU per request", "share")
+            + ((f"before ({BEFORE})", "share before") if before else ()),
             rows,
         )
     write_figures(
@@ -492,6 +548,15 @@ def report(kinds: list[Kind]) -> None:
             "clock) times the request's unprofiled CPU; cProfile's cost per call leans the "
             "shares towards steps of many small Python calls",
             "the benchmark's own frames (building requests, reading answers) are left out",
+            *(
+                [
+                    f"before: {BEFORE}'s own benchmarks.profile, run just before this one on "
+                    "a scratch database of its own; its steps are attributed by its own "
+                    "table of modules"
+                ]
+                if before
+                else []
+            ),
         ],
     )
 
@@ -624,6 +689,13 @@ def _order_create_xml(prepared: dict) -> bytes:
     """The booking as an OrderCreateRQ paid by card for its amount due."""
     AMOUNT_DUE[prepared["body"]["offerId"]] = prepared["due"]
     return order_create_xml(prepared["body"])
+
+
+def _ratio(now: float, before: str) -> str:
+    """now (seconds) / before (a cell such as "12.30 ms"), or "-"."""
+    if not before.endswith(" ms") or not float(before.removesuffix(" ms")):
+        return "-"
+    return f"{now * 1000 / float(before.removesuffix(' ms')):.2f}x"
 
 
 def _cpu_ns(pid: int) -> int:

@@ -19,6 +19,8 @@ import psycopg
 import pytest
 import redis
 
+from benchmarks.earlier import markdown_tables as tables
+
 REPO = Path(__file__).resolve().parents[1]
 # The hot requests benchmarks.profile must give a table of steps each.
 PROFILED = [
@@ -140,19 +142,6 @@ def database_exists(name: str) -> bool:
         return conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
 
 
-def tables(markdown: str) -> dict[str, list[list[str]]]:
-    """Each **title** of a figures file and its table's rows (cells), header first."""
-    out: dict[str, list[list[str]]] = {}
-    title = None
-    for line in markdown.splitlines():
-        if line.startswith("**") and line.endswith("**"):
-            title = line.strip("*")
-            out[title] = []
-        elif line.startswith("|") and title and not line.startswith("|---"):
-            out[title].append([cell.strip() for cell in line.strip("|").split(" | ")])
-    return out
-
-
 def ms(cell: str) -> float:
     return float(cell.removesuffix(" ms"))
 
@@ -207,7 +196,9 @@ def test_ab_compares_two_revisions(tmp_path, template):
     assert "GET /health: server time" in out, out[-2000:]
 
 
-def test_profile_gives_every_hot_request_its_steps(tmp_path, template):
+def test_profile_gives_every_hot_request_its_steps_before_and_after(tmp_path, template):
+    # The revision before is this one, checked out beside it: the smoke run shows that the
+    # before run is made, cleaned up and read back, not what it measures.
     text = run_benchmark(
         "profile",
         tmp_path,
@@ -215,24 +206,36 @@ def test_profile_gives_every_hot_request_its_steps(tmp_path, template):
         PROFILE_REQUESTS="2",
         PROFILE_WARMUP="1",
         PROFILE_LIST_ORDERS="1000",
+        PROFILE_BEFORE="HEAD",
     )
+    assert not database_exists(f"{BASE}_smoke_profile_{WORKER}_before")
     found = tables(text)
     for request in PROFILED:
         [title] = [t for t in found if t.startswith(f"{request}: CPU by step")]
         header, *rows = found[title]
-        assert header == ["step", "CPU per request", "share"]
+        assert header == ["step", "CPU per request", "share", "before (HEAD)", "share before"]
         assert [row[0] for row in rows] == [*STEPS, "total"], title
         steps, total = rows[:-1], rows[-1]
-        assert ms(total[1]) > 0, title
-        # The steps add up to the request's CPU (each rounded to 0.01 ms) and to 100%.
-        assert sum(ms(row[1]) for row in steps) == pytest.approx(ms(total[1]), abs=0.1)
-        shares = [float(row[2].removesuffix("%")) for row in steps]
-        assert sum(shares) == pytest.approx(100.0, abs=0.7), title
-        # Nearly all of it is attributed to a step of the service.
-        assert shares[STEPS.index("unattributed (no caller of a step)")] < 10.0, title
-        assert shares[STEPS.index("SQL build and round trips (ORM, psycopg)")] > 0, title
+        for column in (1, 3):
+            assert ms(total[column]) > 0, title
+            # The steps add up to the request's CPU (each rounded to 0.01 ms) and to 100%.
+            assert sum(ms(row[column]) for row in steps) == pytest.approx(
+                ms(total[column]), abs=0.1
+            )
+        for column in (2, 4):
+            shares = [float(row[column].removesuffix("%")) for row in steps]
+            assert sum(shares) == pytest.approx(100.0, abs=0.7), title
+            # Nearly all of it is attributed to a step of the service.
+            assert shares[STEPS.index("unattributed (no caller of a step)")] < 10.0, title
+            assert shares[STEPS.index("SQL build and round trips (ORM, psycopg)")] > 0, title
     [summary] = [t for t in found if t.startswith("Each hot request in process")]
     assert [row[0] for row in found[summary][1:]] == PROFILED
+    [both] = [t for t in found if t.startswith("Before and after")]
+    assert [row[0] for row in found[both][1:]] == PROFILED
+    for request, before, now, ratio, *_ in found[both][1:]:
+        assert float(ratio.removesuffix("x")) == pytest.approx(ms(now) / ms(before), abs=0.011), (
+            request
+        )
 
 
 def test_workers_measures_each_configuration(tmp_path, template):
