@@ -105,13 +105,15 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "airline.api.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # Sessions, the back office's users and their messages: not on API paths, which
+    # take none of them (airline/api/middleware.py, SESSIONLESS_PREFIXES).
+    "airline.api.middleware.BackOfficeSessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     # Before the CSRF check: a wrong method on an API path is 405 JSON, never its page.
     "airline.api.middleware.MethodCheckMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "airline.api.middleware.BackOfficeAuthenticationMiddleware",
+    "airline.api.middleware.BackOfficeMessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # A request that wrote marks its client for read-your-writes (airline/standby.py);
     # does nothing while standby reads are off.

@@ -13,7 +13,7 @@ from rest_framework_simplejwt.tokens import AccessToken
 from rest_framework_simplejwt.utils import aware_utcnow, datetime_from_epoch
 
 from airline.api.errors import ApiError, Err
-from sellers.authcache import remembered
+from sellers.authcache import remembered, remembered_fresh, remembered_under
 from sellers.models import ApiKey, Seller
 from sellers.selectors import (
     api_key_get_by_prefix,
@@ -56,7 +56,7 @@ class SellerAuthentication(BaseAuthentication):
     def authenticate(self, request):
         header = request.headers.get("Authorization")
         if header:
-            return principal_from_header(header), None
+            return principal_from_header(header, request), None
         raw = request.headers.get("x-api-key")
         if raw:
             key = key_from_header(raw)
@@ -73,18 +73,19 @@ class BearerAuthentication(BaseAuthentication):
 
     def authenticate(self, request):
         header = request.headers.get("Authorization")
-        return (principal_from_header(header), None) if header else None
+        return (principal_from_header(header, request), None) if header else None
 
     def authenticate_header(self, request) -> str:
         return 'Bearer realm="api"'
 
 
-def principal_from_header(header: str) -> Principal:
-    """The principal of an `Authorization` header, which must be `Bearer <token>`."""
+def principal_from_header(header: str, request=None) -> Principal:
+    """The principal of an `Authorization` header, which must be `Bearer <token>`;
+    `request` (DRF's) lets it come unconfirmed (principal_from_token)."""
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise ApiError(Err.UNAUTHENTICATED, "Authorization must be 'Bearer <token>'")
-    return principal_from_token(token.strip())
+    return principal_from_token(token.strip(), request)
 
 
 def key_from_header(raw: str) -> ApiKey:
@@ -101,12 +102,82 @@ def key_from_header(raw: str) -> ApiKey:
     return key
 
 
-def principal_from_token(token: str) -> Principal:
+def principal_from_token(token: str, request=None) -> Principal:
+    """The principal a valid token acts as. Given the DRF `request` of a view whose
+    throttle counts the request in Redis (`confirms_auth_stamp`), a principal resolved
+    lately comes back without reading the auth stamp (sellers/authcache.py), marked
+    pending on the request: the count reads the stamp in its own round trip and
+    `auth_confirm` settles the principal before anything but a permission check acts
+    on it, and a permission check settles it before refusing."""
     prefix, seller_id = _token_claims(token)
+    key = (prefix, seller_id)
+    if request is not None and _stamp_read_by_count(request):
+        known = remembered_fresh(key)
+        if known is not None:
+            stamp, principal = known
+            request._request.auth_pending = _Pending(key, stamp, prefix, seller_id)
+            return principal  # type: ignore[return-value]
     try:
-        return remembered((prefix, seller_id), lambda: _resolve(prefix, seller_id))
+        return remembered(key, lambda: _resolve(prefix, seller_id))
     except STORE_ERRORS as exc:
         raise auth_store_unavailable() from exc
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """A principal taken from sellers/authcache.py before the stamp was read."""
+
+    key: tuple
+    stamp: object
+    prefix: str
+    seller_id: UUID
+
+
+def _stamp_read_by_count(request) -> bool:
+    from django.conf import settings
+
+    view = (getattr(request, "parser_context", None) or {}).get("view")
+    return settings.REDIS_ENABLED and any(
+        getattr(throttle, "confirms_auth_stamp", False)
+        for throttle in getattr(view, "throttle_classes", ())
+    )
+
+
+_UNREAD = object()
+
+
+def auth_pending(request) -> bool:
+    """Whether `request`'s principal still waits for `auth_confirm`."""
+    return getattr(getattr(request, "_request", request), "auth_pending", None) is not None
+
+
+def auth_confirm(request, stamp: object = _UNREAD) -> bool:
+    """Settle a pending principal (principal_from_token) against the auth stamp:
+    `stamp` as read raw by the caller, else read here. Under another stamp it is
+    resolved again, and request.user replaced (ERR-8000/8001/8002 as on any
+    authentication). True when request.user was replaced."""
+    underlying = getattr(request, "_request", request)
+    pending = getattr(underlying, "auth_pending", None)
+    if pending is None:
+        return False
+    underlying.auth_pending = None
+    if stamp is not _UNREAD and (stamp or b"none") == pending.stamp:
+        return False
+
+    def resolve() -> Principal:
+        return _resolve(pending.prefix, pending.seller_id)
+
+    try:
+        if stamp is _UNREAD:
+            principal = remembered(pending.key, resolve)
+        else:
+            principal = remembered_under(pending.key, stamp, resolve)
+    except STORE_ERRORS as exc:
+        raise auth_store_unavailable() from exc
+    if principal is request.user:
+        return False
+    request.user = principal
+    return True
 
 
 # Tokens whose signature and claims were checked, each with the instant it stops being

@@ -17,7 +17,7 @@ does, until Redis answers again: a longer outage never leaves the limits off.
 """
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
 
@@ -31,7 +31,8 @@ from rest_framework.throttling import BaseThrottle
 from airline.api import clock
 from airline.api.errors import ApiError, Err
 from airline.api.metrics import RATE_LIMIT_REDIS_DOWN
-from sellers.authentication import Principal, auth_store_unavailable
+from sellers.authcache import stamp_key
+from sellers.authentication import Principal, auth_confirm, auth_pending, auth_store_unavailable
 from sellers.models import ApiKey, RateWindow
 
 logger = logging.getLogger(__name__)
@@ -39,6 +40,9 @@ REDIS_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
 # While Redis is down a process asks it again at most this often (a blackholed host costs
 # the connect timeout), and otherwise goes straight to the fallback.
 REDIS_RETRY_SECONDS = 1.0
+
+
+UNREAD = object()  # RateLimitState.auth_stamp when the count did not read it
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,21 @@ class RateLimitState:
     reset_at: int  # Unix time the window ends
     retry_after: int  # seconds until then
     bytes_allowed: bool = True  # False: the body budget of the window is spent
+    count: int | None = None  # requests of the window, this one counted (None: uncounted)
+    # The auth stamp (sellers/authcache.py) as the count read it, raw; UNREAD when it
+    # was not asked for or the count did not reach Redis.
+    auth_stamp: object = UNREAD
+
+    def under(self, limit: int) -> "RateLimitState":
+        """The same count judged against `limit` (the key's, resolved again)."""
+        if self.count is None:
+            return replace(self, limit=limit, remaining=limit)
+        return replace(
+            self,
+            allowed=self.count <= limit,
+            limit=limit,
+            remaining=max(0, limit - self.count),
+        )
 
 
 class RedisOutage:
@@ -106,22 +125,25 @@ def _seconds() -> float:
 outage = RedisOutage()
 
 
-def rate_limit_hit(*, key: ApiKey, now: datetime, body_bytes: int = 0) -> RateLimitState:
+def rate_limit_hit(
+    *, key: ApiKey, now: datetime, body_bytes: int = 0, read_auth_stamp: bool = False
+) -> RateLimitState:
     """Count one request of `key`, with a body of `body_bytes`, in the current minute and
-    say whether it may proceed."""
+    say whether it may proceed; with `read_auth_stamp`, the auth stamp read in the same
+    round trip comes back in the state (when Redis counted)."""
     timestamp = int(now.timestamp())
     minute = timestamp // 60
-    counted = _count(key.pk, minute, body_bytes)
+    count, spent, stamp = _count(key.pk, minute, body_bytes, read_auth_stamp)
     reset_at = (minute + 1) * 60
-    if counted is None:  # Redis down, the limits open
+    if count is None:  # Redis down, the limits open
         return RateLimitState(
             allowed=True,
             limit=key.requests_per_minute,
             remaining=key.requests_per_minute,
             reset_at=reset_at,
             retry_after=max(1, reset_at - timestamp),
+            auth_stamp=stamp,
         )
-    count, spent = counted
     return RateLimitState(
         allowed=count <= key.requests_per_minute,
         limit=key.requests_per_minute,
@@ -129,17 +151,22 @@ def rate_limit_hit(*, key: ApiKey, now: datetime, body_bytes: int = 0) -> RateLi
         reset_at=reset_at,
         retry_after=max(1, reset_at - timestamp),
         bytes_allowed=body_bytes == 0 or spent <= settings.API_KEY_BODY_BYTES_PER_MINUTE,
+        count=count,
+        auth_stamp=stamp,
     )
 
 
-def _count(key_id: int, minute: int, body_bytes: int) -> tuple[int, int] | None:
-    """(requests, body bytes) of the key's window with this request counted, or None when
-    it could not be counted and the limits are open."""
+def _count(
+    key_id: int, minute: int, body_bytes: int, read_auth_stamp: bool
+) -> tuple[int | None, int, object]:
+    """(requests, body bytes, auth stamp) of the key's window with this request counted:
+    requests None when it could not be counted and the limits are open; the stamp
+    UNREAD unless asked for and read from Redis."""
     if not settings.REDIS_ENABLED:
-        return _count_in_database(key_id, minute, body_bytes)
+        return *_count_in_database(key_id, minute, body_bytes), UNREAD
     if not outage.skip_redis():
         try:
-            counted = _count_in_redis(key_id, minute, body_bytes)
+            counted = _count_in_redis(key_id, minute, body_bytes, read_auth_stamp)
         except REDIS_ERRORS as exc:
             outage.failed(exc)
         else:
@@ -147,11 +174,15 @@ def _count(key_id: int, minute: int, body_bytes: int) -> tuple[int, int] | None:
             return counted
     fallback = outage.fallback()
     RATE_LIMIT_REDIS_DOWN.labels(fallback).inc()
-    return None if fallback == "open" else _count_in_database(key_id, minute, body_bytes)
+    if fallback == "open":
+        return None, 0, UNREAD
+    return *_count_in_database(key_id, minute, body_bytes), UNREAD
 
 
 # The count, the bytes and their expiry in one command, atomic as a MULTI/EXEC pipeline
-# was, for a quarter of the commands sent and answers parsed on every request.
+# was, for a quarter of the commands sent and answers parsed on every request. Given a
+# third key, the auth stamp (sellers/authcache.py) is read with them: authentication's
+# check that a resolved token is still good costs no round trip of its own.
 COUNT_SCRIPT = """
 local count = redis.call('INCR', KEYS[1])
 if count == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
@@ -160,16 +191,24 @@ if tonumber(ARGV[2]) > 0 then
   spent = redis.call('INCRBY', KEYS[2], ARGV[2])
   if spent == tonumber(ARGV[2]) then redis.call('EXPIRE', KEYS[2], ARGV[1]) end
 end
+if KEYS[3] then return {count, spent, redis.call('GET', KEYS[3])} end
 return {count, spent}
 """
 WINDOW_KEPT_SECONDS = 120  # a minute's count outlives its minute, for no longer than this
 
 
-def _count_in_redis(key_id: int, minute: int, body_bytes: int) -> tuple[int, int]:
+def _count_in_redis(
+    key_id: int, minute: int, body_bytes: int, read_auth_stamp: bool = False
+) -> tuple[int, int, object]:
     client = get_redis_connection("default")
     names = [cache.make_key(f"rate:{key_id}:{minute}"), cache.make_key(f"bytes:{key_id}:{minute}")]
-    count, spent = _count_script(client)(keys=names, args=[WINDOW_KEPT_SECONDS, body_bytes])
-    return int(count), int(spent)
+    stamp_name = stamp_key() if read_auth_stamp else None
+    if stamp_name is not None:
+        names.append(stamp_name)
+    answer = _count_script(client)(keys=names, args=[WINDOW_KEPT_SECONDS, body_bytes])
+    # A missing stamp comes back from Lua as false, which redis-py reads as None.
+    stamp = (answer[2] if len(answer) > 2 else None) if stamp_name is not None else UNREAD
+    return int(answer[0]), int(answer[1]), stamp
 
 
 @lru_cache(maxsize=8)  # one Script a Redis client (django-redis keeps one a server)
@@ -254,18 +293,34 @@ def address_body_budget_check(request) -> None:
 
 class ApiKeyRateThrottle(BaseThrottle):
     """DRF throttle over `rate_limit_hit`; over the limit DRF raises Throttled -> ERR-8003,
-    and over the body budget so does this (its own description)."""
+    and over the body budget so does this (its own description).
+
+    It settles a principal authentication took unconfirmed (sellers/authentication.py,
+    `auth_confirm`) with the stamp its count read, before judging the count: a key
+    revoked or changed since is answered as it is now (401, or judged again by the
+    view's permissions, then against its own limit)."""
+
+    confirms_auth_stamp = True  # read by sellers.authentication
 
     def allow_request(self, request, view) -> bool:
         principal = request.user
         if not isinstance(principal, Principal):
             return True  # unauthenticated requests are refused before throttling
+        pending = auth_pending(request)
         try:
             state = rate_limit_hit(
-                key=principal.key, now=clock.now(), body_bytes=body_bytes_of(request)
+                key=principal.key,
+                now=clock.now(),
+                body_bytes=body_bytes_of(request),
+                read_auth_stamp=pending,
             )
         except DatabaseError as exc:
             raise auth_store_unavailable() from exc
+        if pending:
+            read = () if state.auth_stamp is UNREAD else (state.auth_stamp,)
+            if auth_confirm(request, *read):
+                view.check_permissions(request)
+                state = state.under(request.user.key.requests_per_minute)
         request._request.rate_limit = state  # the middleware turns it into headers
         self.retry_after = state.retry_after
         if state.allowed and not state.bytes_allowed:

@@ -97,8 +97,21 @@ def request_observe(request: HttpRequest, status: int, seconds: float) -> None:
     """One answered request (called by the request-log middleware)."""
     route = route_of(request)
     method = request.method if request.method in METHODS else "other"
-    REQUESTS.labels(route, method, str(status)).inc()
-    REQUEST_SECONDS.labels(route, method).observe(seconds)
+    children = _request_children.get((route, method, status))
+    if children is None:
+        children = (
+            REQUESTS.labels(route, method, str(status)),
+            REQUEST_SECONDS.labels(route, method),
+        )
+        _request_children[(route, method, status)] = children
+    children[0].inc()
+    children[1].observe(seconds)
+
+
+# The request metrics' children by (route, method, status): a bounded set (routes are
+# patterns, methods the METHODS and "other"), looked up once per process rather than
+# through prometheus_client's label validation and lock on every request.
+_request_children: dict[tuple[str, str, int], tuple[Any, Any]] = {}
 
 
 # URL names whose one pattern answers several messages, each with the label of the one

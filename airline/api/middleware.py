@@ -12,6 +12,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from django.conf import settings
+from django.contrib.auth.middleware import AuthenticationMiddleware
+from django.contrib.messages.middleware import MessageMiddleware
+from django.contrib.sessions.middleware import SessionMiddleware
 from django.core.exceptions import DisallowedHost
 from django.db import connections
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
@@ -292,3 +295,35 @@ class ContentSecurityPolicyMiddleware:
         if response.get("Content-Type", "").startswith("text/html"):
             response.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
         return response
+
+
+# Paths answered without a session, a Django user or flash messages: the API, whose
+# callers authenticate each request with a key or token (sellers/authentication.py),
+# and /health.
+SESSIONLESS_PREFIXES = (*API_PREFIXES, "/health")
+
+
+class _BackOfficeOnly:
+    """A middleware of the back office's (sessions, its users, their messages) that
+    steps aside on SESSIONLESS_PREFIXES: no API view reads a session, `request.user`
+    there is DRF's principal, and none of the three writes a header or cookie on an
+    answer that never touched them. Each costs its process_request and process_response
+    on every request otherwise. A subclass still counts as the middleware for Django's
+    admin checks (admin.E408-E410)."""
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.path.startswith(SESSIONLESS_PREFIXES):
+            return self.get_response(request)
+        return super().__call__(request)  # type: ignore[misc]
+
+
+class BackOfficeSessionMiddleware(_BackOfficeOnly, SessionMiddleware):
+    """Django's SessionMiddleware, off the API (_BackOfficeOnly)."""
+
+
+class BackOfficeAuthenticationMiddleware(_BackOfficeOnly, AuthenticationMiddleware):
+    """Django's AuthenticationMiddleware, off the API (_BackOfficeOnly)."""
+
+
+class BackOfficeMessageMiddleware(_BackOfficeOnly, MessageMiddleware):
+    """Django's MessageMiddleware, off the API (_BackOfficeOnly)."""

@@ -254,3 +254,43 @@ def test_every_registered_code_is_unique_and_well_formed():
 
     assert len({s.code for s in specs}) == len(specs) == len(REGISTRY)
     assert all(re.fullmatch(r"ERR-\d{4}", s.code) and 400 <= s.status < 600 for s in specs)
+
+
+@pytest.mark.parametrize(
+    ("caches", "closed_per_request"),
+    [
+        ({"default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": "redis://x"}}, False),
+        ({"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache"}}, False),
+        (
+            {
+                "default": {
+                    "BACKEND": "django_redis.cache.RedisCache",
+                    "OPTIONS": {"CLOSE_CONNECTION": True},
+                }
+            },
+            True,
+        ),
+        ({"default": {"BACKEND": "django.core.cache.backends.memcached.PyMemcacheCache"}}, True),
+    ],
+)
+def test_caches_are_closed_after_each_request_only_when_a_backend_needs_it(
+    settings, caches, closed_per_request
+):
+    from django.core.cache import close_caches
+    from django.core.signals import request_finished
+
+    from airline.api.apps import _close_caches_only_if_needed
+
+    def connected() -> bool:
+        return any(receiver() is close_caches for _, receiver, *_ in request_finished.receivers)
+
+    before = connected()
+    request_finished.connect(close_caches)
+    try:
+        settings.CACHES = caches
+        _close_caches_only_if_needed()
+        after = connected()
+    finally:
+        if not before:
+            request_finished.disconnect(close_caches)
+    assert after is closed_per_request

@@ -3,8 +3,9 @@
 
 import pytest
 from django.test import override_settings
+from django.utils import timezone
 
-from sellers.services import api_key_update
+from sellers.services import api_key_revoke, api_key_update
 from tests.conftest import bearer, token_for
 
 pytestmark = pytest.mark.django_db
@@ -50,3 +51,37 @@ def test_with_the_cache_down_tokens_are_resolved_from_the_database(api, partner_
         second = api.get("/json/v1/whoami", **headers)
 
     assert (first.status_code, second.status_code) == (200, 200)
+
+
+def test_a_key_given_an_agency_code_lists_orders_on_its_next_request(api, partner_key):
+    # The token resolved and remembered while the key had no agency code: OrderList's
+    # refusal is made only after the stamp says the key has not changed since.
+    partner_key.key.agency_code = ""
+    api_key_update(key=partner_key.key, fields=["agency_code"])
+    headers = bearer(token_for(api, partner_key.raw))
+    assert api.get("/json/v1/orders", **headers).status_code == 403
+
+    partner_key.key.agency_code = "ACMEAGT"
+    api_key_update(key=partner_key.key, fields=["agency_code"])
+
+    assert api.get("/json/v1/orders", **headers).status_code == 200
+
+
+def test_a_lowered_limit_applies_to_the_next_request(api, partner_key):
+    headers = bearer(token_for(api, partner_key.raw))  # 1 request this minute
+    assert api.get("/json/v1/whoami", **headers).status_code == 200  # 2
+
+    partner_key.key.requests_per_minute = 2
+    api_key_update(key=partner_key.key, fields=["requests_per_minute"])
+    response = api.get("/json/v1/whoami", **headers)  # 3, over the new limit
+
+    assert (response.status_code, response["X-RateLimit-Limit"]) == (429, "2")
+
+
+def test_a_revoked_key_is_refused_on_its_next_request(api, partner_key):
+    headers = bearer(token_for(api, partner_key.raw))
+    assert api.get("/json/v1/whoami", **headers).status_code == 200
+
+    api_key_revoke(key=partner_key.key, at=timezone.now())
+
+    assert api.get("/json/v1/whoami", **headers).status_code == 401
