@@ -3,6 +3,8 @@ booking's passengers cannot fly as booked or its money moved outside this servic
 one write is the action "Cancel unpaid hold", through the service the API uses (STYLE.md
 11)."""
 
+from functools import cached_property
+
 from django.contrib import admin, messages
 from django.db.models import (
     OuterRef,
@@ -83,6 +85,41 @@ def retimed_departure(order: Order) -> str | None:
     return None
 
 
+# Bookings a searched or filtered list counts: past them it says "more than" this many.
+COUNTED_UP_TO = 500
+
+
+class CountedUpToPaginator(EstimatedCountPaginator):
+    """The bookings list's paginator: a searched or filtered list is counted up to
+    COUNTED_UP_TO bookings (`capped` when more match), so that counting stops there
+    however many bookings the table holds: counting every booking a common surname
+    names would be a second scan of the table beside the page's. Ten pages of matches
+    are as far as staff page before they narrow the search."""
+
+    capped = False
+
+    @cached_property
+    def count(self) -> int:
+        query = getattr(self.object_list, "query", None)
+        if query is None or not query.where:
+            return super().count
+        counted = self.object_list.values("pk")[: COUNTED_UP_TO + 1].count()
+        self.capped = counted > COUNTED_UP_TO
+        return min(counted, COUNTED_UP_TO)
+
+
+class BookingsChangeList(OnePassChangeList):
+    """The bookings list's ChangeList: `result_count_capped` when there are more results
+    than it counted (the templates admin/orders/order/pagination.html and
+    search_form.html say "more than")."""
+
+    result_count_capped = False
+
+    def get_results(self, request) -> None:
+        super().get_results(request)
+        self.result_count_capped = getattr(self.paginator, "capped", False)
+
+
 @admin.register(Order)
 class OrderAdmin(RowCheckbox, StandbyChangelist, admin.ModelAdmin):
     list_display = [
@@ -120,7 +157,9 @@ class OrderAdmin(RowCheckbox, StandbyChangelist, admin.ModelAdmin):
     # Not a date hierarchy: its links read every booking's month at each page view.
     # Only the page's rows are counted: the full count would be a second scan.
     show_full_result_count = False
-    paginator = EstimatedCountPaginator  # the whole table's count, from its statistics
+    # The whole table's count from its statistics; a searched or filtered list's up to
+    # COUNTED_UP_TO.
+    paginator = CountedUpToPaginator
     # A page a screen or two long: staff search and filter here rather than scroll, and
     # each row costs as much to write as a query (docs/benchmarks/figures/admin.md).
     list_per_page = 50
@@ -213,7 +252,7 @@ class OrderAdmin(RowCheckbox, StandbyChangelist, admin.ModelAdmin):
         )
 
     def get_changelist(self, request, **kwargs):
-        return OnePassChangeList
+        return BookingsChangeList
 
     def get_search_results(self, request, queryset, search_term):
         if not search_term.strip():

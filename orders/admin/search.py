@@ -91,27 +91,36 @@ def word_matches(term: str, flight: QuerySet[Leg] | None = None, using: str = "d
     return word_tested(term, flight)
 
 
+class Probed(Exists):
+    """EXISTS written as a correlated lookup of one row, `(SELECT 1 ... LIMIT 1) IS NOT
+    NULL`, which PostgreSQL runs for each booking it tests, as written: an EXISTS in an
+    OR it may instead run once for every booking, hashing all the rows that match (all
+    the passengers whose name holds the word), before testing the first booking."""
+
+    template = "(%(subquery)s) IS NOT NULL"
+
+
 def word_tested(term: str, flight: QuerySet[Leg] | None) -> Q:
     """word_matches as a test of each booking (the same kinds of match)."""
     upper = term.upper()
     found = Q(record_locator=upper) | Q(order_id=term) | Q(agency_code=upper)
     if upper in OrderStatus.values:
         found |= Q(status=upper)
-    found |= Exists(
+    found |= Probed(
         Passenger.objects.filter(order=OuterRef("pk")).filter(
             Q(surname__icontains=term) | Q(given_name__icontains=term)
         )
     )
     if "@" in term:
-        found |= Exists(Contact.objects.filter(order=OuterRef("pk"), email__icontains=term))
+        found |= Probed(Contact.objects.filter(order=OuterRef("pk"), email__icontains=term))
     if TICKET.match(term):
         number = term.replace("-", "")
-        found |= Exists(Ticket.objects.filter(order=OuterRef("pk"), number=number))
-        found |= Exists(Service.objects.filter(order=OuterRef("pk"), emd_number=number))
+        found |= Probed(Ticket.objects.filter(order=OuterRef("pk"), number=number))
+        found |= Probed(Service.objects.filter(order=OuterRef("pk"), emd_number=number))
     if flight is not None:
-        found |= Exists(flight.filter(segment__order=OuterRef("pk")))
+        found |= Probed(flight.filter(segment__order=OuterRef("pk")))
     if STATION.match(upper):
-        found |= Exists(_at_station(upper).filter(order=OuterRef("pk")))
+        found |= Probed(_at_station(upper).filter(order=OuterRef("pk")))
     return found
 
 

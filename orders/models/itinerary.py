@@ -13,7 +13,12 @@ from orders.models.people import Passenger
 class Journey(models.Model):
     """One direction of the trip, as it was booked."""
 
-    order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="journeys")
+    # No index of its own: journey_by_order_position leads with the order. Beside it, at
+    # a million orders, PostgreSQL picked the order's own index for OrderList's journey
+    # and sorted each order's journeys by position (~1.2x the page's SQL).
+    order = models.ForeignKey(
+        Order, on_delete=models.CASCADE, related_name="journeys", db_index=False
+    )
     ref = models.CharField(max_length=20)
     position = models.PositiveSmallIntegerField()
     origin = models.CharField(max_length=3)

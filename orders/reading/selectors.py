@@ -343,10 +343,10 @@ def orders_search(search: OrderSearch, *, now: datetime) -> tuple[list[OrderRow]
     One statement, written out rather than built by the ORM: composing the two queries
     this took before cost ~2 ms of Python per page, more than PostgreSQL spent running
     them, and passing a page's 1000 order ids back as a parameter another ~1 ms. Each
-    order is joined to the one journey its summary shows, picked by a correlated
-    subquery (the first in trip order that fits: journey_by_order_position); an order
-    with no such journey drops out of the join, which is the search's flight filter.
-    The same text runs on SQLite."""
+    order is joined to the one journey its summary shows (the first in trip order that
+    fits: _first_fitting); an order with no such journey drops out of the join, which
+    is the search's flight filter. It runs on SQLite too, two of its joins written as
+    SQLite has them (tests/e2e/test_sqlite_orderlist.py)."""
 
     def read(using: str) -> list[tuple]:
         sql, params = _order_page_sql(search, now=now, using=using)
@@ -415,15 +415,26 @@ def _order_page_sql(
             )
         )
         params += [*fits_params, search.last_index]
+    named, named_params, distinct = "", [], ""
     if search.last_name:
-        # Likewise the travellers of one surname (pax_by_surname).
-        named = f"SELECT p.order_id FROM {passengers} p WHERE UPPER(p.surname) = %s"  # noqa: S608
-        named_params = [search.last_name.upper()]
+        # The travellers of one surname (pax_by_surname: the surname, then the order id).
+        who = "UPPER(p.surname) = %s"
+        who_params = [search.last_name.upper()]
         if search.first_name:
-            named += " AND UPPER(p.given_name) = UPPER(%s)"
-            named_params.append(search.first_name)
-        where.append(_id_among(named + " AND p.order_id > %s", connection))
-        params += [*named_params, search.last_index]
+            who += " AND UPPER(p.given_name) = UPPER(%s)"
+            who_params.append(search.first_name)
+        who += " AND p.order_id > %s"
+        who_params.append(search.last_index)
+        if connection.vendor == "postgresql":
+            # Joined, they are walked in the index's order, which is the page's: the
+            # walk stops at the page's end however many orders carry the name, where a
+            # list of every one of them, read first, grows with the table. An order
+            # two of them travel in is listed once.
+            named, named_params = f" JOIN {passengers} p ON p.order_id = o.id AND {who}", who_params
+            distinct = "DISTINCT ON (o.id) "
+        else:
+            where.append(f"o.id IN (SELECT p.order_id FROM {passengers} p WHERE {who})")  # noqa: S608
+            params += who_params
     elif search.first_name:
         where.append(
             f"EXISTS (SELECT 1 FROM {passengers} p WHERE p.order_id = o.id"  # noqa: S608
@@ -431,23 +442,36 @@ def _order_page_sql(
         )
         params.append(search.first_name)
     sql = (
-        "SELECT o.id, o.order_id, o.record_locator, o.status, o.agency_code,"  # noqa: S608
+        f"SELECT {distinct}o.id, o.order_id, o.record_locator, o.status, o.agency_code,"  # noqa: S608
         " o.lead_given_name, o.lead_surname,"
         " (o.status = %s AND o.payment_time_limit <= %s),"
         " j.origin, j.destination, j.departure_date, j.flight_number"
-        f" FROM {orders} o JOIN {journeys} j ON j.id = ("
-        f"SELECT u.id FROM {journeys} u WHERE u.order_id = o.id AND {fits}"
-        " ORDER BY u.position LIMIT 1)"
+        f" FROM {orders} o{named} {_first_fitting(journeys, fits, connection)}"
         f" WHERE {' AND '.join(where)} ORDER BY o.id LIMIT %s"
     )
-    # Placeholders in text order: the lapsed test, the journey join, then WHERE.
+    # Placeholders in text order: the lapsed test, the surname's join, the journey
+    # join, then WHERE.
     return sql, [
         OrderStatus.ONHOLD,
         _db_time(now, connection),
+        *named_params,
         *fits_params,
         *params,
         search.page_size + 1,
     ]
+
+
+def _first_fitting(journeys: str, fits: str, connection) -> str:
+    """The join of each order `o` to its journey `j` that the summary shows: the first
+    in trip order that fits (journey_by_order_position). On PostgreSQL a LATERAL
+    subquery that reads it once; SQLite has none, and picks its id, then reads it."""
+    first = f" FROM {journeys} u WHERE u.order_id = o.id AND {fits} ORDER BY u.position LIMIT 1"
+    if connection.vendor == "postgresql":
+        return (
+            "JOIN LATERAL (SELECT u.origin, u.destination, u.departure_date,"
+            f" u.flight_number{first}) j ON TRUE"
+        )
+    return f"JOIN {journeys} j ON j.id = (SELECT u.id{first})"
 
 
 def _journey_fits(

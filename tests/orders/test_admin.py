@@ -1,5 +1,6 @@
 """Bookings in the back office: read-only, with one action (DESIGN.md §10)."""
 
+import re
 from datetime import datetime, time, timedelta
 from io import StringIO
 from zoneinfo import ZoneInfo
@@ -608,3 +609,44 @@ def test_each_row_has_djangos_own_checkbox(admin_client, held, paid):
 
     for order in Order.objects.all():
         assert ModelAdmin.action_checkbox(site.get_model_admin(Order), order) in page
+
+
+def test_a_word_naming_many_bookings_finds_the_same_ones_tested_booking_by_booking(
+    admin_client, held, paid, travel_day, monkeypatch
+):
+    # Past FEW ids a word is tested on each booking (word_tested) rather than listed by
+    # id: FEW at 0 sends every word there.
+    both, ticket = {held.record_locator, paid.record_locator}, paid.tickets.first().number
+    queries = {
+        "lovel": both,
+        "CHARL": both,
+        "ada lovelace": both,
+        "ada turing": set(),
+        "ada@example": both,
+        ticket: {paid.record_locator},
+        "acmeagt": both,
+        "onhold": {held.record_locator},
+        "MX101": both,
+        "PVD": both,
+        "MX501": set(),
+    }
+    monkeypatch.setattr("orders.admin.search.FEW", 0)
+
+    for query, expected in queries.items():
+        assert listed(admin_client, {"q": query}) == expected, query
+
+
+def test_a_searched_list_is_counted_up_to_its_cap(admin_client, held, paid, monkeypatch):
+    monkeypatch.setattr("orders.admin.bookings.COUNTED_UP_TO", 1)
+
+    searched = admin_client.get(CHANGELIST, {"q": "lovelace"})
+    one = admin_client.get(CHANGELIST, {"q": held.record_locator})
+    every = admin_client.get(CHANGELIST)
+
+    text = searched.content.decode()
+    assert {held.record_locator, paid.record_locator} <= set(re.findall(r"\b\w{6}\b", text))
+    assert re.search(r"more than 1 result\b", text)  # the search box's count
+    assert re.search(r"more than 1 order\b", text)  # the paginator's
+    assert "more than" not in one.content.decode()
+    assert "1 result" in one.content.decode()
+    assert "more than" not in every.content.decode()

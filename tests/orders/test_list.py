@@ -141,6 +141,38 @@ def test_filters(api, lister, default_seller):
     assert locators(listing(api, lister, departureDate=day)) == [ada.record_locator]
 
 
+def test_a_surname_two_travel_under_lists_their_order_once_page_by_page(
+    api, lister, default_seller
+):
+    families = []
+    for n in range(25):
+        order = order_with_trip(seller=default_seller, given_name="Ada", surname="Lovelace")
+        Passenger.objects.create(
+            order=order,
+            ref=f"PAX-{n}",
+            offer_pax_id="ADT-2",
+            position=2,
+            ptc="ADT",
+            given_name="Byron",
+            surname="Lovelace",
+        )
+        families.append(order.record_locator)
+        order_with_trip(seller=default_seller, surname="Babbage")
+    seen, last_index = [], 0
+    while True:
+        data = listing(api, lister, pageSize=10, lastName="lovelace", lastIndex=last_index)
+        data = data.json()["data"]
+        seen += [o["recordLocator"] for o in data["orders"]]
+        assert data["page"]["count"] == len(data["orders"]) <= 10
+        if not data["page"]["hasMore"]:
+            break
+        last_index = data["page"]["lastIndex"]
+
+    assert seen == families
+    both = listing(api, lister, pageSize=10, firstName="byron", lastName="LOVELACE")
+    assert locators(both) == families[:10]
+
+
 def test_the_departure_date_is_the_utc_date(api, lister, default_seller):
     # 02:00 UTC on day 4 is 21:00 local (EST) on day 3.
     late = soon(4, hour=2)
