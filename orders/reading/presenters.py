@@ -341,22 +341,20 @@ def _totals(order: Order, payments: Sequence[Payment], fees: Sequence[OrderFee])
 def summary(row: OrderRow) -> dict[str, Any]:
     """One OrderList row (SPEC.md §2.8): the journey the selector chose and the lead
     passenger."""
-    journey = row.journey
     wire: dict[str, Any] = {
         "orderId": row.order_id,
         "recordLocator": row.record_locator,
         "statusCode": row.status,
     }
-    if journey.departure_date is not None:
-        wire["departureDate"] = str(journey.departure_date)  # a date, or SQLite's ISO text
-    if journey.flight_number is not None:
-        wire["flightNumber"] = str(journey.flight_number)
-    wire["origin"], wire["destination"] = journey.origin, journey.destination
+    if row.departure_date is not None:
+        wire["departureDate"] = str(row.departure_date)  # a date, or SQLite's ISO text
+    if row.flight_number is not None:
+        wire["flightNumber"] = str(row.flight_number)
+    wire["origin"], wire["destination"] = row.origin, row.destination
     if row.agency_code:
         wire["sourceOrganizationCode"] = row.agency_code
-    given, surname = row.lead_name
-    if given or surname:
-        wire["passengerName"] = {"givenName": given, "surname": surname}
+    if row.given_name or row.surname:
+        wire["passengerName"] = {"givenName": row.given_name, "surname": row.surname}
     return wire
 
 

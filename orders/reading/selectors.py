@@ -14,7 +14,7 @@ the same parts (`OrderParts`): one order and the search are the two ways in to t
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID
 
 from django.conf import settings
@@ -307,31 +307,25 @@ class OrderSearch:
     last_index: int = 0
 
 
-@dataclass(frozen=True)
-class JourneyRow:
-    """What a summary shows of one journey."""
-
-    origin: str
-    destination: str
-    departure_date: date | str | None  # SQLite may hand back the ISO text
-    flight_number: int | None
-
-
-@dataclass
-class OrderRow:
+class OrderRow(NamedTuple):
     """What an OrderList summary shows of one order (SPEC.md §2.8): plain values, no
-    model objects."""
+    model objects, in the order OrderList's statement selects them, so that a page's
+    rows are made from its tuples in one pass (a page is up to 1000 of them)."""
 
     pk: int
     order_id: str
     record_locator: str
     status: str
     agency_code: str
-    lead_name: tuple[str, str]
-    lapsed: bool  # an unpaid hold past its time limit, not yet expired
+    given_name: str  # the lead passenger's
+    surname: str
+    lapsed: bool  # an unpaid hold past its time limit, not yet expired (SQLite: 0 or 1)
     # The journey its summary shows: the first, in trip order, that fits the search
     # (without flight criteria, the first from yesterday on).
-    journey: JourneyRow
+    origin: str
+    destination: str
+    departure_date: date | str | None  # SQLite may hand back the ISO text
+    flight_number: int | None
 
 
 def orders_search(search: OrderSearch, *, now: datetime) -> tuple[list[OrderRow], bool]:
@@ -355,32 +349,7 @@ def orders_search(search: OrderSearch, *, now: datetime) -> tuple[list[OrderRow]
             return cursor.fetchall()
 
     page = stale_ok_read(seller_marker(search.seller_id), read)
-    rows = [
-        OrderRow(
-            pk,
-            order_id,
-            locator,
-            status,
-            agency,
-            (given, surname),
-            bool(lapsed),
-            JourneyRow(origin, destination, departure_date, flight_number),
-        )
-        for (
-            pk,
-            order_id,
-            locator,
-            status,
-            agency,
-            given,
-            surname,
-            lapsed,
-            origin,
-            destination,
-            departure_date,
-            flight_number,
-        ) in page[: search.page_size]
-    ]
+    rows = list(map(OrderRow._make, page[: search.page_size]))
     return rows, len(page) > search.page_size
 
 
@@ -585,10 +554,7 @@ def orders_list(search: OrderSearch) -> tuple[list[OrderRow], bool]:
     """A page of OrderList; a lapsed hold on it shows CANCELLED, as its expiry will leave
     it (order_as_it_stands), and nothing is written."""
     rows, more = orders_search(search, now=clock.now())
-    for row in rows:
-        if row.lapsed:
-            row.status = OrderStatus.CANCELLED
-    return rows, more
+    return [row._replace(status=OrderStatus.CANCELLED) if row.lapsed else row for row in rows], more
 
 
 def seats_held(leg_ids: Sequence[int], *, using: str = DEFAULT_DB_ALIAS) -> dict[int, set[str]]:
