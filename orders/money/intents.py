@@ -119,16 +119,23 @@ def card_charged(intent: PaymentIntent, card: Card, *, why: str) -> Iterator[Cha
         raise
 
 
-def intent_attach(intent: PaymentIntent, *, charge: Charge, payment: Payment) -> None:
+def intent_attach(
+    intent: PaymentIntent, *, charge: Charge, payment: Payment, attached: bool | None = None
+) -> None:
     """Inside the transaction that writes `payment`: the intent's charge is that row, and
     an authorised charge is captured (ticketing). A capture refused or timed out fails
-    the transaction; the caller's card_charged then voids the authorisation."""
-    attached = PaymentIntent.objects.filter(pk=intent.pk, state=PaymentIntent.State.PENDING).update(
-        state=PaymentIntent.State.ATTACHED,
-        gateway_reference=charge.reference,
-        payment=payment,
-        updated_at=clock.now(),
-    )
+    the transaction; the caller's card_charged then voids the authorisation. `attached`:
+    whether the caller's own statement already moved the intent from PENDING to ATTACHED
+    with that row (a card booking's confirmation, orders.booking.paying), or None."""
+    if attached is None:
+        attached = bool(
+            PaymentIntent.objects.filter(pk=intent.pk, state=PaymentIntent.State.PENDING).update(
+                state=PaymentIntent.State.ATTACHED,
+                gateway_reference=charge.reference,
+                payment=payment,
+                updated_at=clock.now(),
+            )
+        )
     if not attached:
         # The reconciler settled it first (it waits PAYMENT_INTENT_GRACE_SECONDS, far
         # longer than a request): the payment must not be written twice.
