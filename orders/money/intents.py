@@ -28,6 +28,7 @@ from airline.api.idempotency import (
     idempotency_settled,
     idempotency_settling,
 )
+from orders.core.rows import rows_insert
 from orders.models import Order, Payment, PaymentIntent
 from orders.money.payments import Card, Charge, PaymentDeclined, PaymentTimedOut, payment_gateway
 from sellers.models import Seller
@@ -48,20 +49,26 @@ def intent_open(
     """A new PENDING intent (inside the caller's transaction, or committed at once). The
     request's Idempotency-Key claim commits with it as SETTLING and is named on it: should
     the request not learn how the payment ended, the reconciler answers the retry."""
-    return PaymentIntent.objects.create(
-        idempotency_record_id=idempotency_settling(),
-        ref=f"PI-{secrets.token_hex(12).upper()}",
-        seller=seller,
-        order=order,
-        offer_id=offer_id,
-        purpose=purpose,
-        amount=amount,
-        card_brand=card.brand,
-        card_last4=card.last4,
-        card_expiry=card.expiry,
-        created_at=now,
-        updated_at=now,
+    # One plain INSERT (orders/core/rows.py), not the ORM's create().
+    [intent] = rows_insert(
+        [
+            PaymentIntent(
+                idempotency_record_id=idempotency_settling(),
+                ref=f"PI-{secrets.token_hex(12).upper()}",
+                seller=seller,
+                order=order,
+                offer_id=offer_id,
+                purpose=purpose,
+                amount=amount,
+                card_brand=card.brand,
+                card_last4=card.last4,
+                card_expiry=card.expiry,
+                created_at=now,
+                updated_at=now,
+            )
+        ]
     )
+    return intent
 
 
 def intent_charge(intent: PaymentIntent, card: Card) -> Charge:
