@@ -68,6 +68,13 @@ def statement_cursor() -> Iterator[CursorWrapper]:
     db.ensure_connection()
     db.validate_thread_sharing()
     raw = db.connection
+    if raw.cursor_factory not in _django_cursors():
+        # The tracer's (airline/telemetry.py) wraps the connection's cursors and sees
+        # only statements run through them: a traced process sends these unprepared
+        # rather than leave a booking's writes out of its traces.
+        with db.cursor() as cursor:
+            yield cursor
+        return
     with db.wrap_database_errors:
         cursor = _server_binding_cursor()(raw)
     threshold = raw.prepare_threshold
@@ -87,6 +94,14 @@ def _server_binding_cursor() -> type:
     from django.db.backends.postgresql.base import ServerBindingCursor
 
     return ServerBindingCursor
+
+
+@cache
+def _django_cursors() -> tuple[type, ...]:
+    """The cursor classes Django's backend gives its connections, unwrapped."""
+    from django.db.backends.postgresql.base import Cursor, ServerBindingCursor
+
+    return (Cursor, ServerBindingCursor)
 
 
 def commit_without_flush() -> None:

@@ -73,7 +73,7 @@ def order_event_recorded(order: Order, kind: str, *, now: datetime) -> None:
     """The outbox rows of one order event (orders.core.events._record sends its signal inside
     the change's transaction). Nothing is written when no endpoint wants the event."""
     event_type = EVENT_TYPES[kind]
-    endpoints = _endpoints_wanting(order.seller_id, event_type)
+    endpoints = _endpoints_of_order(order, event_type)
     if not endpoints:
         return
     event = WebhookEvent.objects.create(
@@ -142,12 +142,38 @@ def ping_record(endpoint: WebhookEndpoint, *, now: datetime) -> WebhookEvent:
     return event
 
 
+def _endpoints_of_order(order: Order, event_type: str) -> list[int]:
+    """_endpoints_wanting for an event of `order`, the seller's endpoints read once for
+    the order object: the events of one request's change (a card booking's `created`
+    and `paid`, a change that also takes a payment) then cost one read, not one each.
+    Those events are written within a request, a gateway call apart at most; an
+    endpoint made meanwhile is told from the order's next change on, as one made just
+    after the request would be."""
+    kept = order.__dict__.get("_webhook_endpoints")
+    if kept is None or kept[0] != order.seller_id:
+        kept = order.__dict__["_webhook_endpoints"] = (
+            order.seller_id,
+            _endpoint_rows(order.seller_id),
+        )
+    return _wanting(kept[1], event_type)
+
+
 def _endpoints_wanting(seller_id, event_type: str) -> list[int]:
     """The ids of the seller's active endpoints that want `event_type` (a deleted one is
-    never active). Plain SQL: every order event asks, most sellers have no endpoint,
-    and the ORM's own work on the query cost several times the database's. No lock: an
-    endpoint deleted after this read, before the change commits, still gets its
-    delivery row, which the worker cancels (webhooks.services.endpoints_delete)."""
+    never active). No lock: an endpoint deleted after this read, before the change
+    commits, still gets its delivery row, which the worker cancels
+    (webhooks.services.endpoints_delete)."""
+    return _wanting(_endpoint_rows(seller_id), event_type)
+
+
+def _wanting(rows: Sequence[tuple[int, list[str]]], event_type: str) -> list[int]:
+    return [endpoint_id for endpoint_id, events in rows if events_include(events, event_type)]
+
+
+def _endpoint_rows(seller_id) -> list[tuple[int, list[str]]]:
+    """(id, event types) of the seller's active endpoints. Plain SQL: every order event
+    asks, most sellers have no endpoint, and the ORM's own work on the query cost
+    several times the database's."""
     table = WebhookEndpoint._meta.db_table
     events = WebhookEndpoint._meta.get_field("events")
     # The seller's key as this database stores it (a uuid in PostgreSQL, text in SQLite).
@@ -159,11 +185,7 @@ def _endpoints_wanting(seller_id, event_type: str) -> list[int]:
             [seller.get_db_prep_value(seller_id, connection)],
         )
         rows = cursor.fetchall()
-    return [
-        endpoint_id
-        for endpoint_id, raw in rows
-        if events_include(events.from_db_value(raw, None, connection), event_type)
-    ]
+    return [(endpoint_id, events.from_db_value(raw, None, connection)) for endpoint_id, raw in rows]
 
 
 def _deliveries_create(event: WebhookEvent, endpoint_ids: Iterable[int], *, now: datetime) -> None:

@@ -6,17 +6,20 @@ transaction); a refused card gives the reservation back (order_abandon).
 from dataclasses import dataclass, replace
 from datetime import datetime
 from decimal import Decimal
+from functools import cache
 
-from django.db import transaction
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.db.models import F
 
+from airline.api import clock
 from airline.api.errors import ApiError, Err
-from airline.sql import commit_without_flush
+from airline.sql import commit_without_flush, statement_cursor
 from orders.booking.ancillaries import (
     emds_number,
 )
 from orders.booking.holds import hold_time_limit, seats_release
 from orders.core import events
+from orders.core.rows import rows_insert
 from orders.models import (
     AirlineCredit,
     Order,
@@ -28,7 +31,7 @@ from orders.models import (
 from orders.money.credits import credit_payment, credit_redeem
 from orders.money.intents import card_charged, intent_attach, intent_open
 from orders.money.payments import Card, Charge, card_check, credit_card_check
-from orders.money.tickets import payment_record, tickets_issue
+from orders.money.tickets import payment_row, tickets_issue
 from orders.reading.selectors import OrderParts, OrderScope
 from orders.requests.inputs import (
     CardPayment,
@@ -169,13 +172,9 @@ def order_confirm_paid(
     # without a flush").
     commit_without_flush()
     order = parts.order
-    # `paid` may already hold the airline credit the reservation spent: the card pays
-    # the rest (DESIGN.md §11 "Airline credit").
-    confirmed = Order.objects.filter(pk=order.pk, status=OrderStatus.PENDING).update(
-        status=OrderStatus.CONFIRMED,
-        paid=F("paid") + charge.amount,
-        updated_at=now,
-        version=F("version") + 1,
+    payment = payment_row(order, charge=charge, intent=intent, now=now)
+    confirmed, attached = _confirm_write(
+        order, payment=payment, intent=intent, charge=charge, now=now
     )
     if not confirmed:
         raise ApiError(Err.INTERNAL, "The booking was settled meanwhile; retrieve it")
@@ -185,10 +184,95 @@ def order_confirm_paid(
         now,
     )
     order.version += 1
-    payment = payment_record(order, charge=charge, intent=intent, now=now)
-    intent_attach(intent, charge=charge, payment=payment)
+    intent_attach(intent, charge=charge, payment=payment, attached=attached)
     parts = replace(parts, payments=[*parts.payments, payment])
     return _ticketed(parts, paid=charge.amount, actor=actor, now=now)
+
+
+def _confirm_write(
+    order: Order, *, payment: Payment, intent: PaymentIntent, charge: Charge, now: datetime
+) -> tuple[bool, bool | None]:
+    """The reserved order CONFIRMED and paid by `charge` (`paid` may already hold the
+    airline credit the reservation spent: the card pays the rest, DESIGN.md §11 "Airline
+    credit"), and its payment row written: (False, None) when it was no longer PENDING,
+    and nothing is written. On PostgreSQL the intent's ATTACHED update (intent_attach)
+    goes in the same statement (_confirm_statement), one round trip for the three:
+    whether it found the intent still PENDING is the second answer; elsewhere None,
+    intent_attach then makes it."""
+    if connections[DEFAULT_DB_ALIAS].vendor != "postgresql":
+        confirmed = Order.objects.filter(pk=order.pk, status=OrderStatus.PENDING).update(
+            status=OrderStatus.CONFIRMED,
+            paid=F("paid") + charge.amount,
+            updated_at=now,
+            version=F("version") + 1,
+        )
+        if confirmed:
+            rows_insert([payment])
+        return bool(confirmed), None
+    with statement_cursor() as cursor:
+        cursor.execute(
+            _confirm_statement(),
+            [
+                OrderStatus.CONFIRMED,
+                charge.amount,
+                now,
+                order.pk,
+                OrderStatus.PENDING,
+                *(getattr(payment, column) for column in _PAYMENT_COLUMNS),
+                PaymentIntent.State.ATTACHED,
+                charge.reference,
+                clock.now(),
+                intent.pk,
+                PaymentIntent.State.PENDING,
+            ],
+        )
+        written = cursor.fetchone()
+    if written is None:
+        return False, None
+    payment.pk, payment.refunded, payment.dispute, attached = written
+    payment._state.adding = False
+    payment._state.db = DEFAULT_DB_ALIAS
+    return True, attached
+
+
+# The payment row's columns a card payment sets (payment_row); the others (refunded,
+# credit, dispute) take their database defaults.
+_PAYMENT_COLUMNS = (
+    "ref",
+    "created_at",
+    "amount",
+    "currency",
+    "status",
+    "method",
+    "card_brand",
+    "card_last4",
+    "card_expiry",
+    "gateway_reference",
+)
+
+
+@cache
+def _confirm_statement() -> str:
+    """The order's conditional UPDATE to CONFIRMED, the INSERT of its payment row and the
+    intent's conditional UPDATE to ATTACHED naming that row, as one statement of
+    data-modifying CTEs, each step only when the one before it wrote its row. Answers
+    one row (the payment's id, refunded and dispute, and whether the intent was still
+    PENDING) when the order was, none when it was not."""
+    order, payment, intent = (m._meta.db_table for m in (Order, Payment, PaymentIntent))
+    columns = ", ".join(f'"{c}"' for c in ("order_id", *_PAYMENT_COLUMNS))
+    values = ", ".join(["%s"] * len(_PAYMENT_COLUMNS))
+    return (
+        f'WITH confirmed AS (UPDATE "{order}" SET "status" = %s, '  # noqa: S608 (names from the models)
+        '"paid" = "paid" + %s::numeric, "updated_at" = %s::timestamptz, '
+        '"version" = "version" + 1 WHERE "id" = %s AND "status" = %s RETURNING "id"), '
+        f'payment AS (INSERT INTO "{payment}" ({columns}) SELECT confirmed."id", {values} '
+        'FROM confirmed RETURNING "id", "refunded", "dispute"), '
+        f'attached AS (UPDATE "{intent}" SET "state" = %s, "gateway_reference" = %s, '
+        '"payment_id" = payment."id", "updated_at" = %s::timestamptz FROM payment '
+        f'WHERE "{intent}"."id" = %s AND "{intent}"."state" = %s RETURNING 1) '
+        'SELECT payment."id", payment."refunded", payment."dispute", '
+        "EXISTS (SELECT FROM attached) FROM payment"
+    )
 
 
 def _ticketed(parts: OrderParts, *, paid: Decimal, actor: str, now: datetime) -> OrderParts:

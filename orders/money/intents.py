@@ -28,6 +28,7 @@ from airline.api.idempotency import (
     idempotency_settled,
     idempotency_settling,
 )
+from orders.core.rows import rows_insert
 from orders.models import Order, Payment, PaymentIntent
 from orders.money.payments import Card, Charge, PaymentDeclined, PaymentTimedOut, payment_gateway
 from sellers.models import Seller
@@ -48,20 +49,26 @@ def intent_open(
     """A new PENDING intent (inside the caller's transaction, or committed at once). The
     request's Idempotency-Key claim commits with it as SETTLING and is named on it: should
     the request not learn how the payment ended, the reconciler answers the retry."""
-    return PaymentIntent.objects.create(
-        idempotency_record_id=idempotency_settling(),
-        ref=f"PI-{secrets.token_hex(12).upper()}",
-        seller=seller,
-        order=order,
-        offer_id=offer_id,
-        purpose=purpose,
-        amount=amount,
-        card_brand=card.brand,
-        card_last4=card.last4,
-        card_expiry=card.expiry,
-        created_at=now,
-        updated_at=now,
+    # One plain INSERT (orders/core/rows.py), not the ORM's create().
+    [intent] = rows_insert(
+        [
+            PaymentIntent(
+                idempotency_record_id=idempotency_settling(),
+                ref=f"PI-{secrets.token_hex(12).upper()}",
+                seller=seller,
+                order=order,
+                offer_id=offer_id,
+                purpose=purpose,
+                amount=amount,
+                card_brand=card.brand,
+                card_last4=card.last4,
+                card_expiry=card.expiry,
+                created_at=now,
+                updated_at=now,
+            )
+        ]
     )
+    return intent
 
 
 def intent_charge(intent: PaymentIntent, card: Card) -> Charge:
@@ -119,16 +126,23 @@ def card_charged(intent: PaymentIntent, card: Card, *, why: str) -> Iterator[Cha
         raise
 
 
-def intent_attach(intent: PaymentIntent, *, charge: Charge, payment: Payment) -> None:
+def intent_attach(
+    intent: PaymentIntent, *, charge: Charge, payment: Payment, attached: bool | None = None
+) -> None:
     """Inside the transaction that writes `payment`: the intent's charge is that row, and
     an authorised charge is captured (ticketing). A capture refused or timed out fails
-    the transaction; the caller's card_charged then voids the authorisation."""
-    attached = PaymentIntent.objects.filter(pk=intent.pk, state=PaymentIntent.State.PENDING).update(
-        state=PaymentIntent.State.ATTACHED,
-        gateway_reference=charge.reference,
-        payment=payment,
-        updated_at=clock.now(),
-    )
+    the transaction; the caller's card_charged then voids the authorisation. `attached`:
+    whether the caller's own statement already moved the intent from PENDING to ATTACHED
+    with that row (a card booking's confirmation, orders.booking.paying), or None."""
+    if attached is None:
+        attached = bool(
+            PaymentIntent.objects.filter(pk=intent.pk, state=PaymentIntent.State.PENDING).update(
+                state=PaymentIntent.State.ATTACHED,
+                gateway_reference=charge.reference,
+                payment=payment,
+                updated_at=clock.now(),
+            )
+        )
     if not attached:
         # The reconciler settled it first (it waits PAYMENT_INTENT_GRACE_SECONDS, far
         # longer than a request): the payment must not be written twice.

@@ -198,7 +198,7 @@ def test_a_booking_that_fails_after_the_charge_is_voided_or_refunded(
     def fails(*args, **kwargs):
         raise ApiError(Err.INTERNAL, "the payment row could not be written")
 
-    monkeypatch.setattr("orders.booking.paying.payment_record", fails)
+    monkeypatch.setattr("orders.booking.paying.payment_row", fails)
 
     response = book(api, auth, booking_body(priced, payment=CARD))
 
