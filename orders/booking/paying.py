@@ -285,7 +285,13 @@ def _ticketed(parts: OrderParts, *, paid: Decimal, actor: str, now: datetime) ->
         segments=[s for j in parts.journeys for s in parts.segments[j.pk]],
     )
     emds_number(parts.services)
-    events.order_paid(parts.order, actor=actor, now=now, amount=paid)
+    events.order_paid(
+        parts.order,
+        actor=actor,
+        now=now,
+        amount=paid,
+        paid_with=[payment.method for payment in parts.payments],
+    )
     return replace(
         parts,
         tickets=tickets,

@@ -51,9 +51,17 @@ def _booking_written(order: Order, kind: str, *, actor: str, now: datetime) -> N
     _record(order, kind, actor=actor, now=now, **detail)
 
 
-def order_paid(order: Order, *, actor: str, now: datetime, amount: Decimal) -> None:
-    """A card charge became the order's payment."""
-    _record(order, OrderEventKind.PAID, actor=actor, now=now, amount=str(amount))
+def order_paid(
+    order: Order, *, actor: str, now: datetime, amount: Decimal, paid_with: Sequence[str] = ()
+) -> None:
+    """A card charge (or, for a booking, an airline credit) became the order's payment;
+    `paid_with`, when the caller holds them, the methods of every payment the order has
+    now (Payment.Method), so that what counts bookings by how they were paid
+    (orders.reading.metrics) need not read them back."""
+    detail: dict[str, Any] = {"amount": str(amount)}
+    if paid_with:
+        detail["paidWith"] = sorted(set(paid_with))
+    _record(order, OrderEventKind.PAID, actor=actor, now=now, **detail)
 
 
 def hold_confirmed(order: Order, *, actor: str, now: datetime) -> None:

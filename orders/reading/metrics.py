@@ -67,14 +67,17 @@ def _order_event_saved(sender, instance, created: bool, **kwargs) -> None:
             order._booking_unpaid = True
     elif instance.kind == OrderEvent.Kind.PAID and getattr(order, "_booking_unpaid", False):
         order._booking_unpaid = False
-        _count_booking_on_commit(order.channel, _payment_kind(order))
+        _count_booking_on_commit(order.channel, _payment_kind(order, instance.detail))
 
 
-def _payment_kind(order: Order) -> str:
+def _payment_kind(order: Order, detail: dict) -> str:
     """What paid a booking at its creation: AirlineCredit when a credit paid any of it
-    (with a card for the rest or not), else CreditCard (SPEC.md §4.7 payment.type)."""
-    methods = set(Payment.objects.filter(order=order).values_list("method", flat=True))
-    return "AirlineCredit" if Payment.Method.CREDIT in methods else "CreditCard"
+    (with a card for the rest or not), else CreditCard (SPEC.md §4.7 payment.type). From
+    the `paid` event's `paidWith` when the booking wrote it, else its payments read."""
+    methods = detail.get("paidWith")
+    if methods is None:
+        methods = Payment.objects.filter(order=order).values_list("method", flat=True)
+    return "AirlineCredit" if Payment.Method.CREDIT in set(methods) else "CreditCard"
 
 
 def _count_booking_on_commit(channel: str, payment: str) -> None:

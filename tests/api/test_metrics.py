@@ -11,9 +11,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from airline.api import metrics
 from orders.booking.holds import holds_expire
+from orders.models import OrderEvent
 from tests.conftest import bearer
 from tests.orders import conftest as orders
 from tests.orders.conftest import CARD, book, booking_body, price_offer
+from tests.orders.test_credit_payment import CARD_FIELDS, credit, issue
 
 pytestmark = pytest.mark.django_db
 
@@ -194,6 +196,39 @@ class TestBookings:
         for labels in (hold, card):
             key = ("airline_bookings_created_total", tuple(sorted(labels.items())))
             assert after[key] - before.get(key, 0) == 1, labels
+
+    def test_a_booking_an_airline_credit_pays_counts_as_airline_credit(
+        self,
+        api,
+        auth,
+        priced,
+        travel_day,
+        default_seller,
+        metrics_on,
+        django_capture_on_commit_callbacks,
+    ):
+        # In full, then a smaller credit with a card for the rest: both AirlineCredit,
+        # read from the `paid` event's paidWith, not from the payments read back.
+        credited = {"channel": "JSON", "payment": "AirlineCredit"}
+        before = value(api, "airline_bookings_created_total", **credited)
+        whole = issue(default_seller, "5000.00")
+        with django_capture_on_commit_callbacks(execute=True):
+            response = book(api, auth, booking_body(priced, payment=credit(whole.code)))
+        assert response.status_code == 201, response.content
+        part = issue(default_seller, "10.00")
+        paid_offer = price_offer(api, auth, travel_day)
+        with django_capture_on_commit_callbacks(execute=True):
+            response = book(
+                api, auth, booking_body(paid_offer, payment=credit(part.code, **CARD_FIELDS))
+            )
+        assert response.status_code == 201, response.content
+
+        assert value(api, "airline_bookings_created_total", **credited) - before == 2
+        paid = OrderEvent.objects.filter(kind=OrderEvent.Kind.PAID).order_by("pk")
+        assert [event.detail["paidWith"] for event in paid] == [
+            ["Credit"],
+            ["Credit", "CreditCard"],
+        ]
 
     def test_a_refused_card_is_no_booking(
         self, api, auth, priced, metrics_on, django_capture_on_commit_callbacks
