@@ -141,9 +141,13 @@ def _intent_claim(plan: Plan, *, card: Card) -> PaymentIntent:
     PENDING without a note, younger than the reconciler's grace: one that timed out
     carries a note, and one whose worker died is the reconciler's after the grace."""
     order = plan.order
+    # One UPDATE locks the row, checks its version and bumps it (undone with this
+    # transaction when a payment is under way): a change committed meanwhile leaves none.
     with lock_wait_bounded(ORDER_BUSY):
-        locked = Order.objects.select_for_update().only("pk", "version").get(pk=order.pk)
-    if locked.version != order.version:
+        bumped = Order.objects.filter(pk=order.pk, version=order.version).update(
+            version=F("version") + 1
+        )
+    if not bumped:
         raise ApiError(
             Err.CHANGE_NOT_APPLIED,
             "The order changed while this request was made; retrieve it and retry",
@@ -160,7 +164,6 @@ def _intent_claim(plan: Plan, *, card: Card) -> PaymentIntent:
             reason=Reason.ORDER_BUSY,
             path="payment",
         )
-    Order.objects.filter(pk=order.pk).update(version=F("version") + 1)
     order.version += 1
     return intent_open(
         seller=plan.principal.seller,
