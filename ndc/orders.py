@@ -83,10 +83,11 @@ def order_change(
         changes.append(ConfirmHold())  # the payment was all that was left: a hold's
     if asked.pays_order and _on_hold(principal, asked.order_ref):
         changes.append(ConfirmHold())
-    order = change_order(
+    changed = change_order(
         principal=principal, ref=asked.order_ref, changes=changes, payment=asked.payment
     )
-    return order_view_rs(presenters.order_view_data(order), request_id=request_id)
+    view = presenters.order_view_data(changed.order, parts=changed.parts)
+    return order_view_rs(view, request_id=request_id)
 
 
 def _quoted(principal: Principal, ref: str, change: Change) -> Change:

@@ -108,10 +108,10 @@ class OrderView(ServiceView):
         """Change a booking (SPEC.md §4.10): add seats and services, confirm or cancel a
         hold, cancel journeys, correct passengers and the contact, accept a quoted reshop
         offer. Every change of one request commits together or not at all."""
-        order = order_change(
+        changed = order_change(
             principal=self.principal, ref=orderId, **change_input(self.body(ChangeOrderIn))
         )
-        return ok(presenters.order_view_cached(order))
+        return ok(presenters.order_view_cached(changed.order, parts=changed.parts))
 
     @extend_schema(
         operation_id="retrieveOrder",

@@ -112,8 +112,9 @@ def order_view_cached(order: Order, *, parts: OrderParts | None = None) -> orjso
     row, the network version and one cache read, where rendering costs a dozen queries.
     A changed order, or one whose flights changed, is never served from an older
     rendering. A caller holding the parts of a version no one has rendered yet (a new
-    order) passes them: rendered from them, with no cache read."""
-    key = _view_key(order)
+    order, a change's answer) passes them: rendered from them, with no cache read, under
+    the network version they were read after when they name it (OrderParts.network)."""
+    key = _view_key(order, network=parts.network if parts is not None else None)
     raw = None if parts is not None else _view_kept(key)
     if raw is None:
         parts = parts or order_parts(order)
@@ -127,7 +128,7 @@ def order_view_data(order: Order, *, parts: OrderParts | None = None) -> dict[st
     `parts`, when given), kept for the next retrieve, and handed over as it is, without
     reading back the JSON just written (money then as a Decimal, which the JSON holds
     as a number)."""
-    key = _view_key(order)
+    key = _view_key(order, network=parts.network if parts is not None else None)
     raw = None if parts is not None else _view_kept(key)
     if raw is not None:
         return orjson.loads(raw)

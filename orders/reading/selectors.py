@@ -208,11 +208,23 @@ class OrderParts:
     fees: Sequence[OrderFee] = ()  # fees and penalties charged (orders.money.fees)
     # A reserved order's payment intent, while the create flow holds it (not rendered).
     intent: "PaymentIntent | None" = None
+    # The network version read before these rows were (the view's cache key names it:
+    # presenters.order_view_key), when their reader read it; else read when rendered.
+    network: int | None = None
 
 
 def order_parts(order: Order) -> OrderParts:
     """The order's parts as stored (ORDER_VIEW_PREFETCH: nine queries)."""
     order_with_parts(order, ORDER_VIEW_PREFETCH)
+    return parts_loaded(order)
+
+
+def parts_loaded(
+    order: Order, *, services: Sequence[Service] | None = None, network: int | None = None
+) -> OrderParts:
+    """The parts of an order whose ORDER_VIEW_PREFETCH is loaded (order_with_parts), as
+    loaded, `services` in place of the loaded ones when given; `network`: the network
+    version read before them (OrderParts.network)."""
     journeys = list(order.journeys.all())
     segments = {j.pk: list(j.segments.all()) for j in journeys}
     tickets = list(order.tickets.all())
@@ -224,13 +236,14 @@ def order_parts(order: Order) -> OrderParts:
         items=list(order.items.all()),
         segments=segments,
         legs=_leg_parts(segments),
-        services=list(order.services.all()),
+        services=list(order.services.all()) if services is None else services,
         payments=list(order.payments.all()),
         tickets=tickets,
         coupons={t.pk: list(t.coupons.all()) for t in tickets},
         credits=list(order.credits.all()),
         airline_changes=list(order.airline_changes.all()),
         fees=list(order.fees.all()),
+        network=network,
     )
 
 

@@ -58,7 +58,7 @@ from orders.money.intents import card_charged, intent_attach, intent_open
 from orders.money.payments import Card, card_check, credit_card_check
 from orders.money.refunds import refundable, refunds_owe, refunds_send
 from orders.money.tickets import payment_record, tickets_issue
-from orders.reading.selectors import SLIM_PREFETCH, OrderScope, order_get
+from orders.reading.selectors import OrderScope, order_get
 from orders.requests.checks import check_amount_stated
 from orders.requests.inputs import (
     AcceptOffer,
@@ -70,8 +70,16 @@ from orders.requests.inputs import (
     PaymentData,
 )
 from orders.servicing import airline_changes, amend, cancel
+from orders.servicing.answer import (
+    Changed,
+    as_stored,
+    order_row_update,
+    parts_after,
+    parts_read,
+    row_copy,
+)
 from orders.servicing.exchange.accept import check_accept_reshop_offer
-from orders.servicing.plan import Action, Do, Plan, give_back_split
+from orders.servicing.plan import Action, Do, Plan, Split, give_back_split
 from sellers.authentication import Principal
 
 # What a change cut short waiting for the order row is told (LockBusy, 503 ERR-9000): a
@@ -86,14 +94,15 @@ def order_change(
     ref: str,
     changes: Sequence[Change],
     payment: PaymentData | None = None,
-) -> Order:
+) -> Changed:
     """Apply a change-order request (orders.requests.inputs: its changes in request order, and
-    the payment sent with them) to the seller's order; the order row as it stands after
-    (render it with presenters.order_view_cached)."""
+    the payment sent with them) to the seller's order; the order as it stands after
+    (render it with presenters.order_view_cached(changed.order, parts=changed.parts))."""
     scope = OrderScope.of(principal)
-    order = order_for_change(scope=scope, ref=ref, parts=SLIM_PREFETCH)
+    order = order_for_change(scope=scope, ref=ref, parts=())
     if not changes:
         raise ApiError(Err.VALIDATION, "Send at least one change", path="changes")
+    network = parts_read(order, changes)
     plan = Plan(principal=principal, order=order, now=clock.now())
     _plan_steps(plan, changes, payment=payment)
     if payment is not None:
@@ -115,7 +124,10 @@ def order_change(
         # answers this change rather than make it again, even if the worker dies now.
         idempotency_mark_applied()
     refunds_send(plan.refunds)  # committed: the money owed back goes now
-    return order_get(scope=scope, ref=order.order_id, parts=())
+    parts = parts_after(plan, network) if network is not None else None
+    if parts is None:
+        return Changed(order_get(scope=scope, ref=order.order_id, parts=()))
+    return Changed(parts.order, parts)
 
 
 @transaction.atomic
@@ -129,9 +141,13 @@ def _intent_claim(plan: Plan, *, card: Card) -> PaymentIntent:
     PENDING without a note, younger than the reconciler's grace: one that timed out
     carries a note, and one whose worker died is the reconciler's after the grace."""
     order = plan.order
+    # One UPDATE locks the row, checks its version and bumps it (undone with this
+    # transaction when a payment is under way): a change committed meanwhile leaves none.
     with lock_wait_bounded(ORDER_BUSY):
-        locked = Order.objects.select_for_update().only("pk", "version").get(pk=order.pk)
-    if locked.version != order.version:
+        bumped = Order.objects.filter(pk=order.pk, version=order.version).update(
+            version=F("version") + 1
+        )
+    if not bumped:
         raise ApiError(
             Err.CHANGE_NOT_APPLIED,
             "The order changed while this request was made; retrieve it and retry",
@@ -148,7 +164,6 @@ def _intent_claim(plan: Plan, *, card: Card) -> PaymentIntent:
             reason=Reason.ORDER_BUSY,
             path="payment",
         )
-    Order.objects.filter(pk=order.pk).update(version=F("version") + 1)
     order.version += 1
     return intent_open(
         seller=plan.principal.seller,
@@ -190,10 +205,10 @@ def _plan_steps(plan: Plan, changes: Sequence[Change], *, payment: PaymentData |
         plan.steps.append(action.check(plan, entries))
 
 
-@transaction.atomic
+@transaction.atomic(savepoint=False)  # inside order_change's transaction: one rollback
 def _apply(plan: Plan, *, charge, intent: PaymentIntent | None) -> None:
     """Under the order row's lock: every step in request order, then the order's totals,
-    the payment and the events."""
+    the payment and the events; `plan.order` then holds the order row as it stands."""
     order = plan.order
     # Changes of one order queue here; what the checks read must still be so.
     with lock_wait_bounded(ORDER_BUSY):
@@ -223,8 +238,9 @@ def _apply(plan: Plan, *, charge, intent: PaymentIntent | None) -> None:
     if plan.cancelled:
         update["status"] = OrderStatus.CANCELLED
         update["payment_time_limit"] = None
-    Order.objects.filter(pk=order.pk).update(**update)
-    locked.refresh_from_db()
+    order_row_update(locked, update)
+    row_copy(locked, to=order)
+    plan.charged = charge is not None
     if credit is not None:
         credit_payment(locked, credit, actor=plan.actor, now=plan.now)
     if charge is not None:
@@ -251,12 +267,18 @@ def _settle_back(plan: Plan, order: Order, update: dict[str, Any]) -> None:
     absorbed = min(back, order.refunded_outside)
     if absorbed:
         update["refunded_outside"] = F("refunded_outside") - absorbed
-    split = give_back_split(
-        back - absorbed,
-        refund=plan.refund_owed,
-        credit=plan.credit_owed,
-        rest_to=plan.give_back,
-        cards=refundable(order),
+    # Nothing to give back goes nowhere: the cards' room (a read of the payments) is
+    # not asked.
+    split = (
+        give_back_split(
+            back - absorbed,
+            refund=plan.refund_owed,
+            credit=plan.credit_owed,
+            rest_to=plan.give_back,
+            cards=refundable(order),
+        )
+        if back > absorbed
+        else Split(refund=ZERO, credit=ZERO, kept=ZERO)
     )
     if split.refund:
         plan.refunds = refunds_owe(order, split.refund, now=plan.now, why="change order")
@@ -339,7 +361,11 @@ def check_accept_offer(plan: Plan, entries: Sequence[AcceptOffer]) -> Do:
     passengers = list(order.passengers.all())
     journeys = list(order.journeys.all())
     held = held_services(
-        Service.objects.filter(order=order, status=Service.Status.ACTIVE),
+        # The order's services when its view's parts are loaded (order_change), so that
+        # the seats given up are the rows its answer renders.
+        order.services.all()
+        if "services" in getattr(order, "_prefetched_objects_cache", {})
+        else Service.objects.filter(order=order, status=Service.Status.ACTIVE),
         pax_refs={p.pk: p.ref for p in passengers},
         journey_refs={j.pk: j.ref for j in journeys},
         segment_refs={s.pk: s.ref for j in journeys for s in j.segments.all()},
@@ -370,6 +396,9 @@ def check_accept_offer(plan: Plan, entries: Sequence[AcceptOffer]) -> Do:
             now=plan.now,
             refuse=IN_CHANGE,
         )
+        for given_up in sale.replaced:
+            given_up.status = Service.Status.CANCELLED
+        plan.services_written += [as_stored(service) for service in services]
         events.services_added(
             locked,
             actor=plan.actor,

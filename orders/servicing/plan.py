@@ -14,7 +14,7 @@ from airline.fares.money import ZERO
 from airline.network.inventory import LegCheck
 from offers.store import OfferOwner
 from orders.core import events
-from orders.models import AirlineCredit, Order, OrderStatus, Refund
+from orders.models import AirlineCredit, Order, OrderStatus, Refund, Service
 from sellers.authentication import Principal
 
 Do = Callable[["Plan", Order], None]
@@ -57,6 +57,9 @@ class Plan:
     leg_checks: list[LegCheck] = field(default_factory=list)
     refunds: list[Refund] = field(default_factory=list)  # owed in the transaction
     credit: AirlineCredit | None = None  # issued in the transaction
+    charged: bool = False  # a card paid with the change
+    # The service rows the change wrote, as stored (AcceptOffer).
+    services_written: list[Service] = field(default_factory=list)
 
     @property
     def actor(self) -> str:
