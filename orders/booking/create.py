@@ -3,6 +3,7 @@ transaction, with the seats and services of its first sale, then paid (orders.bo
 """
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from decimal import Decimal
 
@@ -85,7 +86,7 @@ def order_create(
             f"Offer {offer_id} is not a priced offer; price it with POST /offers/price first",
             path="offerId",
         )
-    booked = _booked_journeys(offer, item_ids, selections, batch)
+    booked, network = _booked_journeys(offer, item_ids, selections, batch)
     first = min(booked, key=lambda b: b.journey.departs_at).journey
     first_date = first.departs_at.astimezone(station_zone(first.origin)).date()
     # Every field error of the passengers, the contact and the payment is reported at
@@ -132,6 +133,8 @@ def order_create(
             continue  # the clash rolled the booking back: book it again, a fresh draw
     else:
         raise ApiError(Err.INTERNAL, "No free record locator was found; retry")
+    # The rows were written from the schedule of that version: the view renders under it.
+    parts = replace(parts, network=network)
     if parts.intent is None or paying.card is None:
         return parts  # on hold, or paid in full by airline credit
     return pay_reserved(parts, card=paying.card, actor=events.actor_of(principal), now=now)
@@ -142,8 +145,9 @@ def _booked_journeys(
     item_ids: Sequence[str],
     selections: Sequence[ItemSelection] | None,
     batch: OfferBatch,
-) -> list[BookedJourney]:
-    """The chosen items of the priced offer with their journeys, still operating."""
+) -> tuple[list[BookedJourney], int]:
+    """The chosen items of the priced offer with their journeys, still operating, and the
+    network version of the schedule they were found in."""
     items = {item.offer_item_id: item for item in offer.items}
     if len(set(item_ids)) != len(item_ids):
         raise ApiError(Err.VALIDATION, "An offerItemId is listed twice", path="offerItemIds")
@@ -185,7 +189,7 @@ def _booked_journeys(
                 path="offerItemIds",
             )
         booked.append(BookedJourney(item, journey))
-    return sorted(booked, key=lambda b: b.journey.departs_at)
+    return sorted(booked, key=lambda b: b.journey.departs_at), index.version
 
 
 def _already_booked(offer_id: str) -> ApiError:
