@@ -23,18 +23,19 @@ preload_app = True
 # them to be reset (airline/gunicorn_worker.py).
 #
 # Sync rather than gthread, and one worker per core (the Makefile's and the cluster's
-# WORKERS=2 on two cores), by `python -m benchmarks.workers` (docs/contributors/benchmarks.md,
-# "Worker class and count"): the booking funnel at 8 clients against sync at one and
-# two per core and gthread with 2 or 4 threads, in one run. Every request of this
-# service is CPU in Python or a short database round trip; a thread gains only the
-# waits on PostgreSQL and Redis, and pays for them in the GIL and in a connection per
-# thread. The figures (docs/benchmarks/figures/workers.md, measured on a shared and busy
-# machine: its load average is in the file) put the configurations within the run's
-# noise of each other: neither gthread's nor more workers' CPU per funnel consistently
-# lower, two sync workers per core no faster than one. They do not clearly call for a
-# change, so the default stays. Slow clients are nginx's to absorb, not a thread's
-# (deploy/nginx/airline.conf buffers both ways). Rerun it on a quiet machine before
-# changing this.
+# WORKERS=2 on two cores), measured by `python -m benchmarks.workers`
+# (docs/contributors/benchmarks.md, "Worker class and count"): the booking funnel at 8
+# clients against sync at one and two per core and gthread with 2 or 4 threads, in one
+# run. On a quiet machine (docs/benchmarks/figures/workers.md) two or four sync workers
+# and two gthread workers of four threads finish about the same funnels a second; four
+# gthread workers of two threads finish about 1.7x as many, but their processes spend
+# about 2.7x the CPU per funnel, and the sync workers were far from busy (about 0.3 of a
+# core between them): the clients waited on something other than the workers' CPU, which
+# eight threads in flight hide and two processes do not. Until that wait is found, the
+# figures do not make the case for threads, and threads would cost the request deadline
+# (airline/api/middleware.py), which interrupts a request by a signal that only a
+# sync worker's main thread receives. Slow clients are nginx's to absorb, not a
+# thread's (deploy/nginx/airline.conf buffers both ways).
 worker_class = "airline.gunicorn_worker.RefusingSyncWorker"
 
 # How long a worker may spend on one request before gunicorn kills it (the client then
