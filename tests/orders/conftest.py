@@ -107,3 +107,11 @@ def travel_day(network):
 def priced(api, auth, travel_day, clock):
     """A priced PVD-CHS round trip for two adults and a child."""
     return price_offer(api, auth, travel_day, back=travel_day + timedelta(days=7))
+
+
+@pytest.fixture
+def hold(api, auth, priced):
+    """`priced` booked on hold: create order's `data`."""
+    response = book(api, auth, booking_body(priced))
+    assert response.status_code == 201, response.content
+    return response.json()["data"]

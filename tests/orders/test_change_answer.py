@@ -6,17 +6,10 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from tests.orders.conftest import CARD, book, booking_body
+from tests.orders.conftest import CARD
 from tests.orders.test_order_ancillaries import bag_entry, open_seat, seat_entry
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def hold(api, auth, priced):
-    response = book(api, auth, booking_body(priced))
-    assert response.status_code == 201, response.content
-    return response.json()["data"]
 
 
 def changed_as_retrieved(api, auth, order_id, body) -> dict:

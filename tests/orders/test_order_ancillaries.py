@@ -14,13 +14,6 @@ from tests.sellers.factories import ApiKeyFactory
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def hold(api, auth, priced):
-    response = book(api, auth, booking_body(priced))
-    assert response.status_code == 201, response.content
-    return response.json()["data"]
-
-
 def seats(api, auth, order_id, body=None):
     return api.post(f"/json/v1/orders/{order_id}/seats", body, format="json", **auth)
 
