@@ -6,6 +6,7 @@ from datetime import datetime
 from uuid import UUID
 
 import redis.exceptions
+from django.conf import settings
 from django.db import DatabaseError
 from rest_framework.authentication import BaseAuthentication
 from rest_framework_simplejwt.exceptions import TokenError
@@ -134,13 +135,13 @@ class _Pending:
 
 
 def _stamp_read_by_count(request) -> bool:
-    from django.conf import settings
-
+    """Whether a throttle that settles pending principals (`confirms_auth_stamp`) will
+    count this request: the view's throttles as DRF's check_throttles takes them, so
+    that a view choosing its throttles per request never leaves a principal pending."""
     view = (getattr(request, "parser_context", None) or {}).get("view")
-    return settings.REDIS_ENABLED and any(
-        getattr(throttle, "confirms_auth_stamp", False)
-        for throttle in getattr(view, "throttle_classes", ())
-    )
+    if not settings.REDIS_ENABLED or view is None:
+        return False
+    return any(getattr(throttle, "confirms_auth_stamp", False) for throttle in view.get_throttles())
 
 
 _UNREAD = object()
