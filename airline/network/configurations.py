@@ -12,10 +12,12 @@ and the edit then finds its seat among those it takes away; an edit that locked 
 makes the sale wait, and the sale then reads the block. No seat is sold past a block.
 """
 
-from collections.abc import Callable, Iterable, Sequence
+import functools
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
+from types import MappingProxyType
 from typing import Literal, Protocol
 
 from django.db import OperationalError, connection, transaction
@@ -24,7 +26,7 @@ from airline.network import fleet
 from airline.network.models import CabinLayout, SeatConfiguration
 from airline.sql import lock_wait_bounded
 
-Layout = dict[str, fleet.SeatSpec]  # a configuration's seats by designator ("20A")
+Layout = Mapping[str, fleet.SeatSpec]  # a configuration's seats by designator ("20A")
 
 LOCK_NOT_AVAILABLE = "55P03"  # PostgreSQL's SQLSTATE for a NOWAIT lock that is held
 EDIT_ATTEMPTS = 5
@@ -100,10 +102,16 @@ def configuration_seats(
                         extra_legroom_rows=legroom,
                     )
                 )
-    return {
-        pk: {seat.designator: seat for seat in fleet.seats_of(cabins[pk], blocked[pk] or [])}
-        for pk in blocked
-    }
+    return {pk: _layout(tuple(cabins[pk]), tuple(blocked[pk] or ())) for pk in blocked}
+
+
+@functools.lru_cache(maxsize=512)
+def _layout(cabins: tuple[fleet.CabinSpec, ...], blocked: tuple[str, ...]) -> Layout:
+    """The seats by designator of a configuration whose rows hold `cabins` and `blocked`:
+    a pure function of them, kept per process (read only), so that a sale re-reading its
+    aircraft under the lock does not lay out every seat again. The rows themselves are
+    read fresh each time: a changed block or cabin is another key."""
+    return MappingProxyType({seat.designator: seat for seat in fleet.seats_of(cabins, blocked)})
 
 
 def cabin_spec(

@@ -35,6 +35,7 @@ from offers.ancillaries import (
 )
 from offers.store import AncillaryOffer, OfferOwner, offer_record
 from orders.core import ids
+from orders.core.rows import rows_insert
 from orders.models import Journey, Leg, Order, Passenger, Segment, Service, TicketSerial
 from orders.requests.inputs import AncillaryPick
 
@@ -429,7 +430,7 @@ def services_write(
         for line in sale.lines
     ]
     try:
-        return Service.objects.bulk_create(rows)
+        return list(rows_insert(rows))
     except IntegrityError as exc:
         # The partial unique indexes decide every race for a seat (DESIGN.md §7).
         raise refuse(
