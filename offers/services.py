@@ -329,8 +329,11 @@ def _option(journey: Journey, bundle: BundleTerms, context: _Context) -> Option 
     price_key = (sale.price_key, bundle.code)
     if price_key not in context.prices:
         fares = tuple(context.fares.get((p.origin, p.destination, p.rbd)) for p in sale.to_price)
-        priced = None if None in fares else _priced(sale.to_price, bundle, fares, context.mix)
-        context.prices[price_key] = priced and (priced, _price_wires(priced, context.pax))
+        context.prices[price_key] = (
+            None
+            if None in fares
+            else _priced(sale.to_price, bundle, fares, context.mix, context.pax)
+        )
     if context.prices[price_key] is None:
         return None
     priced, (total_wire, passenger_prices) = context.prices[price_key]
@@ -413,13 +416,18 @@ def _priced(
     bundle: BundleTerms,
     fares: tuple[FareTerms, ...],
     mix: PassengerMix,
-) -> PricedOption | None:
+    pax: tuple[Pax, ...],
+) -> tuple[PricedOption, tuple[orjson.Fragment, list[dict[str, Any]]]] | None:
+    """An option's price for the party and its wire parts (`_price_wires`), or None when a
+    segment has no fare. Kept per process: every input is part of the key, and the wire
+    parts are only ever read (serialized, stored, rendered into NDC), never changed."""
     try:
-        return price_option(
+        priced = price_option(
             segments=to_price, bundle=bundle, fares={f.key: f for f in fares}, mix=mix
         )
     except NoFare:
         return None
+    return priced, _price_wires(priced, pax)
 
 
 def _classes(journey: Journey, cabin: str, context: _Context) -> _Sale:
@@ -451,7 +459,7 @@ def _classes(journey: Journey, cabin: str, context: _Context) -> _Sale:
 
 def _price_wires(
     priced: PricedOption, pax: Sequence[Pax]
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+) -> tuple[orjson.Fragment, list[dict[str, Any]]]:
     """The option's totalPrice and passengerPrices (SPEC.md §2.2 PassengerPrice)."""
     pax_by_type: dict[str, list[str]] = {}
     for p in pax:

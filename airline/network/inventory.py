@@ -266,22 +266,27 @@ def leg_availability(leg_ids: Iterable[int]) -> dict[int, dict[str, dict[str, in
     # Only legs that still operate: the worker's index may be a few seconds behind a
     # schedule load, and a leg it still shows may have been deleted (no rows left) or
     # cancelled (rows kept for its bookings); either way it has no seats to offer.
+    # The nested limit is a running minimum down each cabin's ladder, worked out by the
+    # database (a window over the rows it sorts anyway) rather than a Python call a row.
     inventory, legs = LegInventory._meta.db_table, FlightLeg._meta.db_table
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT i.leg_id, i.cabin, i.rbd, i.authorized - i.sold FROM {inventory} i "  # noqa: S608
-            f"JOIN {legs} l ON l.id = i.leg_id AND NOT l.is_cancelled "
+            "SELECT i.leg_id, i.cabin, i.rbd, min(i.authorized - i.sold) OVER ("  # noqa: S608
+            "PARTITION BY i.leg_id, i.cabin ORDER BY i.rank "
+            "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) "
+            f"FROM {inventory} i JOIN {legs} l ON l.id = i.leg_id AND NOT l.is_cancelled "
             f"WHERE i.leg_id IN ({', '.join(['%s'] * len(ids))}) "
             "ORDER BY i.leg_id, i.cabin, i.rank",
             ids,
         )
         rows = cursor.fetchall()
     result: dict[int, dict[str, dict[str, int]]] = {}
-    tightest: dict[tuple[int, str], int] = {}
+    at, classes = None, {}
     for leg_id, cabin, rbd, room in rows:
-        key = (leg_id, cabin)
-        tightest[key] = min(tightest.get(key, room), room)
-        result.setdefault(leg_id, {}).setdefault(cabin, {})[rbd] = tightest[key]
+        if at != (leg_id, cabin):
+            at = (leg_id, cabin)
+            classes = result.setdefault(leg_id, {})[cabin] = {}
+        classes[rbd] = room
     return result
 
 
@@ -289,7 +294,10 @@ def segment_availability(
     per_leg: dict[int, dict[str, dict[str, int]]], leg_ids: Sequence[int], cabin: str
 ) -> dict[str, int]:
     """A segment's seats per class of `cabin`: a seat must be free on every leg, so the
-    smallest figure over its legs; empty when some leg lacks the cabin."""
+    smallest figure over its legs; empty when some leg lacks the cabin. A one-leg
+    segment's figures are its leg's own (the same dict: read, never written)."""
+    if len(leg_ids) == 1:
+        return per_leg.get(leg_ids[0], {}).get(cabin) or {}
     classes = [per_leg.get(leg_id, {}).get(cabin) for leg_id in leg_ids]
     if not classes or any(c is None for c in classes):
         return {}
