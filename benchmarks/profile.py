@@ -78,6 +78,9 @@ BEFORE = os.environ.get("PROFILE_BEFORE", "25fb818")
 REQUESTS = int(os.environ.get("PROFILE_REQUESTS", "30"))  # timed, then as many profiled
 WARMUP = int(os.environ.get("PROFILE_WARMUP", "5"))
 LIST_ORDERS = int(os.environ.get("PROFILE_LIST_ORDERS", "3000"))  # for OrderList's page
+# A folder to keep each request kind's raw cProfile stats in (pstats files), for reading
+# a step's functions one by one: `python -m pstats FOLDER/create-order-on-hold.prof`.
+DUMP = os.environ.get("PROFILE_DUMP", "")
 PAGE = 1000  # OrderList's page size
 BUSY = ("CHS", "PVD")  # benchmarks.shopping's busy market
 DAYS_AHEAD = 14
@@ -466,6 +469,10 @@ def measure(app: Wsgi, kind: Kind) -> None:
         profiler.enable()
         call(*request)
         profiler.disable()
+    if DUMP:
+        os.makedirs(DUMP, exist_ok=True)
+        name = re.sub(r"[^a-z0-9]+", "-", kind.name.lower()).strip("-")
+        profiler.dump_stats(os.path.join(DUMP, f"{name}.prof"))
     stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
     spent = attribute(stats)
     spent.pop(DRIVER, None)
