@@ -356,7 +356,7 @@ def main() -> None:
     )
     _table(
         "Requests per second at 16 concurrent clients (same run)",
-        ("request", "rate", "ratio to /health (target >= 0.15 for create offers)"),
+        ("request", "rate", "ratio to /health (target >= 0.25 for create offers)"),
         rows_rate,
     )
     write_figures("shopping")
