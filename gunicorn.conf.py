@@ -26,16 +26,18 @@ preload_app = True
 # WORKERS=2 on two cores), measured by `python -m benchmarks.workers`
 # (docs/contributors/benchmarks.md, "Worker class and count"): the booking funnel at 8
 # clients against sync at one and two per core and gthread with 2 or 4 threads, in one
-# run. On a quiet machine (docs/benchmarks/figures/workers.md) two or four sync workers
-# and two gthread workers of four threads finish about the same funnels a second; four
-# gthread workers of two threads finish about 1.7x as many, but their processes spend
-# about 2.7x the CPU per funnel, and the sync workers were far from busy (about 0.3 of a
-# core between them): the clients waited on something other than the workers' CPU, which
-# eight threads in flight hide and two processes do not. Until that wait is found, the
-# figures do not make the case for threads, and threads would cost the request deadline
-# (airline/api/middleware.py), which interrupts a request by a signal that only a
-# sync worker's main thread receives. Slow clients are nginx's to absorb, not a
-# thread's (deploy/nginx/airline.conf buffers both ways).
+# run (docs/benchmarks/figures/workers.md). One sync worker per core finishes the most
+# funnels a second at the least CPU per funnel and the lowest p95 of every step; each
+# worker or thread more adds CPU per funnel (more processes contending for two cores)
+# and takes funnels away, threads most (about 0.8x the funnels at 1.5x the CPU). The
+# workers are inside requests about 80% of the time (the request log's server times
+# over the phase); the rest is gunicorn's own work per connection and the cores the
+# database and the clients take. What the clients wait beyond the server time is their
+# place in the queue for a worker, which more workers lengthen rather than shorten on
+# two cores. Threads would also cost the request deadline (airline/api/middleware.py),
+# which interrupts a request by a signal that only a sync worker's main thread
+# receives. Slow clients are nginx's to absorb, not a thread's (deploy/nginx/airline.conf
+# buffers both ways).
 worker_class = "airline.gunicorn_worker.RefusingSyncWorker"
 
 # How long a worker may spend on one request before gunicorn kills it (the client then

@@ -30,6 +30,7 @@ os.environ.setdefault("CACHE_KEY_PREFIX", "bench-workers")
 
 from benchmarks.common import (
     bench_database_seeded,
+    log_path,
     median,
     p95,
     scratch,
@@ -38,7 +39,14 @@ from benchmarks.common import (
     write_figures,
 )
 from benchmarks.orders.bookings import HOLD, PARTY, SURNAMES, booking_body, round_trip_search
-from benchmarks.orders.load import call, cpu_snapshot, cpu_spent, run_clients, wait_ready
+from benchmarks.orders.load import (
+    call,
+    cpu_snapshot,
+    cpu_spent,
+    run_clients,
+    server_times,
+    wait_ready,
+)
 
 CLIENTS = int(os.environ.get("WORKERS_CLIENTS", "8"))
 SECONDS = float(os.environ.get("WORKERS_SECONDS", "8"))  # per configuration and round
@@ -63,7 +71,23 @@ _CHOSEN = os.environ.get("WORKERS_CONFIGURATIONS", "")  # a subset, by position:
 if _CHOSEN:
     CONFIGURATIONS = [CONFIGURATIONS[int(n)] for n in _CHOSEN.split(",")]
 STEPS = ("search", "price", "hold", "retrieve")
-HEADER = ("configuration", "funnels", "vs best", *(f"{s} p95" for s in STEPS), "CPU", "failed")
+# Funnels a phase may start at most (a client finishes about 10 a second).
+TASKS_PER_PHASE = CLIENTS * 300
+HEADER = (
+    "configuration",
+    "funnels",
+    "vs best",
+    "each round",
+    *(f"{s} p95" for s in STEPS),
+    "CPU",
+    "failed",
+)
+SERVED_HEADER = (
+    "configuration",
+    *(f"{s} p95: clients / server" for s in STEPS),
+    "in the server",
+)
+LOG_NAME = "bench-workers.log"
 
 
 def main() -> None:
@@ -83,15 +107,20 @@ def measure(raw_key: str, markets: list) -> dict[str, list[dict]]:
     for n in range(ROUNDS):
         order = CONFIGURATIONS if n % 2 == 0 else CONFIGURATIONS[::-1]
         for label, options in order:
-            share = tasks[position : position + CLIENTS * 400]
-            position += len(share)
+            # Market-days of their own for this phase's funnels (warm-up included), taken
+            # in turn from the shuffled list and round again when it runs out: a phase
+            # short of them would end early and count as a slow configuration. A
+            # market-day met again books 3 more seats a flight, which no flight runs out
+            # of in the rounds this makes.
+            share = [tasks[(position + k) % len(tasks)] for k in range(TASKS_PER_PHASE)]
+            position += TASKS_PER_PHASE
             results[label].append(phase(raw_key, options, share))
     return results
 
 
 def phase(raw_key: str, options: list[str], tasks: list) -> dict:
     """One configuration's server, started, warmed and loaded for SECONDS."""
-    server, port = start_gunicorn(workers=CORES, options=options)
+    server, port = start_gunicorn(workers=CORES, options=options, log_name=LOG_NAME)
     try:
         wait_ready(port)
         status, raw = call(port, "POST", "/auth/token", None, {"x-api-key": raw_key})
@@ -103,13 +132,19 @@ def phase(raw_key: str, options: list[str], tasks: list) -> dict:
         start_at = time.monotonic() + 0.3
         run_clients(
             _funnel_client,
-            [(port, auth, warm[n::CLIENTS], start_at, start_at + WARMUP) for n in range(CLIENTS)],
+            [
+                (port, auth, warm[n::CLIENTS], start_at, start_at + WARMUP, "")
+                for n in range(CLIENTS)
+            ],
         )
         before = cpu_snapshot(server.pid)
         start_at = time.monotonic() + 0.3
         outcome = run_clients(
             _funnel_client,
-            [(port, auth, tasks[n::CLIENTS], start_at, start_at + SECONDS) for n in range(CLIENTS)],
+            [
+                (port, auth, tasks[n::CLIENTS], start_at, start_at + SECONDS, f"c{n}")
+                for n in range(CLIENTS)
+            ],
         )
         elapsed = max(r["finished"] for r in outcome) - start_at
         spent = cpu_spent(before, cpu_snapshot(server.pid))
@@ -117,16 +152,25 @@ def phase(raw_key: str, options: list[str], tasks: list) -> dict:
         server.terminate()
         server.wait(timeout=30)
     funnels = sum(r["funnels"] for r in outcome)
+    served = server_times(log_path(LOG_NAME))  # by step: the timed requests' ids name it
     return {
         "rate": funnels / elapsed,
         "funnels": funnels,
         "latencies": {s: [t for r in outcome for t in r["latencies"][s]] for s in STEPS},
+        "served": {s: served.get(s, []) for s in STEPS},
+        # Requests inside the server on average (Little's law: their server times over
+        # the phase); against the workers (or threads) there are, how busy they were.
+        "busy": sum(sum(served.get(s, [])) for s in STEPS) / elapsed,
         "failures": [f for r in outcome for f in r["failures"]],
         "cpu": spent["gunicorn"] / funnels if funnels else 0.0,
     }
 
 
-def _funnel_client(port: int, auth: dict, tasks: list, start_at: float, until: float, results):
+def _funnel_client(
+    port: int, auth: dict, tasks: list, start_at: float, until: float, tag: str, results
+):
+    """Funnels until `until`; with a `tag`, each request's id names its step (and the
+    client), which the server's request log then times on the server's side."""
     time.sleep(max(0.0, start_at - time.monotonic()))
     rng = random.Random(os.getpid())
     latencies: dict[str, list[float]] = {s: [] for s in STEPS}
@@ -135,8 +179,9 @@ def _funnel_client(port: int, auth: dict, tasks: list, start_at: float, until: f
 
     def step(name: str, method: str, path: str, body, expected: int) -> dict | None:
         sent_at = time.monotonic()
+        request_id = f"{name}-{tag}-{len(latencies[name])}" if tag else None
         try:
-            status, raw = call(port, method, path, body, auth)
+            status, raw = call(port, method, path, body, auth, request_id)
         except (OSError, http.client.HTTPException) as exc:
             failures.append(f"{name}: {exc!r}"[:200])
             return None
@@ -196,6 +241,7 @@ def report(results: dict[str, list[dict]]) -> None:
                 label,
                 f"{rate:.1f}/s",
                 f"{rate / best:.2f}x",
+                ", ".join(f"{r['rate']:.0f}" for r in rounds),
                 *(f"{p95(latencies[s]) * 1000:.1f} ms" if latencies[s] else "-" for s in STEPS),
                 f"{median([r['cpu'] for r in rounds]) * 1000:.1f} ms",
                 str(len(failures)),
@@ -209,6 +255,24 @@ def report(results: dict[str, list[dict]]) -> None:
         "p95, the gunicorn processes' CPU per funnel, requests failed",
         HEADER,
         rows,
+    )
+    served_rows = []
+    for label, rounds in results.items():
+        cells = []
+        for s in STEPS:
+            seen = [t for r in rounds for t in r["latencies"][s]]
+            served = [t for r in rounds for t in r["served"][s]]
+            cells.append(
+                f"{p95(seen) * 1000:.1f} / {p95(served) * 1000:.1f} ms" if seen and served else "-"
+            )
+        busy = median([r["busy"] for r in rounds])
+        served_rows.append((label, *cells, f"{busy:.2f} requests"))
+    table(
+        "The same steps as the clients saw them and as the server's request log timed them "
+        "(from the request's first middleware to its answer), and how many requests were "
+        "inside the server on average (their server times summed over the phase)",
+        SERVED_HEADER,
+        served_rows,
     )
     write_figures(
         "workers",

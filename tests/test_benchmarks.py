@@ -248,12 +248,21 @@ def test_workers_measures_each_configuration(tmp_path, template):
         WORKERS_ROUNDS="1",
         WORKERS_CONFIGURATIONS="0,3",
     )
-    [rows] = tables(text).values()
-    header, *configurations = rows
+    funnels, served = tables(text).values()
+    header, *configurations = funnels
     assert [row[0].split(",")[0] for row in configurations] == ["sync", "gthread"]
     for row in configurations:
         assert float(row[1].removesuffix("/s")) > 0, row
         assert row[header.index("failed")] == "0", row
+    # Each step as the clients saw it and as the server timed it: the server's time is
+    # part of the clients', so never the larger (the request log names every step).
+    header, *configurations = served
+    assert [row[0].split(",")[0] for row in configurations] == ["sync", "gthread"]
+    for row in configurations:
+        for cell in row[1:-1]:
+            seen, server = (float(x) for x in cell.removesuffix(" ms").split(" / "))
+            assert 0 < server <= seen, row
+        assert float(row[-1].removesuffix(" requests")) > 0, row
     assert re.search(r"load average at the end \d", text)
 
 
