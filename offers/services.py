@@ -163,7 +163,9 @@ def offers_search(*, principal: Principal, query: SearchQuery) -> OfferBatch:
     now = clock.now()
     index = _index()
     bundles = _bundles(principal, query.cabin)
-    journeys = [index.journeys(d.origin, d.destination, d.departure_date) for d in query.directions]
+    journeys = [
+        _journeys_of(index, d.origin, d.destination, d.departure_date) for d in query.directions
+    ]
     context = _context(index, [j for found in journeys for j in found], query.passengers)
 
     batch = new_batch(
@@ -288,7 +290,7 @@ def journey_options(
     """Every journey of a market on a day that can be sold to the party in `bundle`,
     priced as shopping prices it (reshop's replacement flights, orders.servicing.exchange)."""
     index = _index(current=True)
-    journeys = index.journeys(origin, destination, day)
+    journeys = _journeys_of(index, origin, destination, day)
     context = _context(index, journeys, pax)
     found = ((journey, _option(journey, bundle, context)) for journey in journeys)
     return [(journey, option) for journey, option in found if option is not None]
@@ -396,15 +398,32 @@ _NO_SEATS = _Sale(rbds=(), seats_remaining=0, to_price=(), price_key=(), segment
 # once, not once per offer per response): what depends only on immutable inputs. A flight's wire
 # depends on the schedule version and its legs; a price on the fares, bundle terms and
 # party, all part of the key, so an edit to any of them is a new key, never a stale answer.
+# A market-day's journeys likewise depend only on the schedule version: a busy market's
+# connections, walked in the index, were a tenth of a search's own work.
 FLIGHT_CACHE_SIZE = 20_000
 _flights: dict[tuple, tuple[str, str, orjson.Fragment]] = {}
+_journeys: dict[tuple, tuple[Journey, ...]] = {}
+
+
+def _journeys_of(index: NetworkIndex, origin: str, destination: str, day: date) -> list[Journey]:
+    """index.journeys, worked out once per schedule version and market-day (a list of
+    the caller's own)."""
+    key = (index.version, origin, destination, day)
+    found = _journeys.get(key)
+    if found is None:
+        if len(_journeys) > FLIGHT_CACHE_SIZE:
+            _journeys.clear()
+        found = _journeys[key] = tuple(index.journeys(origin, destination, day))
+    return list(found)
 
 
 def _forget_flights(version: int | None) -> None:
     """A process whose index is dropped (a test's database replaced under it) may meet
-    the same version numbers again, over other legs: its flight wires go with it."""
+    the same version numbers again, over other legs: its flight wires and journeys go
+    with it."""
     if version is None:
         _flights.clear()
+        _journeys.clear()
 
 
 on_network_change(_forget_flights)

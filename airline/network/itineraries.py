@@ -191,10 +191,6 @@ class Journey:
         return "-".join(str(leg.id) for s in self.segments for leg in s.legs)
 
 
-# Market-days whose journeys an index keeps worked out (NetworkIndex.journeys).
-JOURNEYS_MEMO_SIZE = 20_000
-
-
 class NetworkIndex:
     """The dated legs of one schedule version, indexed for journey building."""
 
@@ -338,21 +334,7 @@ class NetworkIndex:
 
     def journeys(self, origin: str, destination: str, local_date: date) -> list[Journey]:
         """Every journey from `origin` departing on `local_date` (origin's time) to
-        `destination`, earliest departure first, then shortest.
-
-        Worked out once per index and market-day: an index never changes (a schedule
-        change is a new one, with an empty memo), and a busy market's connections are
-        most of a search's own work. The memo is bounded, and dropped whole when full."""
-        key = (origin, destination, local_date)
-        memo = self.__dict__.setdefault("_journeys_memo", {})
-        found = memo.get(key)
-        if found is None:
-            if len(memo) >= JOURNEYS_MEMO_SIZE:
-                memo.clear()
-            found = memo[key] = tuple(self._journeys(origin, destination, local_date))
-        return list(found)
-
-    def _journeys(self, origin: str, destination: str, local_date: date) -> list[Journey]:
+        `destination`, earliest departure first, then shortest."""
         zone = self.time_zones.get(origin)
         if zone is None or destination not in self.time_zones or origin == destination:
             return []
