@@ -28,9 +28,8 @@ preload_app = True
 # clients against sync at one and two per core and gthread with 2 or 4 threads, in one
 # run (docs/benchmarks/figures/workers.md). One sync worker per core finishes the most
 # funnels a second at the least CPU per funnel; each worker or thread more adds CPU per
-# funnel (more processes contending for two cores) and none finishes more funnels: in
-# two quiet runs four or five sync workers 0.82-0.96x the funnels, gthread 0.78-0.99x
-# at 1.1-1.6x the CPU per funnel, and the slowest hold p95. The
+# funnel (more processes contending for two cores) and none finishes more funnels,
+# threads least and with the slowest holds. The
 # workers are inside requests about 80% of the time (the request log's server times
 # over the phase); the rest is gunicorn's own work per connection and the cores the
 # database and the clients take. What the clients wait beyond the server time is their

@@ -398,8 +398,8 @@ _NO_SEATS = _Sale(rbds=(), seats_remaining=0, to_price=(), price_key=(), segment
 # once, not once per offer per response): what depends only on immutable inputs. A flight's wire
 # depends on the schedule version and its legs; a price on the fares, bundle terms and
 # party, all part of the key, so an edit to any of them is a new key, never a stale answer.
-# A market-day's journeys likewise depend only on the schedule version: a busy market's
-# connections, walked in the index, were a tenth of a search's own work.
+# A market-day's journeys likewise depend only on the schedule version; walking a busy
+# market's connections in the index is about a tenth of a search's own work.
 FLIGHT_CACHE_SIZE = 20_000
 _flights: dict[tuple, tuple[str, str, orjson.Fragment]] = {}
 _journeys: dict[tuple, tuple[Journey, ...]] = {}

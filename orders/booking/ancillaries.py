@@ -430,12 +430,13 @@ def services_write(
         for line in sale.lines
     ]
     try:
-        return list(rows_insert(rows))
+        rows_insert(rows)
     except IntegrityError as exc:
         # The partial unique indexes decide every race for a seat (DESIGN.md §7).
         raise refuse(
             "A chosen seat has just been taken, or the passenger already has a seat on that flight"
         ) from exc
+    return rows
 
 
 def held_services(
