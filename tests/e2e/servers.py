@@ -2,6 +2,7 @@
 
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -33,10 +34,24 @@ class Server:
         return self.log.read_text()
 
 
+# Not the `random` module's generator: pytest-randomly seeds that alike in every xdist
+# worker, which would then try the same ports in the same order.
+_PORTS = random.SystemRandom()
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A loopback port nothing listens on, below the kernel's ephemeral range: a port
+    the kernel hands out (bind to 0) may be taken as the local end of any outgoing
+    connection before the server that was meant to listen on it starts."""
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    while True:
+        port = _PORTS.randrange(10_000, low)
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
 
 
 def base_env(**overrides: str) -> dict[str, str]:
