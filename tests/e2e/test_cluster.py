@@ -3,8 +3,10 @@
 of the PgBouncer of whichever PostgreSQL member is the primary (writes) or a replica
 within the lag bound (stale-ok reads); Patroni on etcd's three members managing a primary
 and its synchronous standby; Redis and the worker; every process under supervisord. One
-cluster (seeded with the demo airline) for the module; its tests run in order, the
-faults to the database tier last, stopping and starting the whole topology at the end.
+cluster (seeded with the demo airline) for the module; its tests run in any order
+(pytest-randomly's), so each case of the database tier first waits for a primary with
+its synchronous standby, and the load that books over and over keeps to a market of
+its own (FLOW_MARKET).
 
 Marked `cluster`, which pyproject's addopts leave out of the main pytest run; `make
 test` runs them after it (`make test-cluster` alone), as
