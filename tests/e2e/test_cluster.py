@@ -53,11 +53,11 @@ REQUEST_TIMEOUT = 40  # a request that takes longer has hung (gunicorn's timeout
 # offer store, Redis (ERR-9002), each 503.
 UNAVAILABLE = {(503, "ERR-9000"), (503, "ERR-8002"), (503, "ERR-9002")}
 RECOVERY_SECONDS = 15  # bookings succeed again within this of the primary's death or a switch
-# The market of the cases that book offers priced beforehand (card_bookings,
-# priced_offers), each case on days of its own; and the market of the load that
-# searches, prices and books over and over (booking_flow). The flow books thousands over
-# a run, a score a day on every day: on the cases' market it would sell out the classes
-# their offers were priced in, and their bookings would fail with ERR-4001.
+# The market of the cases that book a few offers a day priced beforehand (card_bookings,
+# priced_offers); and the market of the load that searches, prices and books over and
+# over (booking_flow). The flow books thousands over a run, a score a day on every day:
+# on the cases' market it would sell out the classes their offers were priced in, and
+# their bookings would fail with ERR-4001.
 MARKET = ("CHS", "PVD")
 FLOW_MARKET = ("CHS", "BDL")
 RETRY_AFTER_SECONDS = 1.0
