@@ -118,7 +118,7 @@ STEPS: list[tuple[str, str]] = [
     (r"/airline/api/metrics\.py|/orders/(reading/metrics|core/events)\.py", OUTBOX),
     (r"/prometheus_client/", OUTBOX),
     # Parsing and validation.
-    (r"/airline/api/(parsers|serializers)\.py", PARSE),
+    (r"/airline/api/(parsers|serializers|quick_validation)\.py", PARSE),
     (r"/orders/requests/(serializers|inputs|checks)\.py", PARSE),
     (r"/(offers|sellers|webhooks)/(serializers|passengers)\.py", PARSE),
     (r"/orders/servicing/reshop_request\.py|/airline/fares/validators\.py", PARSE),

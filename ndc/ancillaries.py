@@ -17,6 +17,7 @@ from typing import Any
 from lxml import etree
 
 from airline.api import clock
+from airline.api.quick_validation import validated
 from ndc import ancillary_presenters
 from ndc.shopping import _plain
 from ndc.xml import MSG, c, refused, text
@@ -121,12 +122,11 @@ def _offer_trip(offer_request: etree._Element, passengers, *, owner: OfferOwner,
     }
     if passengers:
         body["passengers"] = passengers
-    checked = AncillaryIn(data=body)
-    checked.is_valid(raise_exception=True)
+    checked = validated(AncillaryIn, body)
     return services.offer_trip(
         offer_id=text(offer, "OfferID"),
-        item_ids=checked.validated_data["offerItemIds"],
-        passengers=checked.validated_data.get("passengers"),
+        item_ids=checked["offerItemIds"],
+        passengers=checked.get("passengers"),
         owner=owner,
         now=now,
     )
@@ -140,13 +140,12 @@ def _order_trip(principal: Principal, order_request: etree._Element, passengers)
         body["orderItemIds"] = item_ids
     if passengers:
         body["passengers"] = passengers
-    checked = OrderAncillaryIn(data=body)
-    checked.is_valid(raise_exception=True)
+    checked = validated(OrderAncillaryIn, body)
     found = order_get(
         scope=OrderScope.of(principal), ref=text(order, "OrderID"), parts=(), stale_ok=True
     )
     return order_trip(
         order=found,
-        item_refs=checked.validated_data.get("orderItemIds"),
-        passengers=checked.validated_data.get("passengers"),
+        item_refs=checked.get("orderItemIds"),
+        passengers=checked.get("passengers"),
     )

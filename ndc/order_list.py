@@ -14,6 +14,7 @@ from typing import Any
 
 from lxml import etree
 
+from airline.api.quick_validation import validated
 from ndc import xml
 from ndc.errors import payload_attributes
 from ndc.xml import MSG, c, element_path, refused, sub, text
@@ -72,9 +73,8 @@ _SUPPORTED_TEXT = (
 def order_list(*, principal: Principal, document: etree._Element, request_id: str | None) -> bytes:
     """IATA_OrderListRQ -> IATA_OrderListRS (as GET /json/{v}/orders)."""
     query, warnings = order_list_query(document)
-    checked = OrderListQuery(data=query)
-    checked.is_valid(raise_exception=True)
-    search = check_order_search(checked.validated_data, principal=principal)
+    checked = validated(OrderListQuery, query)
+    search = check_order_search(checked, principal=principal)
     orders, more = orders_list(search)
     return order_list_rs(order_list_page(search, orders, more), warnings, request_id=request_id)
 

@@ -18,6 +18,7 @@ from typing import Any
 from lxml import etree
 
 from airline.api.errors import ApiError
+from airline.api.quick_validation import validated
 from ndc import reshop_presenters
 from ndc.mapping import flight_request_input
 from ndc.shopping import _bundles, _plain
@@ -76,14 +77,13 @@ def order_reshop_rs(
 ) -> bytes:
     """IATA_OrderReshopRQ -> IATA_OrderReshopRS (as POST /json/{v}/orders/{id}/reshop)."""
     order_ref, wire = order_reshop_input(document)
-    body = ReshopIn(data=wire)
-    body.is_valid(raise_exception=True)
-    instruction = body.validated_data["instruction"]
+    body = validated(ReshopIn, wire)
+    instruction = body["instruction"]
     data = order_reshop(
         principal=principal,
         ref=order_ref,
         instruction=instruction,
-        passengers=body.validated_data.get("passengers"),
+        passengers=body.get("passengers"),
     )
     return reshop_presenters.order_reshop_rs(
         _plain(data),
@@ -99,15 +99,14 @@ def order_quote_rs(
 ) -> bytes:
     """IATA_OrderQuoteRQ -> IATA_OrderReshopRS (as POST /json/{v}/orders/{id}/quote)."""
     order_ref, wire, pax_from_refs = order_quote_input(document)
-    body = QuoteIn(data=wire)
-    body.is_valid(raise_exception=True)
+    body = validated(QuoteIn, wire)
     try:
         data = order_quote(
             principal=principal,
             ref=order_ref,
-            offer_id=body.validated_data["offerId"],
-            item_ids=body.validated_data["offerItemIds"],
-            passengers=body.validated_data.get("passengers"),
+            offer_id=body["offerId"],
+            item_ids=body["offerItemIds"],
+            passengers=body.get("passengers"),
         )
     except ApiError as err:
         if pax_from_refs and err.path == "passengers.paxId":

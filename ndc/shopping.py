@@ -9,6 +9,7 @@ import orjson
 from lxml import etree
 
 from airline.api import clock
+from airline.api.quick_validation import validated
 from airline.api.responses import dumps
 from airline.fares import reference
 from airline.network.itineraries import network_index
@@ -24,9 +25,8 @@ def air_shopping(
     *, principal: Principal, document: etree._Element, request_id: str | None
 ) -> bytes:
     """IATA_AirShoppingRQ -> IATA_AirShoppingRS (as POST /json/{v}/offers)."""
-    body = SearchIn(data=mapping.air_shopping_input(document))
-    body.is_valid(raise_exception=True)
-    query = check_search(data=body.validated_data, now=clock.now())
+    body = validated(SearchIn, mapping.air_shopping_input(document))
+    query = check_search(data=body, now=clock.now())
     batch = offers_search(principal=principal, query=query)
     return presenters.air_shopping_rs(
         json_presenters.flat_view(batch),
@@ -45,13 +45,10 @@ def offer_price(*, principal: Principal, document: etree._Element, request_id: s
         return [{"paxId": p["paxId"], "type": p["ptc"]} for p in batch.passengers]
 
     picks = a_la_carte.picks_of(document)
-    body = PriceIn(data=mapping.offer_price_input(document, shopped_party=shopped_party))
-    body.is_valid(raise_exception=True)
-    selections = [
-        Selection(s["offerId"], tuple(s["offerItemIds"])) for s in body.validated_data["selections"]
-    ]
+    body = validated(PriceIn, mapping.offer_price_input(document, shopped_party=shopped_party))
+    selections = [Selection(s["offerId"], tuple(s["offerItemIds"])) for s in body["selections"]]
     batch, journeys = offers_price(
-        principal=principal, selections=selections, passengers=body.validated_data["passengers"]
+        principal=principal, selections=selections, passengers=body["passengers"]
     )
     priced = json_presenters.priced_view(batch, journeys, network_index())
     chosen = (

@@ -8,6 +8,8 @@ from rest_framework.request import Request
 from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
+from airline.api.quick_validation import validated
+
 
 class ServiceView(APIView):
     """An endpoint over one service call. `principal` is who acts (the token's seller and
@@ -36,6 +38,4 @@ class ServiceView(APIView):
 
     @staticmethod
     def _valid(shape: type[Serializer], data: Any) -> Mapping[str, Any]:
-        serializer = shape(data=data)
-        serializer.is_valid(raise_exception=True)
-        return serializer.validated_data
+        return validated(shape, data)
