@@ -1,7 +1,11 @@
 """Hostile documents (DESIGN.md §9): entity expansion, external entities, depth, size.
 Each is a 4xx, and is refused by the first pass, which builds no tree: the parser stops
 at the DOCTYPE before any element (so no entity is ever declared, expanded or fetched),
-at the first element too deep or too many, and the tree-building pass never runs."""
+at the first element too deep or too many, and the tree-building pass never runs. A
+document whose raw text shows it has none of those (no `<!`, no Signature, too few tags
+to nest too deep) skips the first pass."""
+
+from datetime import timedelta
 
 import pytest
 
@@ -80,8 +84,38 @@ def test_a_doctype_is_refused_before_the_first_element(api, auth, passes, body):
 def test_an_undeclared_entity_is_refused(api, auth, passes):
     body = b'<IATA_AirShoppingRQ xmlns="x">&lol;</IATA_AirShoppingRQ>'
 
-    ndc_error_of(post(api, "AirShopping", body, auth), 422, "ERR-1005")
+    fields = ndc_error_of(post(api, "AirShopping", body, auth), 422, "ERR-1005")
 
+    assert "not well-formed" in fields["DescText"]
+    assert "Entity 'lol' not defined" in fields["DescText"]
+
+
+def test_a_plain_small_document_is_parsed_once(api, auth, network, passes):
+    response = post(
+        api, "AirShopping", air_shopping(("PVD", "CHS", network + timedelta(days=5))), auth
+    )
+
+    assert response.status_code == 200
+    assert passes["guards"] == []  # no DOCTYPE, no Signature, too few tags to nest 65 deep
+    assert passes["trees"] == 1
+
+
+def test_text_nested_deep_without_its_end_tags_is_no_document(api, auth, passes):
+    body = b"<a>" * (xml.MAX_DEPTH + 20)  # few enough `<` to skip the first pass
+
+    fields = ndc_error_of(post(api, "AirShopping", body, auth), 422, "ERR-1005")
+
+    assert "not well-formed" in fields["DescText"]
+    assert passes["guards"] == []
+
+
+def test_a_small_document_naming_a_signature_goes_through_the_first_pass(api, auth, passes):
+    body = b'<IATA_AirShoppingRQ xmlns="x"><Signature/></IATA_AirShoppingRQ>'
+
+    fields = ndc_error_of(post(api, "AirShopping", body, auth), 400, "ERR-1004")
+
+    assert fields["TagText"] == "/IATA_AirShoppingRQ/Signature"
+    assert len(passes["guards"]) == 1
     assert passes["trees"] == 0
 
 
