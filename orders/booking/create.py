@@ -35,6 +35,7 @@ from orders.booking.paying import Paying, check_payment, pay_reserved, payment_s
 from orders.booking.priced import BookedJourney, as_priced, journey_ref
 from orders.booking.writes import LocatorTaken, order_insert, order_rows_write
 from orders.core import events, ids
+from orders.core.rows import row_new
 from orders.models import (
     Channel,
     Order,
@@ -268,7 +269,8 @@ def _new_order(
     time_limit: datetime | None,
 ) -> Order:
     """The order row, not yet written: ONHOLD until `time_limit`, else PENDING payment."""
-    return Order(
+    return row_new(
+        Order,
         order_id=ids.new_order_id(),
         record_locator=ids.new_record_locator(),
         owner_code=settings.AIRLINE_DESIGNATOR,

@@ -21,7 +21,7 @@ from orders.booking.ancillaries import (
 )
 from orders.booking.priced import BookedJourney, journey_ref
 from orders.core import ids
-from orders.core.rows import rows_insert
+from orders.core.rows import row_new, rows_insert
 from orders.models import (
     Contact,
     Journey,
@@ -60,7 +60,8 @@ def order_rows_write(
     )
     items = rows_insert(
         [
-            OrderItem(
+            row_new(
+                OrderItem,
                 order=order,
                 journey=journey,
                 ref=ids.new_ref("OOI"),
@@ -173,7 +174,8 @@ def _unique_constraints(table: str, column: str) -> frozenset[str]:
 def journey_row(order: Order, *, ref: str, position: int, journey: NetworkJourney) -> Journey:
     """The order's journey as booked, with what OrderList summaries show of it: the
     departure date at the origin and the first segment's flight number."""
-    return Journey(
+    return row_new(
+        Journey,
         order=order,
         ref=ref,
         position=position,
@@ -189,7 +191,8 @@ def journey_row(order: Order, *, ref: str, position: int, journey: NetworkJourne
 def passengers_write(order: Order, passengers: Iterable[PassengerIn]) -> list[Passenger]:
     """The passengers, infants first so that their carriers can point at them."""
     rows = {
-        p.pax_id: Passenger(
+        p.pax_id: row_new(
+            Passenger,
             order=order,
             ref=ids.new_ref("PAX"),
             offer_pax_id=p.pax_id,
@@ -218,7 +221,8 @@ def passengers_write(order: Order, passengers: Iterable[PassengerIn]) -> list[Pa
 
 def contact_write(order: Order, contact: ContactIn) -> Contact:
     """The order's contact."""
-    row = Contact(
+    row = row_new(
+        Contact,
         order=order,
         ref=ids.new_ref("CTC"),
         email=contact.email,
@@ -245,7 +249,8 @@ def segments_write(
         positions[journey.pk] = positions.get(journey.pk, 0) + 1
         ref = ref_id("SEG", *(leg.id for leg in s.legs))
         rows.append(
-            Segment(
+            row_new(
+                Segment,
                 order=order,
                 journey=journey,
                 ref=ref if ref not in taken else ids.new_ref("SEG"),
@@ -264,7 +269,7 @@ def segments_write(
     rows_insert(rows)
     legs = rows_insert(
         [
-            Leg(segment=row, flight_leg_id=leg.id, ref=_leg_ref(leg.id, taken), position=n)
+            row_new(Leg, segment=row, flight_leg_id=leg.id, ref=_leg_ref(leg.id, taken), position=n)
             for row, (_, s, *_rest) in zip(rows, segments, strict=True)
             for n, leg in enumerate(s.legs, start=1)
         ]

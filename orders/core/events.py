@@ -14,7 +14,7 @@ from typing import Any
 from django.db.models.signals import post_save
 from django.dispatch import Signal
 
-from orders.core.rows import rows_insert
+from orders.core.rows import row_new, rows_insert
 from orders.models import AirlineChange, AirlineCredit, Order, OrderEvent, Service
 from sellers.authentication import Principal
 
@@ -304,7 +304,7 @@ def airline_change_resolved(
 
 
 def _record(order: Order, kind: str, *, actor: str, now: datetime, **detail: Any) -> None:
-    event = OrderEvent(order=order, at=now, actor=actor[:80], kind=kind, detail=detail)
+    event = row_new(OrderEvent, order=order, at=now, actor=actor[:80], kind=kind, detail=detail)
     # One plain INSERT (orders/core/rows.py), not save(), which cost a booking more than the
     # rest of its rows together; and then the signal save() would send, so whoever
     # listens (the booking counters of orders/reading/metrics.py) still hears of it.

@@ -14,7 +14,7 @@ from django.db.backends.base.operations import BaseDatabaseOperations
 from django.db.models import Field, Model
 from django.db.models.fields import AutoFieldMixin
 
-from orders.core.rows import _kept_type, rows_insert
+from orders.core.rows import _kept_type, row_new, rows_insert
 from orders.models import Contact, Journey, Leg, Order, OrderItem, Passenger, Segment
 from orders.reading.presenters import order_view_key
 from tests.orders.conftest import CARD, HOLD, book, booking_body
@@ -147,3 +147,42 @@ def test_both_ways_write_the_same_values(settings, default_seller):
         return {k: v for k, v in values.items() if k not in {"id", "order_id", "ref"}}
 
     assert written(True, "A1") == written(False, "B1")
+
+
+def _built(row: Model) -> tuple:
+    """What a new row holds: its attributes, its state, the related rows it caches."""
+    attributes = {k: v for k, v in vars(row).items() if k != "_state"}
+    return attributes, row._state.db, row._state.adding, dict(row._state.fields_cache)
+
+
+@pytest.mark.parametrize("saved", [True, False], ids=["related saved", "related new"])
+def test_row_new_builds_what_model_init_builds(default_seller, saved):
+    at = datetime(2026, 1, 5, 9, tzinfo=UTC)
+    order = Order(
+        order_id="ORD-RN1",
+        record_locator="RNRNRN",
+        seller=default_seller,
+        created_at=at,
+        updated_at=at,
+        total=Decimal("10.5"),
+    )
+    if saved:
+        rows_insert([order])
+    journey = Journey(order=order, ref="J1", position=1, origin="PVD", destination="CHS")
+    values = [
+        (Order, {"order_id": "ORD-RN2", "seller": default_seller, "total": Decimal("9.50")}),
+        (Contact, {"order": order, "ref": "CTC-1", "email": "a@b.c", "postal_address": None}),
+        (Passenger, {"order": order, "ref": "PAX-1", "ptc": "ADT", "infant": None}),
+        (Journey, {"order": order, "ref": "J2", "position": 2, "origin": "CHS"}),
+        (OrderItem, {"order": order, "journey": journey, "ref": "OOI-1", "fare": {"a": 1}}),
+        (Leg, {"segment_id": 7, "flight_leg_id": 3, "ref": "LEG-3", "position": 1}),
+    ]
+    for model, kwargs in values:
+        assert _built(row_new(model, **kwargs)) == _built(model(**kwargs)), model.__name__
+
+
+def test_row_new_leaves_what_model_init_refuses_to_it(default_seller):
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        row_new(Contact, nickname="Ada")
+    with pytest.raises(ValueError, match="must be a"):
+        row_new(Contact, order=default_seller, ref="CTC-1")
