@@ -545,6 +545,14 @@ def test_reads_on_the_standby_show_a_client_its_own_booking_at_once(cluster, hea
     (priced,) = priced_offers(cluster, headers, 1, first=3)
     cache = cluster.redis_master()
     standby = cluster.standby()
+    # A standby serves reads once its replay is within the lag bound (HAProxy asks
+    # Patroni's /replica?lag=): one just back from a fault under load may be synchronous
+    # (its WAL received) and still be replaying, and a pause then would keep it out.
+    wait_for(
+        lambda: cluster.haproxy_stat(f"pg{standby}", 17, backend="db_read").startswith("UP"),
+        180,
+        "the standby serving stale-ok reads",
+    )
 
     def forget_writes() -> None:  # the client's read-your-writes window over
         markers = list(cache.scan_iter(match="*wrote:seller:*"))
