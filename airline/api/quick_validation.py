@@ -112,7 +112,9 @@ def _serializer_check(serializer: serializers.Serializer) -> Check:
         if validate is not None:
             try:
                 return validate(valid)
-            except (ValidationError, DjangoValidationError):
+            except Exception:
+                # Its refusal, or anything it reads of a bound serializer that this
+                # shared one has not got (initial_data, context): DRF runs it properly.
                 raise Unsure from None
         return valid
 

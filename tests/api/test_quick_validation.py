@@ -248,3 +248,15 @@ def test_a_shape_changing_how_drf_validates_gets_no_quick_check():
 
     assert quick_validator(Checked) is None
     assert quick_validator(Defaulted) is None
+
+
+def test_a_validate_reading_the_bound_serializer_is_left_to_drf():
+    class Echoed(StrictSerializer):
+        name = serializers.CharField()
+
+        def validate(self, attrs):
+            return {**attrs, "sent": dict(self.initial_data)}
+
+    with pytest.raises(Unsure):
+        quick_validator(Echoed)({"name": "Ada"})
+    assert validated(Echoed, {"name": "Ada"}) == {"name": "Ada", "sent": {"name": "Ada"}}
