@@ -138,8 +138,8 @@ def _plainly_within_limits(body: bytes) -> bool:
     MAX_DEPTH levels of a well-formed document (n levels take 2n - 1 tags) or for
     MAX_ELEMENTS elements. Deeper text with its end tags left out is no well-formed
     document: the tree parse refuses it as such (ERR-1005 all the same). A search or a
-    price request is such a document, and the first pass's Python call per element cost
-    ten times the C parse that builds the tree."""
+    price request is such a document, and for it the first pass's Python call per
+    element costs ten times the C parse that builds the tree."""
     return body.count(b"<") <= 2 * MAX_DEPTH and b"<!" not in body and b"Signature" not in body
 
 

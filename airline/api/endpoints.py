@@ -28,14 +28,10 @@ class ServiceView(APIView):
         """The JSON body, valid against `shape`; an absent body counts as `{}` when the
         endpoint's body is optional (SPEC.md §4.11)."""
         data = self.request.data
-        return self._valid(shape, (data or {}) if optional else data)
+        return validated(shape, (data or {}) if optional else data)
 
     def query(self, shape: type[Serializer]) -> Mapping[str, Any]:
         """The query parameters as a plain dict: DRF reads an empty value in a QueryDict
         as the parameter left out, and `origin=` must be refused like any other bad
         value."""
-        return self._valid(shape, self.request.query_params.dict())
-
-    @staticmethod
-    def _valid(shape: type[Serializer], data: Any) -> Mapping[str, Any]:
-        return validated(shape, data)
+        return validated(shape, self.request.query_params.dict())

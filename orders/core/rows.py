@@ -20,8 +20,8 @@ columns back, one query a model). `DB_DIRECT_INSERT=0` (settings) writes the sam
 with `bulk_create` instead.
 
 `row_new(model, **values)` builds such a row as `model(**values)` would, without
-Model.__init__'s walk through every field (a booking builds fourteen rows; it took
-about 520 of the 9,000 Python calls of a hold). It relies on `ModelState`,
+Model.__init__'s walk through every field (a booking builds fourteen rows, which
+through Model.__init__ make about 520 Python calls). It relies on `ModelState`,
 `Field.get_default`, `Field.set_cached_value` and the router calls of the ORM's
 foreign key descriptor; tests/orders/test_rows_insert.py compares its rows with
 Model.__init__'s.
@@ -197,9 +197,9 @@ def row_new(model: type[M], **values: Any) -> M:
     arguments (every field set, from `values` or its default; a related row given by
     name cached, its id set, its database noted as the ORM's descriptor does), for the
     rows a booking writes. Model.__init__ goes through every field with a dict pop, a
-    try and a descriptor call each, and was about a tenth of a hold's CPU. For models
-    with no pre_init or post_init receiver (ImageField, some packages), whose fields are
-    all concrete columns; anything else is built by Model.__init__ itself."""
+    try and a descriptor call each. For models with no pre_init or post_init receiver
+    (an ImageField has one); with one, or with a keyword or related row Model.__init__
+    would refuse, the row is built by Model.__init__ itself."""
     if signals.pre_init.has_listeners(model) or signals.post_init.has_listeners(model):
         return model(**values)
     fields, names = _building(model)

@@ -160,9 +160,9 @@ class Cluster:
     def member_api(self, member: str) -> str:
         return f"http://127.0.0.1:{self.env[f'CLUSTER_API{member}_PORT']}"
 
-    def haproxy_state(self, server: str) -> str:
-        """UP or DOWN, as HAProxy's stats socket says of `server`."""
-        return self.haproxy_stat(server, 17).split()[0]
+    def haproxy_state(self, server: str, backend: str = "nodes") -> str:
+        """UP or DOWN, as HAProxy's stats socket says of `server` of `backend`."""
+        return self.haproxy_stat(server, 17, backend).split()[0]
 
 
 def _required() -> bool:
@@ -549,7 +549,7 @@ def test_reads_on_the_standby_show_a_client_its_own_booking_at_once(cluster, hea
     # Patroni's /replica?lag=): one just back from a fault under load may be synchronous
     # (its WAL received) and still be replaying, and a pause then would keep it out.
     wait_for(
-        lambda: cluster.haproxy_stat(f"pg{standby}", 17, backend="db_read").startswith("UP"),
+        lambda: cluster.haproxy_state(f"pg{standby}", backend="db_read") == "UP",
         180,
         "the standby serving stale-ok reads",
     )
