@@ -41,15 +41,21 @@ and no ORM: what the service could reach if everything above PostgreSQL were fre
 """
 
 import json
+import os
 import re
 import resource
 import subprocess
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.common import tiny
 
 REPLAY_BOOKINGS = tiny(64, 2)  # captured holds, one pgbench script each (pgbench takes up to 128)
+# Holds replayed from Python (Replayer.run_python) after each pgbench replay.
+PYTHON_REPLAY_HOLDS = tiny(300, 4)
 INVENTORY_TABLE = "network_leginventory"
 INVENTORY_ROOM = 1_000_000  # added to `authorized` of the captured legs during a replay
 SENTINEL_BASE = 9_876_500_000_000  # stands for a variable while a statement is composed
@@ -307,6 +313,8 @@ def replay_script(bookings: list[Booking], clients: int) -> Replay:
         f"\\set rpl_w{n} {10 ** (n - 1)} + (:rpl_seq * {clients} + :client_id) % {10 ** (n - 1)}"
         for n in range(5, 13)
     ]
+    # The same values, for the replay from Python (Replayer.run_python).
+    assert [line.split()[1] for line in header] == list(_counters(1, clients, 0)), header
     scripts: list[str] = []
     tables: list[str] = []
     with connection.cursor() as cursor:
@@ -351,6 +359,45 @@ def replay_script(bookings: list[Booking], clients: int) -> Replay:
     )
 
 
+def _counters(seq: int, clients: int, client_id: int) -> dict[str, int]:
+    """The variables each replayed transaction's header sets (replay_script's `\\set`
+    lines), for its `seq`-th transaction of client `client_id`."""
+    values = {"rpl_seq": seq, "rpl_u": 100000000000 + seq * clients + client_id}
+    for n in range(5, 13):
+        values[f"rpl_w{n}"] = 10 ** (n - 1) + (seq * clients + client_id) % 10 ** (n - 1)
+    return values
+
+
+# A pgbench variable in a command: `:name` (not the `::` of a cast). pgbench replaces
+# only the names it has a value for; so does Replayer.run_python.
+_VARIABLE = re.compile(r"(?<!:):([A-Za-z_]\w*)")
+
+
+def _commands(script: str) -> list[tuple[str, str | None]]:
+    """A replay script's SQL commands, each with the prefix of its `\\gset` (or None),
+    without the header's `\\set` lines (_counters)."""
+    commands = []
+    for line in script.splitlines():
+        if not line or line.startswith("\\set "):
+            continue
+        sql, gset, prefix = line.partition(" \\gset")
+        commands.append((sql.rstrip(";"), prefix.strip() if gset else None))
+    return commands
+
+
+def _process_cpu_reader(pid: int) -> Callable[[], float]:
+    """A function giving the CPU seconds (user + system) process `pid` of this machine
+    has spent so far."""
+    ticks = os.sysconf("SC_CLK_TCK")
+
+    def read() -> float:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+
+    return read
+
+
 # --- Replay ------------------------------------------------------------------------------
 
 
@@ -381,11 +428,13 @@ class Replayer:
             f"postgres://postgres@127.0.0.1:5432/{self.database}", autocommit=True
         )
 
-    def run(self, seconds: int, watch=None) -> dict:
-        """pgbench -n -f script -c CLIENTS -j 2 -T seconds: tps, transactions, the CPU
-        pgbench itself spent (its child-process rusage), and what `watch(process)`
-        returns, called with pgbench running (it returns once pgbench has ended)."""
+    @contextmanager
+    def _room(self) -> Iterator[dict]:
+        """Around a replay: the captured legs given room (`authorized` raised), and
+        afterwards put back as they were and every row the replay inserted deleted.
+        Yields a dict that gets `deleted`, the number of rows deleted."""
         legs = self.replay.legs
+        done: dict = {}
         with self._connect() as conn:
             saved = conn.execute(
                 f"SELECT id, sold, authorized FROM {INVENTORY_TABLE} WHERE leg_id = ANY(%s)",  # noqa: S608
@@ -397,7 +446,29 @@ class Replayer:
                 [INVENTORY_ROOM, legs],
             )
             (low,) = conn.execute("SELECT pg_current_xact_id()::text::bigint").fetchone()
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        try:
+            yield done
+        finally:
+            with self._connect() as conn:
+                (high,) = conn.execute("SELECT pg_current_xact_id()::text::bigint").fetchone()
+                done["deleted"] = self._clean(conn, low, high)
+                with conn.cursor() as cursor:
+                    cursor.executemany(
+                        f"UPDATE {INVENTORY_TABLE} SET sold = %s, authorized = %s WHERE id = %s",  # noqa: S608
+                        [(sold, authorized, pk) for pk, sold, authorized in saved],
+                    )
+                restored = conn.execute(
+                    f"SELECT id, sold, authorized FROM {INVENTORY_TABLE} "  # noqa: S608
+                    "WHERE leg_id = ANY(%s)",
+                    [legs],
+                ).fetchall()
+                if sorted(restored) != sorted(saved):
+                    raise RuntimeError("the captured legs' inventory was not put back")
+
+    def run(self, seconds: int, watch=None) -> dict:
+        """pgbench -n -f script -c CLIENTS -j 2 -T seconds: tps, transactions, the CPU
+        pgbench itself spent (its child-process rusage), and what `watch(process)`
+        returns, called with pgbench running (it returns once pgbench has ended)."""
         command = [
             "pgbench",
             *_pg_args(),
@@ -413,32 +484,19 @@ class Replayer:
             "rpl_seq=0",  # what one replay inserts is deleted before the next
             self.database,
         ]
-        process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
-        try:
-            watched = watch(process) if watch else None
-            stdout, stderr = process.communicate(timeout=seconds + 120)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            with self._connect() as conn:
-                (high,) = conn.execute("SELECT pg_current_xact_id()::text::bigint").fetchone()
-                deleted = self._clean(conn, low, high)
-                with conn.cursor() as cursor:
-                    cursor.executemany(
-                        f"UPDATE {INVENTORY_TABLE} SET sold = %s, authorized = %s WHERE id = %s",  # noqa: S608
-                        [(sold, authorized, pk) for pk, sold, authorized in saved],
-                    )
-                restored = conn.execute(
-                    f"SELECT id, sold, authorized FROM {INVENTORY_TABLE} "  # noqa: S608
-                    "WHERE leg_id = ANY(%s)",
-                    [legs],
-                ).fetchall()
-                if sorted(restored) != sorted(saved):
-                    raise RuntimeError("the captured legs' inventory was not put back")
+        with self._room() as done:
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            process = subprocess.Popen(
+                command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
+            try:
+                watched = watch(process) if watch else None
+                stdout, stderr = process.communicate(timeout=seconds + 120)
+            finally:
+                if process.poll() is None:
+                    process.kill()
+                    process.wait()
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if process.returncode != 0 or "aborted" in stderr:
             raise RuntimeError(f"pgbench replay failed:\n{stdout}\n{stderr[-3000:]}")
         tps = float(re.search(r"^tps = ([\d.]+)", stdout, re.MULTILINE).group(1))
@@ -451,8 +509,41 @@ class Replayer:
             "transactions": transactions,
             "latency_ms": float(latency.group(1)) if latency else None,
             "pgbench_cpu": (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime),
-            "deleted": deleted,
+            "deleted": done["deleted"],
             "watched": watched,
+        }
+
+    def run_python(self, transactions: int) -> dict:
+        """The same scripts run by one Python client, through psycopg (the service's
+        driver): each command sent as pgbench sends it (the script's literal SQL, its
+        variables substituted, `\\gset` read back), the scripts taken in turn. The CPU
+        per hold of this client (its thread's) and of its PostgreSQL backend: what
+        speaking the hold's SQL costs a Python process, with nothing else to do."""
+        scripts = [_commands(path.read_text()) for path in self.scripts]
+        with self._room() as done, self._connect() as conn:
+            backend = _process_cpu_reader(conn.info.backend_pid)
+            client, database = time.thread_time(), backend()
+            for seq in range(1, transactions + 1):
+                values = _counters(seq, self.clients, 0)
+                for sql, gset in scripts[seq % len(scripts)]:
+                    text = _VARIABLE.sub(lambda m, v=values: str(v.get(m[1], m[0])), sql)
+                    cursor = conn.execute(text, prepare=False)
+                    if gset is not None:
+                        row = cursor.fetchone()
+                        values.update(
+                            (gset + column.name, value)
+                            for column, value in zip(cursor.description, row, strict=True)
+                        )
+            client, database = time.thread_time() - client, backend() - database
+        if done["deleted"] < transactions:
+            raise RuntimeError(f"{transactions} holds replayed from Python left no rows to delete")
+        return {
+            "transactions": transactions,
+            "cpu_per_hold": {
+                "python": client / transactions,
+                "postgresql": database / transactions,
+            },
+            "deleted": done["deleted"],
         }
 
     def _clean(self, conn, low: int, high: int) -> int:

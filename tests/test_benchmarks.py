@@ -153,6 +153,12 @@ def ms(cell: str) -> float:
 def test_it_runs_at_tiny_size_and_cleans_up(name, tmp_path, template):
     text = run_benchmark(name, tmp_path, template=template)
     assert "|---" in text, text[-2000:]  # it wrote its tables
+    if name == "orders":
+        # The hold replay ran from Python too (benchmarks/replay.py, Replayer.run_python).
+        assert re.search(
+            r"\| replayed from Python \(psycopg, 1 client, 4 holds\) \| - \| [\d.]+ \| [\d.]+ \|",
+            text,
+        ), text[-3000:]
 
 
 @pytest.mark.parametrize("name", ["network", "webhooks"])  # they seed their own database

@@ -243,6 +243,8 @@ def print_replay(phases: dict, replays: list[dict]) -> None:
     parts = ("postgresql", "machine", "machine idle")
     hold_cpu = [p["cpu_per_order"] for p in phases["hold"]]
     replay_cpu = [r["cpu_per_hold"] for r in replays]
+    python_cpu = [r["python"]["cpu_per_hold"] for r in replays]
+    python_holds = replays[0]["python"]["transactions"]
     table(
         "CPU per hold, ms (median of the phases): booked over HTTP / replayed by pgbench",
         ("hold", "gunicorn", "postgresql", "clients / pgbench", "machine", "machine idle"),
@@ -261,6 +263,14 @@ def print_replay(phases: dict, replays: list[dict]) -> None:
                 f"{median([c['pgbench'] for c in replay_cpu]) * 1000:.1f}",
                 *(f"{median([c[p] for c in replay_cpu]) * 1000:.1f}" for p in parts[1:]),
             ),
+            (
+                f"replayed from Python (psycopg, 1 client, {python_holds} holds)",
+                "-",
+                f"{median([c['postgresql'] for c in python_cpu]) * 1000:.1f}",
+                f"{median([c['python'] for c in python_cpu]) * 1000:.1f}",
+                "-",
+                "-",
+            ),
         ],
     )
     verdict = "met" if hold / replayed >= HOLDS_TO_REPLAY else "missed"
@@ -275,4 +285,15 @@ def print_replay(phases: dict, replays: list[dict]) -> None:
         f"service CPU per hold: gunicorn {service * 1000:.1f} ms / PostgreSQL "
         f"{database * 1000:.1f} ms = {service / database:.2f}x "
         f"(target <= {SERVICE_TO_DATABASE:.0f}x: {verdict})"
+    )
+    # What merely sending the hold's SQL costs a Python client, against what PostgreSQL
+    # spends running it in the same replay: the part of the service's CPU that fewer
+    # Python steps around the statements cannot take away.
+    speaking = median([c["python"] for c in python_cpu])
+    run_by = median([c["postgresql"] for c in python_cpu])
+    print(
+        f"the hold's SQL sent from Python alone: {speaking * 1000:.1f} ms of client CPU "
+        f"per hold against PostgreSQL's {run_by * 1000:.1f} ms = {speaking / run_by:.2f}x "
+        f"(pgbench's client: {median([c['pgbench'] for c in replay_cpu]) * 1000:.1f} ms); "
+        f"the service's CPU per hold beyond it: {(service - speaking) * 1000:.1f} ms"
     )

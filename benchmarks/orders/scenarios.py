@@ -37,7 +37,13 @@ from benchmarks.orders.references import pgbench_drop, pgbench_init, pgbench_tps
 from benchmarks.orders.report import print_results
 from benchmarks.orders.seats import ancillaries_bench
 from benchmarks.orders.sizes import CLIENTS, ORDERS_PER_CLIENT, REPEATS, WARMUP_PER_CLIENT
-from benchmarks.replay import REPLAY_BOOKINGS, Replayer, capture_holds, replay_script
+from benchmarks.replay import (
+    PYTHON_REPLAY_HOLDS,
+    REPLAY_BOOKINGS,
+    Replayer,
+    capture_holds,
+    replay_script,
+)
 
 
 def main() -> None:
@@ -100,6 +106,7 @@ def main() -> None:
                 if kind == "hold":
                     # Right after each hold phase, for as long as it took.
                     replays.append(replay_phase(replayer, result["seconds"], server.pid))
+                    replays[-1]["python"] = replayer.run_python(PYTHON_REPLAY_HOLDS)
         pgbench_rates.append(pgbench_tps())
 
         load(port, ["/health"], {}, "h8")
