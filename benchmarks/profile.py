@@ -117,6 +117,14 @@ STEPS: list[tuple[str, str]] = [
     (r"/webhooks/(outbox|metrics)\.py", OUTBOX),
     (r"/airline/api/metrics\.py|/orders/(reading/metrics|core/events)\.py", OUTBOX),
     (r"/prometheus_client/", OUTBOX),
+    # ndc/xml.py also writes the answers: its writers are the NDC document's render and
+    # serialisation, not the request's parsing (the module's other functions).
+    (r"/ndc/xml\.py:(serialize|text_document)$", SERIAL),
+    (
+        r"/ndc/xml\.py:(message_root|sub|msg_sub|amount|leaf|node|msg_node|amount_text"
+        r"|append_text|escape|escape_attribute|_check_xml|_text_of)$",
+        RENDER,
+    ),
     # Parsing and validation.
     (r"/airline/api/(parsers|serializers|quick_validation)\.py", PARSE),
     (r"/orders/requests/(serializers|inputs|checks)\.py", PARSE),
