@@ -37,11 +37,14 @@ def figures_at(rev: str, module: str, env: dict[str, str]) -> dict[str, list[lis
     """Run `python -m benchmarks.<module>` as revision `rev` has it (its code and its
     benchmark, in this interpreter) with `env` over this environment, and read back the
     tables it wrote: {title: [header, *rows]}. `env` names the run's own scratch
-    database and key prefix, so that it never meets this run's."""
+    database (BENCH_DATABASE) and key prefix, so that it never meets this run's."""
     with checkout(rev) as tree, tempfile.TemporaryDirectory(prefix="figures-") as figures:
         environment = {
             **os.environ,
             **env,
+            # What prepare_environment derives from BENCH_DATABASE, unless DATABASE_URL is
+            # set already: as it is in this process once it has prepared its own.
+            "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{env['BENCH_DATABASE']}",
             "BENCH_FIGURES_DIR": figures,
             "PYTHONPATH": str(tree),
             "AIRLINE_VAR_DIR": str(Path(figures) / "var"),

@@ -23,6 +23,9 @@ A step's milliseconds are its share of the profiled CPU times the unprofiled CPU
 request: cProfile's own cost per call falls heaviest on steps of many small Python
 calls, so the shares lean towards those; the ordering of the big steps holds.
 
+The revision before (PROFILE_BEFORE), run by its own benchmark, and this one take turns,
+ROUNDS times each; each kind's figures on each side are its median round's.
+
 It is one module because the step table (STEPS, CLAIMS), the attribution and the run
 whose profiles it attributes are read together when a step's figure looks wrong.
 """
@@ -36,10 +39,11 @@ import re
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from io import BytesIO
+from typing import TypeVar
 
 # Before benchmarks.common is imported: it reads BENCH_DATABASE once, at import.
 os.environ.setdefault("BENCH_DATABASE", "airline_bench_profile")
@@ -78,6 +82,11 @@ BEFORE = os.environ.get("PROFILE_BEFORE", "25fb818")
 REQUESTS = int(os.environ.get("PROFILE_REQUESTS", "30"))  # timed, then as many profiled
 WARMUP = int(os.environ.get("PROFILE_WARMUP", "5"))
 LIST_ORDERS = int(os.environ.get("PROFILE_LIST_ORDERS", "3000"))  # for OrderList's page
+# How many times each revision is profiled, in turns (before, now, now, before, ...): this
+# machine's speed drifts by a third and more within minutes, the same for the service and
+# PostgreSQL, and a kind measured once on each side can land on a fast minute for one and
+# a slow one for the other. Each kind's figures, on both sides, are its median round's.
+ROUNDS = int(os.environ.get("PROFILE_ROUNDS", "2"))
 # A folder to keep each request kind's raw cProfile stats in (pstats files), for reading
 # a step's functions one by one: `python -m pstats FOLDER/create-order-on-hold.prof`.
 DUMP = os.environ.get("PROFILE_DUMP", "")
@@ -298,11 +307,63 @@ class Kind:
 
 def main() -> None:
     started = time.monotonic()
-    before = before_figures() if BEFORE else {}
     raw_key, _ = bench_database_seeded("bench-profile")
-    kinds = run(raw_key)
-    report(kinds, before)
+    befores: list[dict[str, list[list[str]]]] = []
+    rounds: list[list[Kind]] = []
+    for n in range(ROUNDS):
+        for side in ("before", "now") if n % 2 == 0 else ("now", "before"):
+            if side == "now":
+                rounds.append(run(raw_key, list_orders=not rounds))
+            elif BEFORE:
+                befores.append(before_figures())
+    report(kinds_of_median_rounds(rounds), tables_of_median_runs(befores))
     print(f"\n(whole benchmark {time.monotonic() - started:.0f} s)")
+
+
+def kinds_of_median_rounds(rounds: list[list[Kind]]) -> list[Kind]:
+    """Each kind as its median round measured it: the round whose median CPU for the kind
+    is the median of the rounds' (the lower of the middle two), the same rule as for the
+    runs before (tables_of_median_runs)."""
+    return [_middle(same, lambda kind: median(kind.cpu)) for same in zip(*rounds, strict=True)]
+
+
+T = TypeVar("T")
+
+
+def _middle(candidates: Sequence[T], figure: Callable[[T], float]) -> T:
+    """The candidate whose figure is the median (the lower of the middle two)."""
+    return sorted(candidates, key=figure)[(len(candidates) - 1) // 2]
+
+
+def tables_of_median_runs(runs: list[dict[str, list[list[str]]]]) -> dict[str, list[list[str]]]:
+    """The tables of several runs of one revision's profile as one: each kind's row of the
+    summary, and its table of steps, as the run whose CPU for it is the median of the
+    runs' (the lower of the middle two) has them, so that a table's steps still add up
+    to its total."""
+    if not runs:
+        return {}
+    merged: dict[str, list[list[str]]] = {}
+    for title, rows in runs[0].items():
+        if title == SUMMARY:
+            by_kind = [{row[0]: row for row in run.get(SUMMARY, [])[1:]} for run in runs]
+            merged[title] = [rows[0]] + [
+                _middle([k[row[0]] for k in by_kind if row[0] in k], lambda r: _ms(r[1]))
+                for row in rows[1:]
+            ]
+        elif STEPS_TITLE in title:
+            kind = title.partition(STEPS_TITLE)[0]
+            tables = [
+                (t, r) for run in runs for t, r in run.items() if t.startswith(kind + STEPS_TITLE)
+            ]
+            t, r = _middle(tables, lambda table: _ms(table[1][-1][1]))
+            merged[t] = r
+        else:
+            merged[title] = rows
+    return merged
+
+
+def _ms(cell: str) -> float:
+    return float(cell.removesuffix(" ms")) if cell.endswith(" ms") else float("inf")
 
 
 def before_figures() -> dict[str, list[list[str]]]:
@@ -316,11 +377,14 @@ def before_figures() -> dict[str, list[list[str]]]:
             "BENCH_DATABASE": f"{os.environ['BENCH_DATABASE']}_before",
             "CACHE_KEY_PREFIX": f"{os.environ['CACHE_KEY_PREFIX']}-before",
             "PROFILE_BEFORE": "",  # a revision that has it must not look further back
+            "PROFILE_ROUNDS": "1",  # this run takes turns with it
         },
     )
 
 
-def run(raw_key: str) -> list[Kind]:
+def run(raw_key: str, *, list_orders: bool) -> list[Kind]:
+    """Every kind measured once; `list_orders`: OrderList's orders are written first (once
+    a sitting: they are the same rows each round)."""
     from django.db import connection
 
     app = Wsgi()
@@ -433,7 +497,8 @@ def run(raw_key: str) -> list[Kind]:
     measure(app, accept)
     kinds.append(accept)
 
-    insert_list_orders(LIST_ORDERS)
+    if list_orders:
+        insert_list_orders(LIST_ORDERS)
     listing = Kind(
         f"OrderList, page of {PAGE}",
         [("GET", f"/json/v1/orders?pageSize={PAGE}", None, False)] * each,
@@ -488,6 +553,7 @@ def measure(app: Wsgi, kind: Kind) -> None:
     kind.steps = spent
 
 
+STEPS_TITLE = ": CPU by step"
 SUMMARY = (
     "Each hot request in process, warm: this thread's CPU per request (median), the "
     "PostgreSQL backend's, the time, and the step that takes most"
@@ -533,7 +599,7 @@ def report(kinds: list[Kind], before: dict[str, list[list[str]]]) -> None:
             (
                 {row[0]: row[1:] for row in rows[1:]}
                 for title, rows in before.items()
-                if title.startswith(f"{kind.name}: CPU by step")
+                if title.startswith(kind.name + STEPS_TITLE)
             ),
             {},
         )
@@ -547,7 +613,7 @@ def report(kinds: list[Kind], before: dict[str, list[list[str]]]) -> None:
             was = tuple(steps_before.get(step, ("-", "-"))) if before else ()
             rows.append((step, *now, *was))
         table(
-            f"{kind.name}: CPU by step ({cpu * 1000:.2f} ms a request; PostgreSQL "
+            f"{kind.name}{STEPS_TITLE} ({cpu * 1000:.2f} ms a request; PostgreSQL "
             f"{median(kind.pg) * 1000:.2f} ms)",
             ("step", "CPU per request", "share")
             + ((f"before ({BEFORE})", "share before") if before else ()),
@@ -557,7 +623,9 @@ def report(kinds: list[Kind], before: dict[str, list[list[str]]]) -> None:
         "profile",
         [
             f"{REQUESTS} requests of each kind timed and {REQUESTS} more profiled after "
-            f"{WARMUP} to warm up, one at a time in one process; OrderList over "
+            f"{WARMUP} to warm up, one at a time in one process, in each of {ROUNDS} "
+            "rounds; each kind's figures and steps are those of its median round (by its "
+            "CPU; the lower of the middle two); OrderList over "
             f"{LIST_ORDERS:,} orders of the agency written by SQL",
             "a step's CPU is its share of the profiled CPU (cProfile, on the thread's CPU "
             "clock) times the request's unprofiled CPU; cProfile's cost per call leans the "
@@ -565,9 +633,10 @@ def report(kinds: list[Kind], before: dict[str, list[list[str]]]) -> None:
             "the benchmark's own frames (building requests, reading answers) are left out",
             *(
                 [
-                    f"before: {BEFORE}'s own benchmarks.profile, run just before this one on "
-                    "a scratch database of its own; its steps are attributed by its own "
-                    "table of modules"
+                    f"before: {BEFORE}'s own benchmarks.profile, run {ROUNDS} times in "
+                    "turns with this one (before, now, now, before ...), each on a scratch "
+                    "database of its own, its figures chosen by the same rule; its steps "
+                    "are attributed by its own table of modules"
                 ]
                 if before
                 else []

@@ -213,6 +213,7 @@ def test_profile_gives_every_hot_request_its_steps_before_and_after(tmp_path, te
         PROFILE_WARMUP="1",
         PROFILE_LIST_ORDERS="1000",
         PROFILE_BEFORE="HEAD",
+        PROFILE_ROUNDS="2",  # each side run twice, in turns, its median round kept
     )
     assert not database_exists(f"{BASE}_smoke_profile_{WORKER}_before")
     found = tables(text)
@@ -238,6 +239,8 @@ def test_profile_gives_every_hot_request_its_steps_before_and_after(tmp_path, te
     assert [row[0] for row in found[summary][1:]] == PROFILED
     [both] = [t for t in found if t.startswith("Before and after")]
     assert [row[0] for row in found[both][1:]] == PROFILED
+    assert "in each of 2 rounds" in text
+    assert "run 2 times in turns with this one" in text
     for request, before, now, ratio, *_ in found[both][1:]:
         assert float(ratio.removesuffix("x")) == pytest.approx(ms(now) / ms(before), abs=0.011), (
             request
