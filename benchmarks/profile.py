@@ -303,6 +303,7 @@ class Kind:
     wall: list[float] = field(default_factory=list)
     profiled: float = 0.0
     steps: dict[str, float] = field(default_factory=dict)
+    calls: float = 0.0  # Python function calls per request, profiled
 
 
 def main() -> None:
@@ -547,6 +548,9 @@ def measure(app: Wsgi, kind: Kind) -> None:
         name = re.sub(r"[^a-z0-9]+", "-", kind.name.lower()).strip("-")
         profiler.dump_stats(os.path.join(DUMP, f"{name}.prof"))
     stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    # Calls, unlike CPU time, are the same however busy the machine is. The few of the
+    # benchmark's own frames (a body's dumps, an answer's loads) are counted too.
+    kind.calls = sum(nc for _cc, nc, _tt, _ct, _callers in stats.values()) / REQUESTS
     spent = attribute(stats)
     spent.pop(DRIVER, None)
     kind.profiled = sum(spent.values())
@@ -554,6 +558,7 @@ def measure(app: Wsgi, kind: Kind) -> None:
 
 
 STEPS_TITLE = ": CPU by step"
+CALLS = "Python calls"
 SUMMARY = (
     "Each hot request in process, warm: this thread's CPU per request (median), the "
     "PostgreSQL backend's, the time, and the step that takes most"
@@ -563,7 +568,7 @@ SUMMARY = (
 def report(kinds: list[Kind], before: dict[str, list[list[str]]]) -> None:
     table(
         SUMMARY,
-        ("request", "CPU (service)", "CPU (PostgreSQL)", "time", "largest step"),
+        ("request", "CPU (service)", "CPU (PostgreSQL)", "time", "largest step", CALLS),
         [
             (
                 kind.name,
@@ -571,16 +576,29 @@ def report(kinds: list[Kind], before: dict[str, list[list[str]]]) -> None:
                 f"{median(kind.pg) * 1000:.2f} ms",
                 f"{median(kind.wall) * 1000:.2f} ms",
                 max(kind.steps, key=kind.steps.get) if kind.steps else "-",
+                f"{kind.calls:,.0f}",
             )
             for kind in kinds
         ],
     )
-    earlier = {row[0]: row for row in before.get(SUMMARY, [])[1:]}
+    summary = before.get(SUMMARY, [[]])
+    earlier = {row[0]: row for row in summary[1:]}
+    # A revision whose profile counts calls has the column; an older one has not.
+    calls_at = summary[0].index(CALLS) if CALLS in summary[0] else None
     if before:
         table(
             f"Before and after, in the same sitting: CPU per request at {BEFORE} (the code "
             "when this profile was first written) and now",
-            ("request", "service: before", "now", "now / before", "PostgreSQL: before", "now"),
+            (
+                "request",
+                "service: before",
+                "now",
+                "now / before",
+                "PostgreSQL: before",
+                "now",
+                "Python calls: before",
+                "now",
+            ),
             [
                 (
                     kind.name,
@@ -589,6 +607,10 @@ def report(kinds: list[Kind], before: dict[str, list[list[str]]]) -> None:
                     _ratio(median(kind.cpu), earlier.get(kind.name, [None, ""])[1]),
                     earlier[kind.name][2] if kind.name in earlier else "-",
                     f"{median(kind.pg) * 1000:.2f} ms",
+                    earlier[kind.name][calls_at]
+                    if kind.name in earlier and calls_at is not None
+                    else "-",
+                    f"{kind.calls:,.0f}",
                 )
                 for kind in kinds
             ],

@@ -241,6 +241,10 @@ def test_profile_gives_every_hot_request_its_steps_before_and_after(tmp_path, te
     assert [row[0] for row in found[both][1:]] == PROFILED
     assert "in each of 2 rounds" in text
     assert "run 2 times in turns with this one" in text
+    # Python calls per request, on both sides (the revision before counts them too).
+    assert found[both][0][-2:] == ["Python calls: before", "now"]
+    for row in found[both][1:]:
+        assert all(int(cell.replace(",", "")) > 100 for cell in row[-2:]), row
     for request, before, now, ratio, *_ in found[both][1:]:
         assert float(ratio.removesuffix("x")) == pytest.approx(ms(now) / ms(before), abs=0.011), (
             request
