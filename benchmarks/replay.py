@@ -38,6 +38,13 @@ and no ORM: what the service could reach if everything above PostgreSQL were fre
    inventory is given room (`authorized` raised), afterwards `sold` and `authorized` are
    put back and every row the replay inserted is deleted (by its xmin, in the reverse
    order of the inserts), so the database the later phases see is unchanged.
+4. From Python. After each pgbench replay, the same scripts run once more from one
+   Python client through psycopg (Replayer.run_python): what merely sending a hold's
+   SQL costs the service's driver.
+
+It is one module because the capture, the script and both replays keep one contract:
+what each captured statement becomes in a script is what the replays run and what the
+clean-up then finds to delete.
 """
 
 import json
