@@ -166,6 +166,13 @@ def timings(fn: Callable[[], object], repeat: int) -> list[float]:
     return result
 
 
+def process_cpu_ns(pid: int) -> int:
+    """Nanoseconds process `pid` of this machine has run on a CPU (the kernel's schedstat:
+    exact, where /proc's stat counts 10 ms ticks)."""
+    with open(f"/proc/{pid}/schedstat") as stat:
+        return int(stat.read().split()[0])
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values)
 

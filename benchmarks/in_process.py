@@ -16,6 +16,7 @@ from benchmarks.orders.bookings import (
     booking_body,
     order_create_xml,
     round_trip_search,
+    seat_and_bag,
 )
 from benchmarks.orders.seats import a320_markets, is_a320_nonstop
 
@@ -123,45 +124,9 @@ def with_ancillaries(app: Wsgi, bodies: list[dict]) -> list[dict]:
     out = []
     for body in bodies:
         asked = {"offerItemIds": body["offerItemIds"]}
-        _, raw = app("POST", f"/json/v1/offers/{body['offerId']}/seats", asked)
-        seats = json.loads(raw)["data"]
-        units = [
-            u
-            for d in seats["legSeatMaps"][0]["decks"]
-            for c in d["compartments"]
-            for u in c["units"]
-            if u["availability"] == "Open" and u["group"] == "standard"
-        ]
-        unit = rng.choice(units)
-        [seat_row] = [r for r in unit["passengerPricing"] if r["paxRefId"] == "ADT-1"]
-        _, raw = app("POST", f"/json/v1/offers/{body['offerId']}/services", asked)
-        services = json.loads(raw)["data"]
-        [bag] = [s for s in services["services"] if s["serviceCode"] == "CB1"]
-        bag_row = next(
-            r
-            for a in bag["segmentAvailability"][:1]
-            for r in a["passengerPricing"]
-            if r["paxRefId"] == "ADT-2"
-        )
-        seat = {"row": int(unit["designator"][:-1]), "column": unit["designator"][-1]}
-        out.append(
-            {
-                **body,
-                "ancillaries": [
-                    {
-                        "offerId": seats["offerId"],
-                        "offerItemId": seat_row["offerItemId"],
-                        "passengerIds": ["ADT-1"],
-                        "seat": seat,
-                    },
-                    {
-                        "offerId": services["offerId"],
-                        "offerItemId": bag_row["offerItemId"],
-                        "passengerIds": ["ADT-2"],
-                    },
-                ],
-            }
-        )
+        _, seats = app("POST", f"/json/v1/offers/{body['offerId']}/seats", asked)
+        _, services = app("POST", f"/json/v1/offers/{body['offerId']}/services", asked)
+        out.append({**body, "ancillaries": seat_and_bag(seats, services, rng)})
     return out
 
 

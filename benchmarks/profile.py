@@ -53,6 +53,7 @@ os.environ.setdefault("DB_CONN_MAX_AGE", "86400")
 from benchmarks.common import (
     bench_database_seeded,
     median,
+    process_cpu_ns,
     quiet_request_log,
     scratch,
     table,
@@ -475,11 +476,11 @@ def measure(app: Wsgi, kind: Kind) -> None:
     backend = connection.connection.info.backend_pid
     for _ in range(REQUESTS):
         request = next(requests)
-        pg, cpu, wall = _cpu_ns(backend), time.thread_time_ns(), time.perf_counter_ns()
+        pg, cpu, wall = process_cpu_ns(backend), time.thread_time_ns(), time.perf_counter_ns()
         call(*request)
         kind.wall.append((time.perf_counter_ns() - wall) / 1e9)
         kind.cpu.append((time.thread_time_ns() - cpu) / 1e9)
-        kind.pg.append((_cpu_ns(backend) - pg) / 1e9)
+        kind.pg.append((process_cpu_ns(backend) - pg) / 1e9)
     if connection.connection.info.backend_pid != backend:
         raise SystemExit(f"{kind.name}: the database connection changed while timed")
     profiler = cProfile.Profile(time.thread_time)
@@ -617,12 +618,6 @@ def _ratio(now: float, before: str) -> str:
     if not before.endswith(" ms") or not float(before.removesuffix(" ms")):
         return "-"
     return f"{now * 1000 / float(before.removesuffix(' ms')):.2f}x"
-
-
-def _cpu_ns(pid: int) -> int:
-    """Nanoseconds process `pid` has run on a CPU (the kernel's schedstat)."""
-    with open(f"/proc/{pid}/schedstat") as stat:
-        return int(stat.read().split()[0])
 
 
 if __name__ == "__main__":

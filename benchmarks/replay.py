@@ -48,17 +48,16 @@ clean-up then finds to delete.
 """
 
 import json
-import os
 import re
 import resource
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks.common import tiny
+from benchmarks.common import process_cpu_ns, tiny
 
 REPLAY_BOOKINGS = tiny(64, 2)  # captured holds, one pgbench script each (pgbench takes up to 128)
 # Holds replayed from Python (Replayer.run_python) after each pgbench replay.
@@ -392,19 +391,6 @@ def _commands(script: str) -> list[tuple[str, str | None]]:
     return commands
 
 
-def _process_cpu_reader(pid: int) -> Callable[[], float]:
-    """A function giving the CPU seconds (user + system) process `pid` of this machine
-    has spent so far."""
-    ticks = os.sysconf("SC_CLK_TCK")
-
-    def read() -> float:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
-
-    return read
-
-
 # --- Replay ------------------------------------------------------------------------------
 
 
@@ -528,8 +514,8 @@ class Replayer:
         speaking the hold's SQL costs a Python process, with nothing else to do."""
         scripts = [_commands(path.read_text()) for path in self.scripts]
         with self._room() as done, self._connect() as conn:
-            backend = _process_cpu_reader(conn.info.backend_pid)
-            client, database = time.thread_time(), backend()
+            backend = conn.info.backend_pid
+            client, database = time.thread_time_ns(), process_cpu_ns(backend)
             for seq in range(1, transactions + 1):
                 values = _counters(seq, self.clients, 0)
                 for sql, gset in scripts[seq % len(scripts)]:
@@ -541,7 +527,8 @@ class Replayer:
                             (gset + column.name, value)
                             for column, value in zip(cursor.description, row, strict=True)
                         )
-            client, database = time.thread_time() - client, backend() - database
+            client = (time.thread_time_ns() - client) / 1e9
+            database = (process_cpu_ns(backend) - database) / 1e9
         if done["deleted"] < transactions:
             raise RuntimeError(f"{transactions} holds replayed from Python left no rows to delete")
         return {

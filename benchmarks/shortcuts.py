@@ -36,6 +36,7 @@ from benchmarks.common import (
     ms,
     p95,
     prepare_environment,
+    process_cpu_ns,
     recreate_database,
     scratch,
     table,
@@ -200,23 +201,16 @@ def book(client, auth: dict, body: dict, payment: str) -> Spent:
 
     body = {**body, "payment": CARD if payment == "card" else HOLD}
     backend = connection.connection.info.backend_pid
-    pg_before, cpu_before = _cpu_ns(backend), time.thread_time_ns()
+    pg_before, cpu_before = process_cpu_ns(backend), time.thread_time_ns()
     started = time.perf_counter()
     response = _post(client, auth, "/json/v1/orders", body)
     seconds = time.perf_counter() - started
-    cpu, pg = time.thread_time_ns() - cpu_before, _cpu_ns(backend) - pg_before
+    cpu, pg = time.thread_time_ns() - cpu_before, process_cpu_ns(backend) - pg_before
     if response.status_code != 201:
         raise SystemExit(f"create order answered {response.status_code}: {response.content!r}")
     if connection.connection.info.backend_pid != backend:
         raise SystemExit("the database connection changed during a booking")
     return seconds, cpu / 1e9, pg / 1e9
-
-
-def _cpu_ns(pid: int) -> int:
-    """Nanoseconds process `pid` has run on a CPU (the kernel's schedstat: exact, where
-    /proc's stat counts 10 ms ticks)."""
-    with open(f"/proc/{pid}/schedstat") as stat:
-        return int(stat.read().split()[0])
 
 
 def _post(client, auth: dict, path: str, body: dict):

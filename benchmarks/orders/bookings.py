@@ -256,38 +256,43 @@ def _ancillaries_client(port: int, auth: dict, bodies: list, seed: int, results)
     for body in bodies:
         asked = {"offerItemIds": body["offerItemIds"]}
         offer = body["offerId"]
-        _, raw = call(port, "POST", f"/json/v1/offers/{offer}/seats", asked, auth)
-        seat_data = json.loads(raw)["data"]
-        units = [
-            u
-            for d in seat_data["legSeatMaps"][0]["decks"]
-            for c in d["compartments"]
-            for u in c["units"]
-            if u["availability"] == "Open" and u["group"] == "standard"
-        ]
-        unit = rng.choice(units)
-        [seat_row] = [r for r in unit["passengerPricing"] if r["paxRefId"] == "ADT-1"]
-        _, raw = call(port, "POST", f"/json/v1/offers/{offer}/services", asked, auth)
-        service_data = json.loads(raw)["data"]
-        [bag] = [s for s in service_data["services"] if s["serviceCode"] == "CB1"]
-        bag_row = next(
-            r
-            for a in bag["segmentAvailability"][:1]
-            for r in a["passengerPricing"]
-            if r["paxRefId"] == "ADT-2"
-        )
-        ancillaries = [
-            {
-                "offerId": seat_data["offerId"],
-                "offerItemId": seat_row["offerItemId"],
-                "passengerIds": ["ADT-1"],
-                "seat": {"row": int(unit["designator"][:-1]), "column": unit["designator"][-1]},
-            },
-            {
-                "offerId": service_data["offerId"],
-                "offerItemId": bag_row["offerItemId"],
-                "passengerIds": ["ADT-2"],
-            },
-        ]
-        out.append({**body, "ancillaries": ancillaries})
+        _, seats = call(port, "POST", f"/json/v1/offers/{offer}/seats", asked, auth)
+        _, services = call(port, "POST", f"/json/v1/offers/{offer}/services", asked, auth)
+        out.append({**body, "ancillaries": seat_and_bag(seats, services, rng)})
     results.put({"bodies": out})
+
+
+def seat_and_bag(seats: bytes, services: bytes, rng: random.Random) -> list[dict]:
+    """Create order's `ancillaries` from an offer's seat map and service list (their raw
+    answers): a standard seat drawn by `rng` among the open ones for ADT-1 on the
+    outbound's first leg, and a first bag (CB1) for ADT-2 on the outbound."""
+    seat_data, service_data = json.loads(seats)["data"], json.loads(services)["data"]
+    units = [
+        u
+        for d in seat_data["legSeatMaps"][0]["decks"]
+        for c in d["compartments"]
+        for u in c["units"]
+        if u["availability"] == "Open" and u["group"] == "standard"
+    ]
+    unit = rng.choice(units)
+    [seat_row] = [r for r in unit["passengerPricing"] if r["paxRefId"] == "ADT-1"]
+    [bag] = [s for s in service_data["services"] if s["serviceCode"] == "CB1"]
+    bag_row = next(
+        r
+        for a in bag["segmentAvailability"][:1]
+        for r in a["passengerPricing"]
+        if r["paxRefId"] == "ADT-2"
+    )
+    return [
+        {
+            "offerId": seat_data["offerId"],
+            "offerItemId": seat_row["offerItemId"],
+            "passengerIds": ["ADT-1"],
+            "seat": {"row": int(unit["designator"][:-1]), "column": unit["designator"][-1]},
+        },
+        {
+            "offerId": service_data["offerId"],
+            "offerItemId": bag_row["offerItemId"],
+            "passengerIds": ["ADT-2"],
+        },
+    ]
