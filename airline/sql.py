@@ -124,6 +124,8 @@ LOCK_BUSY_RETRY_AFTER = "2"  # seconds, the Retry-After of a lock wait cut short
 # False in the background worker's jobs (lock_waits_unbounded): no client waits there, and
 # a job cut short would wait just the same at its next round.
 _bounded: ContextVar[bool] = ContextVar("lock_waits_bounded", default=True)
+# True inside a lock_wait_bounded block that set the bound: a block within it sends nothing.
+_bound_set: ContextVar[bool] = ContextVar("lock_wait_bound_set", default=False)
 
 
 class LockBusy(ApiError):
@@ -154,11 +156,20 @@ def lock_wait_bounded(busy: str) -> Iterator[None]:
     is inserting, say). Writers that must wait for the requests (a schedule load waits
     for the bookings on its legs, which are short) do not use this. Nothing to bound on
     SQLite (no row locks), outside a transaction (a lock taken and given back at once),
-    with the setting at 0, or in the worker's jobs (lock_waits_unbounded)."""
+    with the setting at 0, or in the worker's jobs (lock_waits_unbounded).
+
+    Blocks nest: one inside another finds the bound in force and sends nothing (a flow that
+    takes several locks in a row, an order's then its legs' then their seat maps', sets
+    the bound once and sets it back once: two statements, not two a lock); a lock it
+    waited for too long is still reported in its own words."""
     db = connections[DEFAULT_DB_ALIAS]
     bound = settings.LOCK_WAIT_TIMEOUT_MS
     if db.vendor != "postgresql" or not bound or not _bounded.get() or not db.in_atomic_block:
         yield
+        return
+    if _bound_set.get():
+        with _lock_wait_reported(busy, bound):
+            yield
         return
     with statement_cursor() as cursor:
         # The value in force is read before the new one is set: the subquery is planned
@@ -169,6 +180,23 @@ def lock_wait_bounded(busy: str) -> Iterator[None]:
             [f"{bound}ms"],
         )
         (was, _now) = cursor.fetchone()
+    token = _bound_set.set(True)
+    try:
+        with _lock_wait_reported(busy, bound):
+            yield
+    except (DatabaseError, LockBusy):
+        raise  # the transaction is spoiled: nothing to set back
+    except BaseException:
+        _lock_timeout_set(was)  # the transaction is sound and its caller may go on
+        raise
+    finally:
+        _bound_set.reset(token)
+    _lock_timeout_set(was)
+
+
+@contextmanager
+def _lock_wait_reported(busy: str, bound: int) -> Iterator[None]:
+    """A lock wait the bound cut short, raised as LockBusy(busy)."""
     try:
         yield
     except OperationalError as exc:
@@ -178,12 +206,6 @@ def lock_wait_bounded(busy: str) -> Iterator[None]:
         # cause is logged here and not chained.
         logger.warning("lock wait cut short", extra={"fields": {"busy": busy, "bound_ms": bound}})
         raise LockBusy(busy) from None
-    except DatabaseError:
-        raise  # the transaction is spoiled: nothing to set back
-    except BaseException:
-        _lock_timeout_set(was)  # the transaction is sound and its caller may go on
-        raise
-    _lock_timeout_set(was)
 
 
 def _lock_timeout_set(value: str) -> None:

@@ -2,6 +2,7 @@
 key; an API client; a settable clock."""
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -9,6 +10,7 @@ import pytest
 from django.apps import apps
 from django.contrib.contenttypes.models import ContentType
 from django.core.cache import cache
+from django.db import connection
 from rest_framework.test import APIClient
 
 from airline.api import clock as service_clock
@@ -201,3 +203,18 @@ def error_of(response, status: int, code: str, path: object = UNCHECKED) -> dict
     if path is not UNCHECKED:
         assert error.get("path") == path, error
     return error
+
+
+@contextmanager
+def statements_sent() -> Iterator[list[str]]:
+    """The SQL of each statement the default connection sends in the block, as written
+    (prepared statements included), by an execute wrapper: not CaptureQueriesContext,
+    whose debug cursor renders every statement with its values, which no worker does."""
+    sent: list[str] = []
+
+    def record(execute, sql, params, many, context):
+        sent.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(record):
+        yield sent

@@ -185,9 +185,11 @@ def inventory_apply(changes: Sequence[SeatChange], *, check: LegCheck | None = N
         # such UPDATEs can meet those rows in different physical orders (row versions
         # move), which deadlocks when the transaction is still open behind them, as a
         # booking's is while its order is written.
-        locked = legs_lock(every_leg, bounded=True)
-        if check is not None:
-            check(locked)
+        # One bound over the legs' locks and those `check` takes (a seat sale's seat maps).
+        with lock_wait_bounded(LEGS_BUSY):
+            locked = legs_lock(every_leg, bounded=True)
+            if check is not None:
+                check(locked)
         _change_legs(
             [
                 (leg_id, change.rbd, change.seats)

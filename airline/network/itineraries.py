@@ -679,7 +679,7 @@ def _notify(version: int | None) -> None:
             logger.exception("network change callback %r failed", callback)
 
 
-def network_index(*, current: bool = False) -> NetworkIndex:
+def network_index(*, current: bool = False, seen: int | None = None) -> NetworkIndex:
     """This process's index of the schedule.
 
     As it has it (what searches read; what a search offers is priced again before it is
@@ -703,9 +703,17 @@ def network_index(*, current: bool = False) -> NetworkIndex:
     worker whose index is current. Tests (NETWORK_REBUILD_IN_BACKGROUND off): brought to
     the version here, in the request's transaction, on every call.
 
+    `seen`: the network version this request has already read from the database (a
+    booking that found its flights on the current index, then checks its seats): an index
+    of that version or later is current for it without reading the version again.
+
     Either way pricing and booking re-read the legs from the database
     (inventory.leg_availability, inventory.legs_lock), so an index never sells a flight
     that is gone."""
+    if current and seen is not None:
+        index = _holder.index
+        if index is not None and index.version >= seen:
+            return index
     return _holder.current() if current else _holder.get()
 
 

@@ -303,14 +303,16 @@ def check_sale(
     held: Sequence[HeldService],
     travellers: Mapping[str, Traveller],
     refuse: RefuseAs,
+    network: int | None = None,
 ) -> Sale:
     """The lines as one sale, checked against what the passengers already hold: a seat
     must be free, sellable and of its item's zone and cabin, and one a passenger already
     has on that leg is replaced; a bag needs the one before it (held or bought with it);
     nothing is held twice. Reads the seats' configurations and the seats taken; the
-    unique constraints on services decide any race after this (DESIGN.md §7)."""
+    unique constraints on services decide any race after this (DESIGN.md §7). `network`:
+    the network version the request has read already, if it has."""
     seats = [line for line in lines if line.seat is not None]
-    layouts = _seat_layouts({line.leg_id for line in seats})
+    layouts = _seat_layouts({line.leg_id for line in seats}, network)
     replaced: list[Service] = []
     seated: set[tuple[str, int]] = set()
     for line in seats:
@@ -475,13 +477,13 @@ def emds_number(services: Sequence[Service]) -> None:
     Service.objects.bulk_update(unnumbered, ["emd_number"])
 
 
-def _seat_layouts(leg_ids: set[int]) -> dict[int, dict[str, fleet.SeatSpec]]:
+def _seat_layouts(leg_ids: set[int], network: int | None) -> dict[int, dict[str, fleet.SeatSpec]]:
     """Each leg's seats by designator, from the configuration the schedule gives it, as
-    of the database's network version (read from the database for a leg the schedule no
-    longer has)."""
+    of the database's network version (`network` when the request has read it; read
+    from the database for a leg the schedule no longer has)."""
     if not leg_ids:
         return {}
-    index = network_index(current=True)
+    index = network_index(current=True, seen=network)
     configurations = {
         leg_id: leg.configuration_id for leg_id in leg_ids if (leg := index.leg(leg_id)) is not None
     }

@@ -111,6 +111,7 @@ def order_create(
         offer_id=offer_id,
         owner=OfferOwner.of(principal),
         now=now,
+        network=network,
     )
     total = price_sum(b.price for b in booked).total + sale.amount
     check_amount_stated(payment, due=total, currency="USD")  # USD only (DESIGN.md §4)
@@ -318,6 +319,7 @@ def _first_sale(
     offer_id: str,
     owner: OfferOwner,
     now: datetime,
+    network: int,
 ) -> Sale:
     """What a new order sells besides its flights: each journey's bundle inclusions for
     every seated passenger (DESIGN.md §11), then the seats and services of the priced
@@ -354,5 +356,6 @@ def _first_sale(
         held=[HeldService.of_line(line) for line in inclusions],
         travellers=travellers,
         refuse=IN_CREATE,
+        network=network,
     )
     return Sale(lines=(*inclusions, *sale.lines))

@@ -103,7 +103,7 @@ def order_change(
     if not changes:
         raise ApiError(Err.VALIDATION, "Send at least one change", path="changes")
     network = parts_read(order, changes)
-    plan = Plan(principal=principal, order=order, now=clock.now())
+    plan = Plan(principal=principal, order=order, now=clock.now(), network=network)
     _plan_steps(plan, changes, payment=payment)
     if payment is not None:
         check_amount_stated(payment, due=plan.due(), currency=order.currency)
@@ -210,17 +210,17 @@ def _apply(plan: Plan, *, charge, intent: PaymentIntent | None) -> None:
     """Under the order row's lock: every step in request order, then the order's totals,
     the payment and the events; `plan.order` then holds the order row as it stands."""
     order = plan.order
-    # Changes of one order queue here; what the checks read must still be so.
+    # Changes of one order queue here (one bound over its lock, its legs', their seat maps').
     with lock_wait_bounded(ORDER_BUSY):
         locked = Order.objects.select_for_update().get(pk=order.pk)
-    if locked.version != order.version:
-        raise ApiError(
-            Err.CHANGE_NOT_APPLIED,
-            "The order changed while this request was made; retrieve it and retry",
-            reason=Reason.ORDER_BUSY,
-            path="changes",
-        )
-    _check_still_flying(plan.leg_ids, plan.leg_checks)
+        if locked.version != order.version:
+            raise ApiError(
+                Err.CHANGE_NOT_APPLIED,
+                "The order changed while this request was made; retrieve it and retry",
+                reason=Reason.ORDER_BUSY,
+                path="changes",
+            )
+        _check_still_flying(plan.leg_ids, plan.leg_checks)
     for step in plan.steps:
         step(plan, locked)
     update: dict[str, Any] = {"updated_at": plan.now, "version": F("version") + 1}
@@ -375,6 +375,7 @@ def check_accept_offer(plan: Plan, entries: Sequence[AcceptOffer]) -> Do:
         held=held,
         travellers={p.ref: Traveller(p.ref, p.ptc, p.infant_id is not None) for p in passengers},
         refuse=IN_CHANGE,
+        network=plan.network,
     )
     plan.added += sale.amount
     if sale.replaced and order.paid == 0:

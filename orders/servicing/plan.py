@@ -37,6 +37,7 @@ class Plan:
     principal: Principal
     order: Order
     now: datetime
+    network: int | None = None  # the network version read with the order's parts, if read
     steps: list[Do] = field(default_factory=list)
     added: Decimal = ZERO  # what the order's value moves by (negative when lines go)
     voided: Decimal = ZERO  # value given up before anyone paid for it

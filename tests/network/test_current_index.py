@@ -26,7 +26,7 @@ from airline.network.itineraries import (
     schedule_version,
 )
 from orders.models import Order, Service
-from tests.conftest import error_of
+from tests.conftest import error_of, statements_sent
 from tests.ndc.conftest import ndc_error_of, offer_price, post
 from tests.network.ssim_builder import Leg, ssim_file
 from tests.offers.conftest import first_day, search_body
@@ -35,6 +35,7 @@ from tests.orders.conftest import HOLD, auth, book, booking_body, network, price
 from tests.orders.test_airline_changes import RETIMED_101, reload
 from tests.orders.test_exchange import accept as accept_reshop
 from tests.orders.test_exchange import booked, itinerary, quote, reshop
+from tests.orders.test_first_booking_ancillaries import offer_ancillaries, seat_for
 from tests.orders.test_order_ancillaries import change, open_seat, seat_entry, seats
 from tests.orders.test_seat_blocks import aircraft_in_json, aircraft_in_ndc
 
@@ -178,6 +179,29 @@ def test_a_seat_sale_on_an_index_older_than_the_database_is_refused(
 
     refused(change(api, auth, order_id, {"changes": [seat_entry(seat_data, unit, row)]}))
     assert not Service.objects.filter(order__order_id=order_id, seat_row__isnull=False).exists()
+
+
+@pytest.mark.django_db
+def test_a_seat_sale_reads_the_network_version_once(api, auth, behind, clock):
+    """A booking with a seat, and a seat bought on a hold, check their seats on the index
+    of the version the request has already read: one read each, not one a check."""
+    priced = price_offer(api, auth, behind + timedelta(days=5))
+    seat_data = offer_ancillaries(api, auth, priced, "seats")
+    unit, row = open_seat(seat_data["legSeatMaps"][0], "ADT-1")
+    body = booking_body(priced, ancillaries=[seat_for(seat_data, unit, row)])
+    with statements_sent() as sent:
+        hold = book(api, auth, body)
+    assert hold.status_code == 201, hold.content
+    assert len([sql for sql in sent if "networkversion" in sql]) == 1
+
+    order = hold.json()["data"]
+    order_id = order["order"]["orderId"]
+    seat_data = seats(api, auth, order_id).json()["data"]
+    unit, row = open_seat(seat_data["legSeatMaps"][0], order["pax"][1]["paxId"])
+    with statements_sent() as sent:
+        changed = change(api, auth, order_id, {"changes": [seat_entry(seat_data, unit, row)]})
+    assert changed.status_code == 200, changed.content
+    assert len([sql for sql in sent if "networkversion" in sql]) == 1
 
 
 @pytest.mark.django_db

@@ -25,12 +25,12 @@ from datetime import timedelta
 
 import pytest
 from django.core.handlers.wsgi import WSGIHandler
-from django.db import connection
 from django.db.models import F
 
 from airline.network.models import LegInventory
+from tests.conftest import statements_sent
 from tests.orders.conftest import CARD, HOLD, booking_body, price_offer
-from tests.orders.profile_holds import _backend_cpu_reader, _environ, _recorder
+from tests.orders.profile_holds import _backend_cpu_reader, _environ
 
 ROUNDS = 5
 KINDS = {"hold": HOLD, "card": CARD}
@@ -67,8 +67,7 @@ def test_bookings_profile(api, auth, network, partner_key):
     last: dict[str, list[str]] = {}
     for r in range(ROUNDS):
         for kind in list(KINDS)[:: 1 if r % 2 == 0 else -1]:
-            sent: list[str] = []
-            with connection.execute_wrapper(_recorder(sent)):
+            with statements_sent() as sent:
                 t0, w0, b0 = (
                     resource.getrusage(resource.RUSAGE_SELF),
                     time.perf_counter(),

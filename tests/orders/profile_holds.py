@@ -31,6 +31,7 @@ from django.db import connection
 from django.db.models import F
 
 from airline.network.models import LegInventory
+from tests.conftest import statements_sent
 from tests.orders.conftest import booking_body, price_offer
 
 ROUNDS = 5
@@ -87,10 +88,7 @@ def test_hold_profile(api, auth, network, partner_key):
     profiler = cProfile.Profile(time.process_time) if mode == "cprofile" else None
     for r in range(ROUNDS):
         batch = bodies[r * holds : (r + 1) * holds]
-        sent: list[str] = []
-        # Counted by an execute wrapper, not CaptureQueriesContext: its debug cursor
-        # renders every statement with its values, which no worker does.
-        with connection.execute_wrapper(_recorder(sent)):
+        with statements_sent() as sent:
             t0, w0 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
             b0 = backend()
             if profiler:
@@ -130,14 +128,6 @@ def test_hold_profile(api, auth, network, partner_key):
         stats.sort_stats("cumulative").print_stats(60)
         stats.sort_stats("tottime").print_stats(40)
         profiler.dump_stats(os.environ.get("HOLD_PROFILE_OUT", "hold.prof"))
-
-
-def _recorder(sent: list[str]):
-    def record(execute, sql, params, many, context):
-        sent.append(sql)
-        return execute(sql, params, many, context)
-
-    return record
 
 
 def _backend_cpu_reader():

@@ -13,13 +13,19 @@ from django.db import connection, connections, transaction
 from django.db.models import Sum
 from lxml import etree
 
-from airline.network.models import FlightLeg, LegInventory
-from airline.sql import lock_wait_bounded
-from orders.models import Order, OrderStatus, PaymentIntent
-from tests.conftest import error_of
+from airline.network.models import FlightLeg, LegInventory, SeatConfiguration
+from airline.sql import LockBusy, lock_wait_bounded
+from orders.models import Order, OrderStatus, PaymentIntent, Service
+from tests.conftest import error_of, statements_sent
 from tests.ndc.conftest import ndc_error_of, post
 from tests.ndc.test_orders import create_request
 from tests.orders.conftest import CARD, HOLD, book, booking_body, price_offer
+from tests.orders.test_first_booking_ancillaries import (
+    offer_ancillaries,
+    seat_change,
+    seat_for,
+)
+from tests.orders.test_order_ancillaries import open_seat
 
 pytestmark = [
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
@@ -145,11 +151,6 @@ def test_a_change_of_an_order_the_airline_holds_is_answered_503_and_changes_noth
 
 
 def test_the_bound_leaves_the_transactions_own_lock_timeout_as_it_was(db):
-    def lock_timeout() -> str:
-        with connection.cursor() as cursor:
-            cursor.execute("SHOW lock_timeout")
-            return cursor.fetchone()[0]
-
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute("SET LOCAL lock_timeout = '7s'")
@@ -160,3 +161,93 @@ def test_the_bound_leaves_the_transactions_own_lock_timeout_as_it_was(db):
         with pytest.raises(LookupError), lock_wait_bounded("busy"):
             raise LookupError("refused")
         assert lock_timeout() == "7s"
+
+
+def lock_timeout() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW lock_timeout")
+        return cursor.fetchone()[0]
+
+
+def bound_set(sent: list[str]) -> list[str]:
+    return [sql for sql in sent if "set_config('lock_timeout'" in sql]
+
+
+def test_nested_bounds_set_the_bound_once_and_name_their_own_lock(travel_day):
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL lock_timeout = '7s'")
+        with statements_sent() as queries, lock_wait_bounded("outer"):
+            with lock_wait_bounded("inner"):
+                assert lock_timeout() == f"{BOUND_MS}ms"
+            with lock_wait_bounded("inner again"):
+                assert lock_timeout() == f"{BOUND_MS}ms"
+        assert len(bound_set(queries)) == 2  # set once, set back once
+        assert lock_timeout() == "7s"
+
+    rows = legs_of(travel_day)
+    with held(rows) as legs:
+        with (
+            pytest.raises(LockBusy) as refused,
+            transaction.atomic(),
+            lock_wait_bounded("outer"),
+            lock_wait_bounded("the inner lock"),
+        ):
+            list(rows.select_for_update())
+        assert legs.holding
+    # In the inner block's words; the outer one did not try to set the bound back on the
+    # spoiled transaction (that would have raised InFailedSqlTransaction instead).
+    assert "the inner lock" in refused.value.description
+
+
+def test_a_seat_on_a_seat_map_the_airline_holds_is_answered_503_and_nothing_is_sold(
+    api, auth, travel_day
+):
+    priced = price_offer(api, auth, travel_day)
+    seat_data = offer_ancillaries(api, auth, priced, "seats")
+    unit, row = open_seat(seat_data["legSeatMaps"][0], "ADT-1")
+    body = booking_body(priced, payment=HOLD, ancillaries=[seat_for(seat_data, unit, row)])
+    sold = seats_sold()
+
+    # A back-office edit of the aircraft's seat map holds its row while it writes.
+    with held(SeatConfiguration.objects.all()) as seat_maps:
+        with statements_sent() as queries:
+            response = book(api, auth, body)
+        assert seat_maps.holding
+
+    error = error_of(response, 503, "ERR-9000")
+    assert "seat map of a flight" in error["description"]
+    assert response["Retry-After"] == "2"
+    assert not Order.objects.exists()
+    assert seats_sold() == sold
+    # One bound over the legs' locks and the seat map's: set once, never set back on
+    # the spoiled transaction.
+    assert len(bound_set(queries)) == 1
+    # Once the edit is done, the same booking goes through, setting the bound once and
+    # setting it back once.
+    with statements_sent() as queries:
+        booked = book(api, auth, body)
+    assert booked.status_code == 201, booked.content
+    assert len(bound_set(queries)) == 2
+    assert Service.objects.filter(seat_row=int(unit["designator"][:-1])).exists()
+
+
+def test_a_seat_bought_on_a_hold_sets_the_bound_once_over_three_locks(api, auth, travel_day):
+    booked = book(api, auth, booking_body(price_offer(api, auth, travel_day), payment=HOLD))
+    assert booked.status_code == 201, booked.content
+    order = booked.json()["data"]
+    entry, _unit, _row = seat_change(api, auth, order, 0)
+
+    with statements_sent() as queries:
+        response = api.patch(
+            f"/json/v1/orders/{order['order']['orderId']}",
+            {"changes": [entry]},
+            format="json",
+            **auth,
+        )
+
+    assert response.status_code == 200, response.content
+    # The order's row, its legs' and their seat map's, under one bound.
+    assert len(bound_set(queries)) == 2
+    locks = [sql for sql in queries if " FOR UPDATE" in sql or " FOR SHARE" in sql]
+    assert len(locks) == 3, locks
