@@ -16,6 +16,7 @@ from django.db import connection
 from django.db.backends.base.base import BaseDatabaseWrapper
 from rest_framework import serializers
 
+from airline.sql import KEPT_CURSOR
 from tests.api.test_pooling import printed_at_startup
 
 # The releases the shortcuts were last checked against (major.minor): requirements/base.txt
@@ -72,6 +73,10 @@ def test_djangos_cursor_steps_are_the_ones_statement_cursor_repeats():
         assert callable(getattr(BaseDatabaseWrapper, name)), name
     assert isinstance(BaseDatabaseWrapper.queries_logged, property)
     assert hasattr(connection, "wrap_database_errors")
+    # The kept cursor's attribute on the connection wrapper is statement_cursor's alone.
+    from django.db.backends.postgresql.base import DatabaseWrapper
+
+    assert not hasattr(DatabaseWrapper, KEPT_CURSOR)
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="psycopg")

@@ -7,6 +7,7 @@ import contextlib
 import pytest
 from django.db import IntegrityError, connection, transaction
 from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
 
 from airline.sql import statement_cursor
 
@@ -97,3 +98,38 @@ def test_a_savepoint_rolled_back_keeps_them(codes):
         insert_code("X")
 
     assert prepared("kept") == 1
+
+
+def test_one_cursor_serves_a_connections_statements_and_a_block_within_gets_its_own():
+    with statement_cursor() as first:
+        first.execute("SELECT generate_series(1, 3) AS outer_rows")
+        assert first.fetchone() == (1,)
+        with statement_cursor() as inner:
+            assert inner is not first
+            inner.execute("SELECT 10 AS inner_row")
+            assert inner.fetchone() == (10,)
+        assert inner.closed
+        # The outer block's rows were not touched by the inner one's statement.
+        assert first.fetchall() == [(2,), (3,)]
+    with statement_cursor() as second:
+        assert second is first
+    assert not first.closed
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_a_new_connection_gets_a_new_cursor():
+    with statement_cursor() as before:
+        pass
+    connection.close()
+
+    with statement_cursor() as after:
+        after.execute("SELECT 1 AS reconnected")
+        assert after.fetchone() == (1,)
+    assert after is not before
+
+
+def test_a_connection_that_starts_logging_its_queries_gets_a_cursor_that_logs():
+    probe(1, "unlogged")
+    with CaptureQueriesContext(connection) as logged:
+        assert probe(2, "logged") == 3
+    assert len(logged.captured_queries) == 1
