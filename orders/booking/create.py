@@ -3,7 +3,6 @@ transaction, with the seats and services of its first sale, then paid (orders.bo
 """
 
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import datetime
 from decimal import Decimal
 
@@ -129,14 +128,13 @@ def order_create(
                 sale=sale,
                 total=total,
                 paying=paying,
+                network=network,
             )
             break
         except LocatorTaken:
             continue  # the clash rolled the booking back: book it again, a fresh draw
     else:
         raise ApiError(Err.INTERNAL, "No free record locator was found; retry")
-    # The rows were written from the schedule of that version: the view renders under it.
-    parts = replace(parts, network=network)
     if parts.intent is None or paying.card is None:
         return parts  # on hold, or paid in full by airline credit
     return pay_reserved(parts, card=paying.card, actor=events.actor_of(principal), now=now)
@@ -216,6 +214,7 @@ def _write_order(
     sale: Sale,
     total: Decimal,
     paying: Paying,
+    network: int,
 ) -> OrderParts:
     """The booking's one transaction: the order with a freshly drawn record locator, its
     seats, passengers, contact, journeys, items, segments and legs, its services (bundle
@@ -248,6 +247,7 @@ def _write_order(
         sale=sale,
         seats=seats,
         now=now,
+        network=network,
     )
     actor = events.actor_of(principal)
     events.order_created(order, actor=actor, now=now)

@@ -47,9 +47,12 @@ def order_rows_write(
     sale: Sale,
     seats: int,
     now: datetime,
+    network: int,
 ) -> OrderParts:
     """The new order's passengers, contact, journeys, items, segments, legs and services,
-    returned as the parts a read of the order would give (no payment yet)."""
+    returned as the parts a read of the order would give (no payment yet), under the
+    network version `network` of the schedule they were written from (the view renders
+    under it)."""
     passenger_rows = passengers_write(order, passengers)
     contact_row = contact_write(order, contact)
     journeys = rows_insert(
@@ -113,6 +116,7 @@ def order_rows_write(
         payments=[],
         tickets=[],
         coupons={},
+        network=network,
     )
 
 
