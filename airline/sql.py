@@ -105,7 +105,7 @@ def statement_cursor() -> Iterator[CursorWrapper]:
 class _KeptCursor:
     """A connection's server-binding cursor, kept between its statements: a booking
     sends about a dozen here, and making a psycopg cursor and its Django wrapper for each,
-    then closing both, cost about a tenth of what sending the statement costs."""
+    then closing both, costs about a tenth of what sending the statement does."""
 
     raw: object  # the psycopg connection it was made on: a new connection, a new cursor
     wrapped: CursorWrapper

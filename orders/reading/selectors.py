@@ -146,7 +146,7 @@ OFTEN_EMPTY = ("payments", "tickets", "credits", "airline_changes", "fees")
 def _known_empty_unread(order: Order, parts) -> list:
     """`parts`, those of OFTEN_EMPTY the order has no row of loaded empty without a query
     each: one query says which it has. The ORM spends about half a millisecond building
-    and running a query that finds nothing, and a hold's view had five of them. Read
+    and running a query that finds nothing, and a hold's view has five such parts. Read
     from the order's own database (the standby, for a retrieve that reads there)."""
     names = [name for name in OFTEN_EMPTY if any(_first_step(p) == name for p in parts)]
     if not names:
