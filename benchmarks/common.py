@@ -280,11 +280,13 @@ def start_gunicorn(
     env: dict[str, str] | None = None,
     tree: Path = REPO,
     options: Sequence[str] = (),
+    app: str = "airline.wsgi",
 ) -> tuple[subprocess.Popen, int]:
     """A real gunicorn serving the project (the checkout at `tree`, with its
     gunicorn.conf.py and then `options` on the command line) on a free local port:
     (process, port). With `log_name` its access log (one JSON line a request, with the
-    server's own duration) goes to var/<log_name>; without, nowhere."""
+    server's own duration) goes to var/<log_name>; without, nowhere. `app` serves
+    another WSGI application (with `options` naming its own config)."""
     from tests.e2e.servers import free_port
 
     port = free_port()
@@ -292,7 +294,7 @@ def start_gunicorn(
         sys.executable,
         "-m",
         "gunicorn",
-        "airline.wsgi",
+        app,
         "--bind",
         f"127.0.0.1:{port}",
         "--workers",

@@ -41,6 +41,9 @@ and no ORM: what the service could reach if everything above PostgreSQL were fre
 4. From Python. After each pgbench replay, the same scripts run once more from one
    Python client through psycopg (Replayer.run_python): what merely sending a hold's
    SQL costs the service's driver.
+5. Over HTTP. Then the same scripts are served by gunicorn with nothing else
+   (benchmarks/floor.py, which sends them as run_python does: send_script) to the hold
+   phase's clients: the hold's floor on this stack.
 
 It is one module because the capture, the script and both replays keep one contract:
 what each captured statement becomes in a script is what the replays run and what the
@@ -60,7 +63,7 @@ from pathlib import Path
 from benchmarks.common import process_cpu_ns, tiny
 
 REPLAY_BOOKINGS = tiny(64, 2)  # captured holds, one pgbench script each (pgbench takes up to 128)
-# Holds replayed from Python (Replayer.run_python) after each pgbench replay.
+# Holds replayed from Python (Replayer.run_python, benchmarks.floor) after each pgbench replay.
 PYTHON_REPLAY_HOLDS = tiny(300, 4)
 INVENTORY_TABLE = "network_leginventory"
 INVENTORY_ROOM = 1_000_000  # added to `authorized` of the captured legs during a replay
@@ -319,8 +322,8 @@ def replay_script(bookings: list[Booking], clients: int) -> Replay:
         f"\\set rpl_w{n} {10 ** (n - 1)} + (:rpl_seq * {clients} + :client_id) % {10 ** (n - 1)}"
         for n in range(5, 13)
     ]
-    # The same values, for the replay from Python (Replayer.run_python).
-    assert [line.split()[1] for line in header] == list(_counters(1, clients, 0)), header
+    # The same values, for the replay from Python (Replayer.run_python, benchmarks.floor).
+    assert [line.split()[1] for line in header] == list(counters(1, clients, 0)), header
     scripts: list[str] = []
     tables: list[str] = []
     with connection.cursor() as cursor:
@@ -365,7 +368,7 @@ def replay_script(bookings: list[Booking], clients: int) -> Replay:
     )
 
 
-def _counters(seq: int, clients: int, client_id: int) -> dict[str, int]:
+def counters(seq: int, clients: int, client_id: int) -> dict[str, int]:
     """The variables each replayed transaction's header sets (replay_script's `\\set`
     lines), for its `seq`-th transaction of client `client_id`."""
     values = {"rpl_seq": seq, "rpl_u": 100000000000 + seq * clients + client_id}
@@ -381,7 +384,7 @@ _VARIABLE = re.compile(r"(?<!:):([A-Za-z_]\w*)")
 
 def _commands(script: str) -> list[tuple[str, str | None]]:
     """A replay script's SQL commands, each with the prefix of its `\\gset` (or None),
-    without the header's `\\set` lines (_counters)."""
+    without the header's `\\set` lines (counters)."""
     commands = []
     for line in script.splitlines():
         if not line or line.startswith("\\set "):
@@ -389,6 +392,26 @@ def _commands(script: str) -> list[tuple[str, str | None]]:
         sql, gset, prefix = line.partition(" \\gset")
         commands.append((sql.rstrip(";"), prefix.strip() if gset else None))
     return commands
+
+
+def script_commands(directory: Path) -> list[list[tuple[str, str | None]]]:
+    """The commands of each replay script a Replayer wrote to `directory`, in order."""
+    return [_commands(path.read_text()) for path in sorted(directory.glob("hold-*.sql"))]
+
+
+def send_script(conn, commands: list[tuple[str, str | None]], values: dict) -> None:
+    """One replay script's commands sent through psycopg (an autocommit connection; the
+    script has its own BEGIN and COMMIT) as pgbench sends them: the literal SQL with its
+    variables substituted from `values`, each `\\gset` read back into `values`."""
+    for sql, gset in commands:
+        text = _VARIABLE.sub(lambda m: str(values.get(m[1], m[0])), sql)
+        cursor = conn.execute(text, prepare=False)
+        if gset is not None:
+            row = cursor.fetchone()
+            values.update(
+                (gset + column.name, value)
+                for column, value in zip(cursor.description, row, strict=True)
+            )
 
 
 # --- Replay ------------------------------------------------------------------------------
@@ -422,7 +445,7 @@ class Replayer:
         )
 
     @contextmanager
-    def _room(self) -> Iterator[dict]:
+    def room(self) -> Iterator[dict]:
         """Around a replay: the captured legs given room (`authorized` raised), and
         afterwards put back as they were and every row the replay inserted deleted.
         Yields a dict that gets `deleted`, the number of rows deleted."""
@@ -477,7 +500,7 @@ class Replayer:
             "rpl_seq=0",  # what one replay inserts is deleted before the next
             self.database,
         ]
-        with self._room() as done:
+        with self.room() as done:
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             process = subprocess.Popen(
                 command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -512,21 +535,12 @@ class Replayer:
         variables substituted, `\\gset` read back), the scripts taken in turn. The CPU
         per hold of this client (its thread's) and of its PostgreSQL backend: what
         speaking the hold's SQL costs a Python process, with nothing else to do."""
-        scripts = [_commands(path.read_text()) for path in self.scripts]
-        with self._room() as done, self._connect() as conn:
+        scripts = script_commands(self.path)
+        with self.room() as done, self._connect() as conn:
             backend = conn.info.backend_pid
             client, database = time.thread_time_ns(), process_cpu_ns(backend)
             for seq in range(1, transactions + 1):
-                values = _counters(seq, self.clients, 0)
-                for sql, gset in scripts[seq % len(scripts)]:
-                    text = _VARIABLE.sub(lambda m, v=values: str(v.get(m[1], m[0])), sql)
-                    cursor = conn.execute(text, prepare=False)
-                    if gset is not None:
-                        row = cursor.fetchone()
-                        values.update(
-                            (gset + column.name, value)
-                            for column, value in zip(cursor.description, row, strict=True)
-                        )
+                send_script(conn, scripts[seq % len(scripts)], counters(seq, self.clients, 0))
             client = (time.thread_time_ns() - client) / 1e9
             database = (process_cpu_ns(backend) - database) / 1e9
         if done["deleted"] < transactions:

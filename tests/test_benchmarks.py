@@ -159,6 +159,10 @@ def test_it_runs_at_tiny_size_and_cleans_up(name, tmp_path, template):
             r"\| replayed from Python \(psycopg, 1 client, 4 holds\) \| - \| [\d.]+ \| [\d.]+ \|",
             text,
         ), text[-3000:]
+        # And served bare over HTTP (benchmarks/floor.py): a rate, a ratio and its CPU.
+        assert re.search(r"\| the same SQL served bare: .* \| \d+/s \| [\d.]+ \(phase", text)
+        assert re.search(r"\| served bare \(benchmarks/floor.py\) \|( [\d.]+ \|){5}", text)
+        assert re.search(r"\| left for the service's own work at the target \| -?[\d.]+ \|", text)
 
 
 @pytest.mark.parametrize("name", ["network", "webhooks"])  # they seed their own database

@@ -113,9 +113,10 @@ def load_phase(
 ) -> dict:
     """`clients` processes send `requests` (method, path, body), each client from its own
     place in the list, for `seconds`: requests per second (only a 2xx counts), each 2xx's
-    seconds as its client saw them, how many failed and the first failure. All start at
-    one instant once every client process is up, as in book_phase, so that starting the
-    client processes (CPU on the same two cores) is not inside the timed phase. With
+    seconds as its client saw them, how many failed and the first failure, and the
+    client processes' CPU. All start at one instant once every client process is up, as
+    in book_phase, so that starting the client processes (CPU on the same two cores) is
+    not inside the timed phase. With
     several ports (nodes), the clients are dealt out among them in turn (`client_ports`)."""
     start_at = time.monotonic() + 0.3
     until = start_at + seconds
@@ -141,6 +142,7 @@ def load_phase(
         "latencies": [t for r in results for t in r["latencies"]],
         "failed": sum(r["failed"] for r in results),
         "error": next((r["error"] for r in results if r["error"]), ""),
+        "clients_cpu": sum(r["cpu"] for r in results),
     }
 
 
@@ -172,7 +174,15 @@ def _load_client(
         else:
             failed += 1
             error = error or f"{status} {raw[:200]!r}"
-    results.put({"sent": sent, "latencies": latencies, "failed": failed, "error": error})
+    results.put(
+        {
+            "sent": sent,
+            "latencies": latencies,
+            "failed": failed,
+            "error": error,
+            "cpu": time.process_time(),  # this client process's CPU since it was forked
+        }
+    )
 
 
 def server_times(log: Path) -> dict[str, list[float]]:

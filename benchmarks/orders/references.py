@@ -1,5 +1,6 @@
 """The orders benchmark's references beside its own rates: pgbench's TPC-B-like rate on a
-scratch database, and the holds' own SQL replayed by pgbench (benchmarks/replay.py)."""
+scratch database, the holds' own SQL replayed by pgbench (benchmarks/replay.py), and the
+same SQL served over HTTP with nothing else (benchmarks/floor.py)."""
 
 import os
 import re
@@ -9,8 +10,9 @@ import psycopg
 
 from benchmarks.common import (
     BENCH_DATABASE,
+    start_gunicorn,
 )
-from benchmarks.orders.load import cpu_watch
+from benchmarks.orders.load import cpu_snapshot, cpu_spent, cpu_watch, load_phase
 from benchmarks.orders.sizes import CLIENTS, PGBENCH_SECONDS
 from benchmarks.replay import Replayer
 
@@ -76,3 +78,44 @@ def replay_phase(replayer: Replayer, seconds: float, server_pid: int) -> dict:
         "machine idle": cpu["machine idle"] / done,
     }
     return result
+
+
+def floor_start(replayer: Replayer, workers: int):
+    """gunicorn serving benchmarks/floor.py (`workers` sync workers, like the service's)
+    on the replay's scripts: (process, port)."""
+    return start_gunicorn(
+        workers=workers,
+        app="benchmarks.floor:application",
+        options=["--config", "python:benchmarks.floor"],
+        env={
+            "FLOOR_SCRIPTS": str(replayer.path),
+            "FLOOR_DATABASE": BENCH_DATABASE,
+            "FLOOR_CLIENTS": str(CLIENTS),
+        },
+    )
+
+
+def floor_phase(
+    replayer: Replayer, port: int, server_pid: int, bodies: list, seconds: float
+) -> dict:
+    """The captured holds' SQL served bare (benchmarks/floor.py): CLIENTS clients POST
+    the hold phase's own bodies for as long as that phase took. Its rate, the 2xx
+    latencies, and the CPU per hold of each part of the machine; every row it wrote is
+    deleted after it (Replayer.room)."""
+    requests = [("POST", "/floor", body) for body in bodies]
+    with replayer.room() as done:
+        before = cpu_snapshot(server_pid)
+        result = load_phase(
+            port, requests, {"Content-Type": "application/json"}, "fl", CLIENTS, seconds
+        )
+        cpu = cpu_spent(before, cpu_snapshot(server_pid))
+    cpu["clients"] = result["clients_cpu"]
+    if result["failed"] or not result["sent"]:
+        raise RuntimeError(f"the floor failed {result['failed']} holds: {result['error']}")
+    if done["deleted"] < result["sent"]:
+        raise RuntimeError(f"the floor held {result['sent']} but left {done['deleted']} rows")
+    return {
+        "rate": result["rate"],
+        "latencies": result["latencies"],
+        "cpu_per_hold": {part: spent / result["sent"] for part, spent in cpu.items()},
+    }

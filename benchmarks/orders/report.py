@@ -1,5 +1,7 @@
 """The orders benchmark's tables: printed, and kept for the figures page."""
 
+import os
+
 from benchmarks.common import (
     AGENCY,
     median,
@@ -219,6 +221,8 @@ def print_replay(phases: dict, replays: list[dict]) -> None:
     tps = [r["tps"] for r in replays]
     pairs = [h / r for h, r in zip(holds, tps, strict=True)]
     hold, replayed = median(holds), median(tps)
+    floors = [r["floor"]["rate"] for r in replays]
+    floor = median(floors)
     rows = [
         (
             f"hold replay: the captured holds' SQL, pgbench -f -c {CLIENTS} -j 2 -T "
@@ -233,6 +237,14 @@ def print_replay(phases: dict, replays: list[dict]) -> None:
             f"{hold:.0f}/s",
             f"{hold / replayed:.2f} (phase by phase: {', '.join(f'{x:.2f}' for x in pairs)})",
         ),
+        (
+            "the same SQL served bare: gunicorn (2 sync workers) and psycopg, no Django "
+            f"(benchmarks/floor.py; median of {', '.join(f'{f:.0f}' for f in floors)})",
+            f"{floor:.0f}/s",
+            f"{floor / replayed:.2f} (phase by phase: "
+            + ", ".join(f"{r['floor']['rate'] / r['tps']:.2f}" for r in replays)
+            + ")",
+        ),
     ]
     table(
         f"Holds per second at {CLIENTS} concurrent clients against the same holds' SQL "
@@ -244,6 +256,7 @@ def print_replay(phases: dict, replays: list[dict]) -> None:
     hold_cpu = [p["cpu_per_order"] for p in phases["hold"]]
     replay_cpu = [r["cpu_per_hold"] for r in replays]
     python_cpu = [r["python"]["cpu_per_hold"] for r in replays]
+    floor_cpu = [r["floor"]["cpu_per_hold"] for r in replays]
     python_holds = replays[0]["python"]["transactions"]
     table(
         "CPU per hold, ms (median of the phases): booked over HTTP / replayed by pgbench",
@@ -262,6 +275,13 @@ def print_replay(phases: dict, replays: list[dict]) -> None:
                 f"{median([c['postgresql'] for c in replay_cpu]) * 1000:.1f}",
                 f"{median([c['pgbench'] for c in replay_cpu]) * 1000:.1f}",
                 *(f"{median([c[p] for c in replay_cpu]) * 1000:.1f}" for p in parts[1:]),
+            ),
+            (
+                "served bare (benchmarks/floor.py)",
+                *(
+                    f"{median([c[p] for c in floor_cpu]) * 1000:.1f}"
+                    for p in ("gunicorn", "postgresql", "clients", *parts[1:])
+                ),
             ),
             (
                 f"replayed from Python (psycopg, 1 client, {python_holds} holds)",
@@ -296,4 +316,28 @@ def print_replay(phases: dict, replays: list[dict]) -> None:
         f"per hold against PostgreSQL's {run_by * 1000:.1f} ms = {speaking / run_by:.2f}x "
         f"(pgbench's client: {median([c['pgbench'] for c in replay_cpu]) * 1000:.1f} ms); "
         f"the service's CPU per hold beyond it: {(service - speaking) * 1000:.1f} ms"
+    )
+    # The floor's holds take the cores' time (busy or idle) that nothing above the driver
+    # can give back; the target's rate leaves the service the rest for its own work.
+    cores = os.cpu_count() or 1
+    target = HOLDS_TO_REPLAY * replayed
+    table(
+        f"A hold's share of the {cores} cores' time (cores / holds a second), same run: "
+        "the floor, the target, and the service",
+        ("measure", "ms a hold"),
+        [
+            (f"the floor: its SQL served bare ({floor:.0f}/s)", f"{cores / floor * 1000:.1f}"),
+            (
+                f"at the target: {HOLDS_TO_REPLAY:.2f}x the replay ({target:.0f}/s)",
+                f"{cores / target * 1000:.1f}",
+            ),
+            (
+                "left for the service's own work at the target",
+                f"{(cores / target - cores / floor) * 1000:.1f}",
+            ),
+            (
+                f"the service's own work now: holds over HTTP ({hold:.0f}/s) less the floor",
+                f"{(cores / hold - cores / floor) * 1000:.1f}",
+            ),
+        ],
     )

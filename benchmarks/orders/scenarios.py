@@ -33,7 +33,14 @@ from benchmarks.orders.load import (
     wait_ready,
 )
 from benchmarks.orders.order_list import explain_list, insert_list_orders
-from benchmarks.orders.references import pgbench_drop, pgbench_init, pgbench_tps, replay_phase
+from benchmarks.orders.references import (
+    floor_phase,
+    floor_start,
+    pgbench_drop,
+    pgbench_init,
+    pgbench_tps,
+    replay_phase,
+)
 from benchmarks.orders.report import print_results
 from benchmarks.orders.seats import ancillaries_bench
 from benchmarks.orders.sizes import CLIENTS, ORDERS_PER_CLIENT, REPEATS, WARMUP_PER_CLIENT
@@ -55,6 +62,7 @@ def main() -> None:
 
     server, port = start_gunicorn(workers=2, log_name="bench-orders.log")
     log = log_path("bench-orders.log")
+    floor = None
     try:
         wait_ready(port)
         status, raw = call(port, "POST", "/auth/token", None, {"x-api-key": raw_key})
@@ -83,6 +91,8 @@ def main() -> None:
             + ", ".join(f"{n} {kind}" for kind, n in replay.kinds.items())
             + f"; {len(replayer.scripts)} scripts in {replayer.path})"
         )
+        floor, floor_port = floor_start(replayer, workers=2)
+        wait_ready(floor_port)
 
         book_phase(port, auth, prepared[: CLIENTS * WARMUP_PER_CLIENT], HOLD, "ow", server.pid)
         queues = {"hold": prepared[CLIENTS * WARMUP_PER_CLIENT :], "anc": with_ancillaries}
@@ -107,6 +117,9 @@ def main() -> None:
                     # Right after each hold phase, for as long as it took.
                     replays.append(replay_phase(replayer, result["seconds"], server.pid))
                     replays[-1]["python"] = replayer.run_python(PYTHON_REPLAY_HOLDS)
+                    replays[-1]["floor"] = floor_phase(
+                        replayer, floor_port, floor.pid, bodies, result["seconds"]
+                    )
         pgbench_rates.append(pgbench_tps())
 
         load(port, ["/health"], {}, "h8")
@@ -127,8 +140,10 @@ def main() -> None:
             load(port, [path], auth, f"s{n}", clients=1)
         sql = explain_list(cases)
     finally:
-        server.terminate()
-        server.wait(timeout=15)
+        for process in (server, floor):
+            if process is not None:
+                process.terminate()
+                process.wait(timeout=15)
         pgbench_drop()
 
     print_results(
