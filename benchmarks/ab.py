@@ -13,11 +13,23 @@ server's own access log.
 
 `.` is the working tree as it is, uncommitted changes included; `{hold}` in the path is
 the newest hold the orders benchmark booked that has not lapsed.
+
+With `--interleave`, both revisions are served at once, one sync worker each, and one
+client sends the request to each in turn, a block of `--per-block` requests at a time
+(A then B, then B then A), for `--blocks` blocks each. What each block cost is read from
+its worker's own CPU clock (the kernel's schedstat of the thread that serves requests),
+so the two sides meet the same minute of a machine whose speed drifts, and neither
+queues nor contends with the other. It is for a change of a few per cent in the CPU a
+request costs, which the rounds under load cannot tell from the machine's drift:
+
+    python -m benchmarks.ab HEAD~1 HEAD "/json/v1/orders/{hold}" --interleave
 """
 
 import argparse
 import json
 import os
+import statistics
+import time
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -29,6 +41,7 @@ from benchmarks.common import (
     ms,
     p95,
     prepare_environment,
+    process_cpu_ns,
     start_gunicorn,
     table,
 )
@@ -48,6 +61,11 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=8)
     parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument(
+        "--interleave", action="store_true", help="both served at once, CPU per request"
+    )
+    parser.add_argument("--blocks", type=int, default=40, help="with --interleave, per side")
+    parser.add_argument("--per-block", type=int, default=10, help="with --interleave")
     args = parser.parse_args()
 
     os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/3")  # the orders bench's
@@ -62,35 +80,48 @@ def main() -> None:
 
     connections.close_all()
 
-    samples: dict[str, list[float]] = {args.a: [], args.b: []}
-    rates: dict[str, list[float]] = {args.a: [], args.b: []}
+    if args.interleave:
+        _interleaved(raw_key, (args.method, path, body), args)
+        return
+    revisions = {"A": args.a, "B": args.b}  # by side: the two may name one revision
+    samples: dict[str, list[float]] = {"A": [], "B": []}
+    rates: dict[str, list[float]] = {"A": [], "B": []}
     with ExitStack() as stack:
-        trees = {rev: stack.enter_context(checkout(rev)) for rev in samples}
+        trees = {side: stack.enter_context(checkout(rev)) for side, rev in revisions.items()}
         for n in range(args.rounds):
-            for rev in (args.a, args.b) if n % 2 == 0 else (args.b, args.a):
-                tag = f"ab{n}{'a' if rev == args.a else 'b'}"
-                times, rate = _phase(trees[rev], raw_key, (args.method, path, body), tag, args)
-                samples[rev] += times
-                rates[rev].append(rate)
-                print(f"  round {n}, {rev}: {len(times)} requests, p95 {ms(p95(times))}")
+            for side in "AB" if n % 2 == 0 else "BA":
+                tag = f"ab{n}{side.lower()}"
+                times, rate = _phase(trees[side], raw_key, (args.method, path, body), tag, args)
+                samples[side] += times
+                rates[side].append(rate)
+                print(f"  round {n}, {side}: {len(times)} requests, p95 {ms(p95(times))}")
 
-    base = samples[args.a]
+    base = samples["A"]
     rows = [
         (
-            rev,
+            side,
+            revisions[side],
             len(times),
             ms(median(times)),
             ms(p95(times)),
-            f"{median(rates[rev]):.0f}/s",
+            f"{median(rates[side]):.0f}/s",
             f"{median(times) / median(base):.2f} / {p95(times) / p95(base):.2f} / "
-            f"{median(rates[rev]) / median(rates[args.a]):.2f}",
+            f"{median(rates[side]) / median(rates['A']):.2f}",
         )
-        for rev, times in samples.items()
+        for side, times in samples.items()
     ]
     table(
         f"{args.method} {path}: server time at {args.clients} clients, {args.rounds} rounds "
         f"of {args.seconds:.0f} s each, the revisions in turn",
-        ("revision", "requests", "median", "p95", "rate (median)", "to A: median / p95 / rate"),
+        (
+            "side",
+            "revision",
+            "requests",
+            "median",
+            "p95",
+            "rate (median)",
+            "to A: median / p95 / rate",
+        ),
         rows,
     )
 
@@ -100,21 +131,95 @@ def _phase(tree: Path, raw_key: str, request: tuple, tag: str, args) -> tuple[li
     server, port = start_gunicorn(workers=2, log_name=f"{tag}.log", tree=tree)
     log = log_path(f"{tag}.log")
     try:
-        wait_ready(port)
-        status, raw = call(port, "POST", "/auth/token", None, {"x-api-key": raw_key})
-        assert status in (200, 201), raw
-        auth = {
-            "Authorization": f"Bearer {json.loads(raw)['access_token']}",
-            "Content-Type": "application/json",
-        }
-        for _ in range(WARMUP):
-            status, raw = call(port, *request, auth)
-            assert status == 200, (status, raw[:300])
+        auth = _warmed(port, raw_key, request)
         rate = load_requests(port, [request], auth, tag, args.clients, args.seconds)
     finally:
         server.terminate()
         server.wait(timeout=15)
     return server_times(log).get(tag, []), rate
+
+
+def _warmed(port: int, raw_key: str, request: tuple) -> dict:
+    """Once the server on `port` is ready: its token's headers, after WARMUP requests."""
+    wait_ready(port)
+    status, raw = call(port, "POST", "/auth/token", None, {"x-api-key": raw_key})
+    assert status in (200, 201), raw
+    auth = {
+        "Authorization": f"Bearer {json.loads(raw)['access_token']}",
+        "Content-Type": "application/json",
+    }
+    for _ in range(WARMUP):
+        status, raw = call(port, *request, auth)
+        assert status == 200, (status, raw[:300])
+    return auth
+
+
+def _interleaved(raw_key: str, request: tuple, args) -> None:
+    """--interleave: both revisions served at once, one sync worker each; blocks of the
+    request to each in turn; each block's CPU per request from its worker's schedstat."""
+    revisions = {"A": args.a, "B": args.b}  # by side: the two may name one revision
+    cpu: dict[str, list[float]] = {"A": [], "B": []}
+    wall: dict[str, list[float]] = {"A": [], "B": []}
+    served = {}
+    with ExitStack() as stack:
+        for side, rev in revisions.items():
+            tree = stack.enter_context(checkout(rev))
+            server, port = start_gunicorn(workers=1, log_name=f"ab-{side}.log", tree=tree)
+            stack.callback(_stop, server)
+            served[side] = (port, server.pid)
+        for side, (port, master) in served.items():
+            auth = _warmed(port, raw_key, request)  # the worker is forked once loading is done
+            served[side] = (port, _worker_pid(master), auth)
+        for n in range(args.blocks):
+            for side in "AB" if n % 2 == 0 else "BA":
+                port, worker, auth = served[side]
+                spent, started = process_cpu_ns(worker), time.perf_counter()
+                for _ in range(args.per_block):
+                    status, raw = call(port, *request, auth)
+                    assert status == 200, (side, status, raw[:300])
+                wall[side].append((time.perf_counter() - started) / args.per_block)
+                cpu[side].append((process_cpu_ns(worker) - spent) / 1e9 / args.per_block)
+    paired = sorted(b / a for a, b in zip(cpu["A"], cpu["B"], strict=True))
+    quartiles = statistics.quantiles(paired, n=4) if len(paired) > 1 else paired * 3
+    table(
+        f"{request[0]} {request[1]}: the revisions served at once (one sync worker each), "
+        f"{args.blocks} blocks of {args.per_block} requests each in turn from one client: "
+        "the serving thread's CPU per request and the client's time per request (medians "
+        "of the blocks)",
+        ("side", "revision", "CPU per request", "round trip", "B / A: CPU, block by block"),
+        [
+            ("A", args.a, ms(median(cpu["A"])), ms(median(wall["A"])), "1.00"),
+            (
+                "B",
+                args.b,
+                ms(median(cpu["B"])),
+                ms(median(wall["B"])),
+                f"{median(paired):.3f} (quartiles {quartiles[0]:.3f} - {quartiles[2]:.3f})",
+            ),
+        ],
+    )
+
+
+def _worker_pid(master: int) -> int:
+    """The one worker of the gunicorn `master` (started with workers=1), once forked."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat[stat.rindex(")") + 2 :].split()[1]) == master:
+                return int(entry.name)
+        time.sleep(0.05)
+    raise RuntimeError(f"gunicorn {master} forked no worker")
+
+
+def _stop(server) -> None:
+    server.terminate()
+    server.wait(timeout=15)
 
 
 def _newest_hold() -> str:

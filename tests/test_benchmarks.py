@@ -177,33 +177,37 @@ def test_it_seeds_and_runs_at_tiny_size_and_cleans_up(name, tmp_path):
     assert "|---" in text, text[-2000:]
 
 
-def test_ab_compares_two_revisions(tmp_path, template):
-    """benchmarks.ab on the database a kept run leaves (a copy of the template here)."""
+@pytest.mark.parametrize(
+    ("mode", "shown"),
+    [
+        (
+            ("--rounds", "1", "--seconds", "0.5", "--clients", "1"),
+            # Both sides, though they name one revision.
+            r"GET /health: server time(.|\n)*\n  A +\. +\d+ (.|\n)*\n  B +\. +\d+ ",
+        ),
+        (
+            ("--interleave", "--blocks", "2", "--per-block", "3"),
+            # Each side's CPU per request and round trip, and B against A block by block.
+            r"\n  B +\. +\d+\.\d{3} ms +\d+\.\d{3} ms +"
+            r"\d\.\d{3} \(quartiles \d\.\d{3} - \d\.\d{3}\)",
+        ),
+    ],
+)
+def test_ab_compares_two_revisions(tmp_path, template, mode, shown):
+    """benchmarks.ab on the database a kept run leaves (a copy of the template here), in
+    turns under load and interleaved."""
     database = f"{BASE}_smoke_ab_{WORKER}"
     _drop(database)
     with psycopg.connect(_postgres(), autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {database} TEMPLATE {template}")
     try:
-        out = run_benchmark(
-            "ab",
-            tmp_path,
-            ".",
-            ".",
-            "/health",
-            "--rounds",
-            "1",
-            "--seconds",
-            "0.5",
-            "--clients",
-            "1",
-            BENCH_KEEP="1",
-        )
+        out = run_benchmark("ab", tmp_path, ".", ".", "/health", *mode, BENCH_KEEP="1")
     finally:
         _drop(database)
         client = redis.Redis.from_url(os.environ["REDIS_URL"])
         for key in client.scan_iter(match=f"smoke-ab-{WORKER}:*"):
             client.delete(key)
-    assert "GET /health: server time" in out, out[-2000:]
+    assert re.search(shown, out), out[-2000:]
 
 
 def test_profile_gives_every_hot_request_its_steps_before_and_after(tmp_path, template):
