@@ -28,7 +28,7 @@ from airline.api.idempotency import (
     idempotency_settled,
     idempotency_settling,
 )
-from orders.core.rows import rows_insert
+from orders.core.rows import row_new, rows_insert
 from orders.models import Order, Payment, PaymentIntent
 from orders.money.payments import Card, Charge, PaymentDeclined, PaymentTimedOut, payment_gateway
 from sellers.models import Seller
@@ -52,7 +52,8 @@ def intent_open(
     # One plain INSERT (orders/core/rows.py), not the ORM's create().
     [intent] = rows_insert(
         [
-            PaymentIntent(
+            row_new(
+                PaymentIntent,
                 idempotency_record_id=idempotency_settling(),
                 ref=f"PI-{secrets.token_hex(12).upper()}",
                 seller=seller,

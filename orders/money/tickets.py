@@ -11,7 +11,7 @@ from django.db import DEFAULT_DB_ALIAS, connections
 
 from airline.sql import statement_cursor
 from orders.core import ids
-from orders.core.rows import rows_insert
+from orders.core.rows import row_new, rows_insert
 from orders.models import (
     Coupon,
     Order,
@@ -36,7 +36,8 @@ def payment_record(
 def payment_row(order: Order, *, charge: Charge, intent: PaymentIntent, now: datetime) -> Payment:
     """payment_record's row, not yet written (a card booking writes it in the statement
     that confirms the order: orders.booking.paying)."""
-    return Payment(
+    return row_new(
+        Payment,
         order=order,
         ref=ids.new_ref("PAY"),
         created_at=now,
@@ -134,7 +135,8 @@ def _tickets_insert(
         ticket = tickets.get(ticket_id)
         if ticket is None:
             ticket = tickets[ticket_id] = _stored(
-                Ticket(
+                row_new(
+                    Ticket,
                     id=ticket_id,
                     order=order,
                     passenger=by_id[passenger_id],
@@ -146,7 +148,8 @@ def _tickets_insert(
         if coupon_id is not None:
             coupons.append(
                 _stored(
-                    Coupon(
+                    row_new(
+                        Coupon,
                         id=coupon_id,
                         ticket=ticket,
                         segment=segments[coupon_number - 1],
