@@ -12,7 +12,9 @@ before any timing.
 
 Per request kind: WARMUP requests, then REQUESTS timed ones (this thread's CPU, from the
 kernel, and the CPU of the PostgreSQL backend serving them, from its schedstat), then
-REQUESTS more under cProfile with this thread's CPU clock as its timer. Each profiled
+REQUESTS more under cProfile with this thread's CPU clock as its timer, then REQUESTS
+more with the backend's CPU read around each statement (benchmarks/pg_statements.py),
+for the writes' table of PostgreSQL's CPU by statement. Each profiled
 function's own CPU (cProfile's tottime) goes to a step by what the function is
 (STEPS: its module, or its name for C functions); the CPU of a function of no step
 (the standard library, Django's utilities, builtins) goes to its callers' steps, in
@@ -69,6 +71,7 @@ from benchmarks.in_process import (
 )
 from benchmarks.orders.bookings import CARD, HOLD, round_trip_search
 from benchmarks.orders.order_list import insert_list_orders
+from benchmarks.pg_statements import BETWEEN, backend_cpu_by_statement
 from benchmarks.shopping import _air_shopping_xml
 
 # The code as it stood when this profile was first written: its own benchmark, run in the
@@ -249,6 +252,7 @@ class Kind:
     wall: list[float] = field(default_factory=list)
     profiled: float = 0.0
     steps: dict[str, float] = field(default_factory=dict)
+    statements: dict[str, float] = field(default_factory=dict)  # backend CPU, by label
     calls: float = 0.0  # Python function calls per request, profiled
 
 
@@ -342,7 +346,7 @@ def run(raw_key: str, *, list_orders: bool) -> list[Kind]:
     app.headers = {"HTTP_AUTHORIZATION": f"Bearer {json.loads(raw)['access_token']}"}
     connection.ensure_connection()
 
-    each = WARMUP + 2 * REQUESTS
+    each = WARMUP + 3 * REQUESTS
     prepared = prepare(app, 5 * each)
     searched, bookings = prepared[:each], prepared[each:]
     holds: list[dict] = []
@@ -458,7 +462,8 @@ def run(raw_key: str, *, list_orders: bool) -> list[Kind]:
 
 
 def measure(app: Wsgi, kind: Kind) -> None:
-    """WARMUP requests, REQUESTS timed, REQUESTS profiled: into `kind`."""
+    """WARMUP requests, REQUESTS timed, REQUESTS profiled, REQUESTS traced statement by
+    statement: into `kind`."""
     from django.db import connection
 
     requests = iter(kind.requests)
@@ -501,6 +506,15 @@ def measure(app: Wsgi, kind: Kind) -> None:
     spent.pop(DRIVER, None)
     kind.profiled = sum(spent.values())
     kind.steps = spent
+    # Means, not medians: the rows of a request add up to its whole.
+    whole = 0
+    with backend_cpu_by_statement() as statements:
+        for _ in range(REQUESTS):
+            pg = process_cpu_ns(backend)
+            call(*next(requests))
+            whole += process_cpu_ns(backend) - pg
+    kind.statements = {label: spent / REQUESTS for label, spent in statements.items()}
+    kind.statements[BETWEEN] = whole / 1e9 / REQUESTS - sum(kind.statements.values())
 
 
 STEPS_TITLE = ": CPU by step"
@@ -561,6 +575,7 @@ def report(kinds: list[Kind], before: dict[str, list[list[str]]]) -> None:
                 for kind in kinds
             ],
         )
+    statements_table([k for k in kinds if k.name in BY_STATEMENT])
     for kind in kinds:
         cpu = median(kind.cpu)
         steps_before = next(
@@ -611,6 +626,38 @@ def report(kinds: list[Kind], before: dict[str, list[list[str]]]) -> None:
             ),
         ],
     )
+
+
+# The writes whose PostgreSQL CPU the profile shows statement by statement.
+BY_STATEMENT = (
+    "create order, on hold",
+    "create order, by card (test gateway)",
+    "create order, on hold with a seat and a bag",
+    "AcceptOffer (a seat on a hold)",
+)
+
+
+def statements_table(kinds: list[Kind]) -> None:
+    """PostgreSQL's CPU per request by statement, one column a write: where the database's
+    side of a booking goes, and what a card booking adds to a hold's."""
+    labels = list(dict.fromkeys(label for kind in kinds for label in kind.statements))
+    labels.remove(BETWEEN)
+    rows = [
+        (label, *(_ms_cell(kind.statements.get(label)) for kind in kinds))
+        for label in [*labels, BETWEEN]
+    ]
+    rows.append(("total", *(_ms_cell(sum(kind.statements.values())) for kind in kinds)))
+    table(
+        "PostgreSQL's CPU per request by statement (its backend's schedstat around each "
+        f"statement; means of {REQUESTS} requests of each write, traced apart from the "
+        "timed and profiled ones)",
+        ("statement", *(kind.name for kind in kinds)),
+        rows,
+    )
+
+
+def _ms_cell(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds * 1000:.2f} ms"
 
 
 def _ratio(now: float, before: str) -> str:

@@ -257,6 +257,27 @@ def test_profile_gives_every_hot_request_its_steps_before_and_after(tmp_path, te
         assert float(ratio.removesuffix("x")) == pytest.approx(ms(now) / ms(before), abs=0.011), (
             request
         )
+    # PostgreSQL's CPU by statement of the writes: each column adds up to its total, and
+    # a card booking's confirmation is a statement a hold has not.
+    [by_statement] = [t for t in found if t.startswith("PostgreSQL's CPU per request by")]
+    header, *rows = found[by_statement]
+    assert header[1:] == [
+        "create order, on hold",
+        "create order, by card (test gateway)",
+        "create order, on hold with a seat and a bag",
+        "AcceptOffer (a seat on a hold)",
+    ]
+    labels = {row[0]: row[1:] for row in rows}
+    assert labels["INSERT orders_orderitem"][0] != "-"
+    [confirm] = [row for label, row in labels.items() if "UPDATE orders_paymentintent" in label]
+    assert confirm[0] == "-"
+    assert confirm[1] != "-"
+    assert rows[-2][0] == "BEGIN, COMMIT and between statements"
+    assert rows[-1][0] == "total"
+    for column in range(4):
+        cells = [ms(row[1 + column]) for row in rows[:-1] if row[1 + column] != "-"]
+        assert sum(cells) == pytest.approx(ms(rows[-1][1 + column]), abs=0.05), header[1 + column]
+        assert ms(rows[-1][1 + column]) > 0
 
 
 def test_workers_measures_each_configuration(tmp_path, template):
