@@ -128,7 +128,7 @@ def main() -> None:
 
 def _phase(tree: Path, raw_key: str, request: tuple, tag: str, args) -> tuple[list, float]:
     """Serve `tree`, warm it, load `request`: its server times and requests per second."""
-    server, port = start_gunicorn(workers=2, log_name=f"{tag}.log", tree=tree)
+    server, port = start_gunicorn(workers=2, log_name=f"{tag}.log", tree=tree, env=_same_key())
     log = log_path(f"{tag}.log")
     try:
         auth = _warmed(port, raw_key, request)
@@ -164,7 +164,9 @@ def _interleaved(raw_key: str, request: tuple, args) -> None:
     with ExitStack() as stack:
         for side, rev in revisions.items():
             tree = stack.enter_context(checkout(rev))
-            server, port = start_gunicorn(workers=1, log_name=f"ab-{side}.log", tree=tree)
+            server, port = start_gunicorn(
+                workers=1, log_name=f"ab-{side}.log", tree=tree, env=_same_key()
+            )
             stack.callback(_stop, server)
             served[side] = (port, server.pid)
         for side, (port, master) in served.items():
@@ -198,6 +200,15 @@ def _interleaved(raw_key: str, request: tuple, args) -> None:
             ),
         ],
     )
+
+
+def _same_key() -> dict[str, str]:
+    """This checkout's SECRET_KEY for a server of either revision: a git worktree has no
+    var/secret_key of its own and would make one, and a node refuses to start beside a
+    live node with another key (airline/nodes.py)."""
+    from django.conf import settings
+
+    return {"SECRET_KEY": settings.SECRET_KEY}
 
 
 def _worker_pid(master: int) -> int:
