@@ -116,8 +116,8 @@ def load_phase(
     seconds as its client saw them, how many failed and the first failure, and the
     client processes' CPU. All start at one instant once every client process is up, as
     in book_phase, so that starting the client processes (CPU on the same two cores) is
-    not inside the timed phase. With
-    several ports (nodes), the clients are dealt out among them in turn (`client_ports`)."""
+    not inside the timed phase. With several ports (nodes), the clients are dealt out
+    among them in turn (`client_ports`)."""
     start_at = time.monotonic() + 0.3
     until = start_at + seconds
     results = run_clients(

@@ -99,9 +99,9 @@ def floor_phase(
     replayer: Replayer, port: int, server_pid: int, bodies: list, seconds: float
 ) -> dict:
     """The captured holds' SQL served bare (benchmarks/floor.py): CLIENTS clients POST
-    the hold phase's own bodies for as long as that phase took. Its rate, the 2xx
-    latencies, and the CPU per hold of each part of the machine; every row it wrote is
-    deleted after it (Replayer.room)."""
+    the hold phase's own bodies for as long as that phase took. Its rate and the CPU per
+    hold of each part of the machine; every row it wrote is deleted after it
+    (Replayer.room)."""
     requests = [("POST", "/floor", body) for body in bodies]
     with replayer.room() as done:
         before = cpu_snapshot(server_pid)
@@ -116,6 +116,5 @@ def floor_phase(
         raise RuntimeError(f"the floor held {result['sent']} but left {done['deleted']} rows")
     return {
         "rate": result["rate"],
-        "latencies": result["latencies"],
         "cpu_per_hold": {part: spent / result["sent"] for part, spent in cpu.items()},
     }
