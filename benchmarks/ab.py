@@ -46,7 +46,7 @@ from benchmarks.common import (
     table,
 )
 from benchmarks.earlier import checkout
-from benchmarks.orders.load import call, load_requests, server_times, wait_ready
+from benchmarks.orders.load import call, json_headers, load_requests, server_times, wait_ready
 
 WARMUP = 20  # requests before each timed phase: caches and layouts filled
 
@@ -142,12 +142,7 @@ def _phase(tree: Path, raw_key: str, request: tuple, tag: str, args) -> tuple[li
 def _warmed(port: int, raw_key: str, request: tuple) -> dict:
     """Once the server on `port` is ready: its token's headers, after WARMUP requests."""
     wait_ready(port)
-    status, raw = call(port, "POST", "/auth/token", None, {"x-api-key": raw_key})
-    assert status in (200, 201), raw
-    auth = {
-        "Authorization": f"Bearer {json.loads(raw)['access_token']}",
-        "Content-Type": "application/json",
-    }
+    auth = json_headers(port, raw_key)
     for _ in range(WARMUP):
         status, raw = call(port, *request, auth)
         assert status == 200, (status, raw[:300])
@@ -213,17 +208,12 @@ def _same_key() -> dict[str, str]:
 
 def _worker_pid(master: int) -> int:
     """The one worker of the gunicorn `master` (started with workers=1), once forked."""
+    from tests.e2e.servers import worker_pids
+
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat[stat.rindex(")") + 2 :].split()[1]) == master:
-                return int(entry.name)
+        if workers := worker_pids(master):
+            return workers[0]
         time.sleep(0.05)
     raise RuntimeError(f"gunicorn {master} forked no worker")
 

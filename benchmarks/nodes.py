@@ -32,7 +32,6 @@ order's sold-out ERR-4001 (a booking class filled between price and book; the sp
 over markets and days makes it rare), which is counted.
 """
 
-import json
 import os
 import secrets
 import time
@@ -52,9 +51,9 @@ from benchmarks.common import (
 )
 from benchmarks.orders.bookings import CARD, HOLD, prepare_offers, round_trip_search
 from benchmarks.orders.load import (
-    call,
     cpu_snapshot,
     cpu_spent,
+    json_headers,
     load_phase,
     server_times,
     wait_ready,
@@ -92,10 +91,7 @@ def main() -> None:
         for _, port in nodes:
             wait_ready(port)
         # One token, from node A, for every client of either node.
-        status, raw = call(nodes[0][1], "POST", "/auth/token", None, {"x-api-key": raw_key})
-        assert status in (200, 201), raw
-        token = json.loads(raw)["access_token"]
-        auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        auth = json_headers(nodes[0][1], raw_key)
         day = (datetime.now(tz=UTC).date() + timedelta(days=DAYS_AHEAD)).isoformat()
         searches = [
             ("POST", "/json/v1/offers", round_trip_search(origin, destination, day))

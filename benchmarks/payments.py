@@ -17,7 +17,6 @@ of Stripe's share.
 """
 
 import http.client
-import json
 import os
 import time
 import urllib.parse
@@ -35,7 +34,7 @@ from benchmarks.common import (
     write_figures,
 )
 from benchmarks.orders.bookings import CARD, prepare_offers
-from benchmarks.orders.load import call, server_times, wait_ready
+from benchmarks.orders.load import json_headers, server_times, wait_ready
 from benchmarks.orders.scenarios import book_phase
 from benchmarks.orders.sizes import CLIENTS
 
@@ -64,10 +63,7 @@ def main() -> None:
             for _, port in servers.values():
                 wait_ready(port)
             port = servers["test"][1]
-            status, raw = call(port, "POST", "/auth/token", None, {"x-api-key": raw_key})
-            assert status in (200, 201), raw
-            token = json.loads(raw)["access_token"]
-            auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+            auth = json_headers(port, raw_key)
             per_phase = CLIENTS * ORDERS_PER_CLIENT
             warmup = CLIENTS * 2
             prepared = prepare_offers(

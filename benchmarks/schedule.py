@@ -53,7 +53,7 @@ from benchmarks.common import (
     tiny,
     write_figures,
 )
-from benchmarks.orders.load import call, wait_ready
+from benchmarks.orders.load import call, json_headers, wait_ready
 from benchmarks.season import season_figures, season_rows
 
 BUILDS = tiny(3, 1)
@@ -246,12 +246,7 @@ def _stale_windows(raw_key: str, changed: str, demo: str, day) -> tuple[list[flo
     windows = []
     try:
         wait_ready(port)
-        status, raw = call(port, "POST", "/auth/token", None, {"x-api-key": raw_key})
-        assert status in (200, 201), raw
-        auth = {
-            "Authorization": f"Bearer {json.loads(raw)['access_token']}",
-            "Content-Type": "application/json",
-        }
+        auth = json_headers(port, raw_key)
         before = _departure(port, auth, day)
         texts = _alternate(changed, demo)
         for n in range(STALE_LOADS):

@@ -35,7 +35,7 @@ from benchmarks.common import (
     write_figures,
 )
 from benchmarks.orders.bookings import CARD
-from benchmarks.orders.load import call, run_clients, server_times, wait_ready
+from benchmarks.orders.load import call, json_headers, run_clients, server_times, wait_ready
 from benchmarks.orders.sizes import CLIENTS
 
 ORDERS_PER_CLIENT = tiny(15, 1)
@@ -64,10 +64,7 @@ def main() -> None:
     failures: dict[str, list[str]] = {}
     try:
         wait_ready(port)
-        status, raw = call(port, "POST", "/auth/token", None, {"x-api-key": raw_key})
-        assert status in (200, 201), raw
-        token = json.loads(raw)["access_token"]
-        auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        auth = json_headers(port, raw_key)
         today = datetime.now(tz=UTC).date()
         rng = random.Random(15)
         tasks = [

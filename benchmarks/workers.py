@@ -43,6 +43,7 @@ from benchmarks.orders.load import (
     call,
     cpu_snapshot,
     cpu_spent,
+    json_headers,
     run_clients,
     server_times,
     wait_ready,
@@ -123,10 +124,7 @@ def phase(raw_key: str, options: list[str], tasks: list) -> dict:
     server, port = start_gunicorn(workers=CORES, options=options, log_name=LOG_NAME)
     try:
         wait_ready(port)
-        status, raw = call(port, "POST", "/auth/token", None, {"x-api-key": raw_key})
-        assert status in (200, 201), raw
-        token = json.loads(raw)["access_token"]
-        auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        auth = json_headers(port, raw_key)
         # A first round unmeasured: every worker (and thread) warm, its connections open.
         warm, tasks = tasks[: len(tasks) // 4], tasks[len(tasks) // 4 :]
         start_at = time.monotonic() + 0.3

@@ -192,6 +192,7 @@ def test_it_seeds_and_runs_at_tiny_size_and_cleans_up(name, tmp_path):
             r"\d\.\d{3} \(quartiles \d\.\d{3} - \d\.\d{3}\)",
         ),
     ],
+    ids=["in-turns", "interleaved"],
 )
 def test_ab_compares_two_revisions(tmp_path, template, mode, shown):
     """benchmarks.ab on the database a kept run leaves (a copy of the template here), in

@@ -242,6 +242,17 @@ def call(
         connection.close()
 
 
+def json_headers(port: int, raw_key: str) -> dict:
+    """The headers of a JSON request with a token the server on `port` issued for the API
+    key `raw_key`."""
+    status, raw = call(port, "POST", "/auth/token", None, {"x-api-key": raw_key})
+    assert status in (200, 201), raw
+    return {
+        "Authorization": f"Bearer {json.loads(raw)['access_token']}",
+        "Content-Type": "application/json",
+    }
+
+
 def wait_ready(port: int) -> None:
     """Until /health has said ok for 3 s without a break (both workers' indexes warm).
     The bound is a guard against a server that never comes up: on a busy machine two

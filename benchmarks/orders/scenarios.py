@@ -28,6 +28,7 @@ from benchmarks.orders.load import (
     client_ports,
     cpu_snapshot,
     cpu_spent,
+    json_headers,
     load,
     run_clients,
     wait_ready,
@@ -65,10 +66,8 @@ def main() -> None:
     floor = None
     try:
         wait_ready(port)
-        status, raw = call(port, "POST", "/auth/token", None, {"x-api-key": raw_key})
-        assert status in (200, 201), raw
-        token = json.loads(raw)["access_token"]
-        auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        auth = json_headers(port, raw_key)
+        token = auth["Authorization"].removeprefix("Bearer ")
 
         # Priced offers, searched and priced by the clients themselves, before any timing.
         per_phase = CLIENTS * ORDERS_PER_CLIENT
