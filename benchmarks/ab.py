@@ -134,8 +134,7 @@ def _phase(tree: Path, raw_key: str, request: tuple, tag: str, args) -> tuple[li
         auth = _warmed(port, raw_key, request)
         rate = load_requests(port, [request], auth, tag, args.clients, args.seconds)
     finally:
-        server.terminate()
-        server.wait(timeout=15)
+        _stop(server)
     return server_times(log).get(tag, []), rate
 
 

@@ -4,9 +4,9 @@ A WSGI application of a few lines, served by the benchmarks' gunicorn (the same 
 sync workers, the same clients sending the same hold bodies), that answers each POST by
 running one captured hold's replay script (benchmarks/replay.py) through psycopg, as
 `Replayer.run_python` does, and a two-word JSON answer (any other method: 200, for the
-readiness probe). No Django, no authentication,
-no validation, no pricing, no order view: what HTTP, gunicorn and the driver cost around
-the hold's statements on this machine. Its rate against the pgbench replay bounds what
+readiness probe). No Django, no authentication, no validation, no pricing, no order
+view: what HTTP, gunicorn and the driver cost around the hold's statements on this
+machine. Its rate against the pgbench replay bounds what
 any service written on this stack can reach, and what is left between that bound and
 the target is all the service's own work may cost.
 
@@ -38,7 +38,9 @@ def post_fork(server, worker) -> None:
 
 
 def _worker():
+    """This worker's scripts, connection and transaction count, made at its first hold."""
     if "connection" not in _state:
+        _state["clients"] = int(os.environ["FLOOR_CLIENTS"])
         _state["scripts"] = script_commands(Path(os.environ["FLOOR_SCRIPTS"]))
         _state["connection"] = psycopg.connect(
             f"postgres://postgres@127.0.0.1:5432/{os.environ['FLOOR_DATABASE']}", autocommit=True
@@ -54,7 +56,7 @@ def application(environ, start_response):
     state = _worker()
     environ["wsgi.input"].read()  # the hold's body, read as the service reads it
     state["seq"] = seq = state["seq"] + 1
-    values = counters(seq, int(os.environ["FLOOR_CLIENTS"]), state.get("client", 0))
+    values = counters(seq, state["clients"], state["client"])
     conn = state["connection"]
     try:
         send_script(conn, state["scripts"][seq % len(state["scripts"])], values)

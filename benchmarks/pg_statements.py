@@ -3,7 +3,7 @@
 An execute wrapper on Django's default connection reads the CPU clock of the PostgreSQL
 backend that serves it (the kernel's schedstat of that process) before and after each
 statement, and adds the difference to the statement's label: its verb and the tables it
-writes or reads first. What the backend spends outside any statement the wrapper sees
+writes, or else those it reads from. What the backend spends outside any statement the wrapper sees
 (BEGIN, COMMIT, the connection's health check, reading the next message) is the
 request's whole backend CPU less the statements'. Reading the clock costs the client a
 few microseconds a statement: the profile traces requests of their own, not the timed

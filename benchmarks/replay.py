@@ -63,7 +63,7 @@ from pathlib import Path
 from benchmarks.common import process_cpu_ns, tiny
 
 REPLAY_BOOKINGS = tiny(64, 2)  # captured holds, one pgbench script each (pgbench takes up to 128)
-# Holds replayed from Python (Replayer.run_python, benchmarks.floor) after each pgbench replay.
+# Holds replayed from Python (Replayer.run_python) after each pgbench replay.
 PYTHON_REPLAY_HOLDS = tiny(300, 4)
 INVENTORY_TABLE = "network_leginventory"
 INVENTORY_ROOM = 1_000_000  # added to `authorized` of the captured legs during a replay
