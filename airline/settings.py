@@ -227,6 +227,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # A booking's rows written by one prepared INSERT per model built outside the ORM's
 # compiler (orders/core/rows.py); DB_DIRECT_INSERT=0 writes them with bulk_create instead.
 DB_DIRECT_INSERT = env_bool("DB_DIRECT_INSERT", True)
+# An order's parts read for one order by statements built once per process
+# (orders/reading/part_rows.py); DB_DIRECT_READS=0 reads them with prefetch_related.
+DB_DIRECT_READS = env_bool("DB_DIRECT_READS", True)
 # The legs, bookings and deliveries lists' rows written in one pass
 # (airline.backoffice_lists.OnePassRows);
 # ADMIN_ONE_PASS_ROWS=0 leaves every row to Django's admin.

@@ -1,5 +1,5 @@
-"""A cursor for the plain SQL of the hot write paths (a booking's rows, its seats, its
-outbox lookup), sent to PostgreSQL as prepared statements.
+"""A cursor for the plain SQL of the hot paths (a booking's rows, its seats, its outbox
+lookup, an order's parts read for a change), sent to PostgreSQL as prepared statements.
 
 Django's psycopg 3 backend binds parameters client-side: each value is quoted into the
 statement's text, which PostgreSQL then parses and plans anew every time. A booking sends
@@ -59,11 +59,12 @@ PREPARE_AT_ONCE = 0
 
 
 @contextmanager
-def statement_cursor() -> Iterator[CursorWrapper]:
-    """A cursor for hot statements: prepared on PostgreSQL (unless pooled), Django's
-    usual cursor elsewhere. Only for statements of a few fixed shapes, with every value a
-    parameter: each distinct text is kept prepared on the connection."""
-    db = connections[DEFAULT_DB_ALIAS]  # once: each use of the `connection` proxy is a lookup
+def statement_cursor(using: str = DEFAULT_DB_ALIAS) -> Iterator[CursorWrapper]:
+    """A cursor for hot statements on the database `using` names: prepared on PostgreSQL
+    (unless pooled), Django's usual cursor elsewhere. Only for statements of a few fixed
+    shapes, with every value a parameter: each distinct text is kept prepared on the
+    connection."""
+    db = connections[using]  # once: each use of the `connection` proxy is a lookup
     if db.vendor != "postgresql" or not settings.DB_PREPARED_STATEMENTS:
         with db.cursor() as cursor:
             yield cursor

@@ -7,6 +7,10 @@ booking by booking on and off in turn, so that the machine's drift hits both ali
 
 - DB_DIRECT_INSERT (orders/core/rows.py: a booking's rows by one INSERT per model built outside
   the ORM's compiler, else bulk_create): create order on hold;
+- DB_DIRECT_READS (orders/reading/part_rows.py: an order's parts read by statements built
+  once per process, else prefetch_related): retrieve an order on hold whose view is not
+  kept, so that it is rendered from its parts (the hold booked before the timing, the
+  kept views dropped);
 - DB_PREPARED_STATEMENTS (airline/sql.py: a booking's hot statements prepared, psycopg's
   prepare_threshold): create order on hold;
 - DB_COMMIT_WITHOUT_FLUSH (airline.sql.commit_without_flush: a card booking's
@@ -17,7 +21,7 @@ booking by booking on and off in turn, so that the machine's drift hits both ali
 Requests go through Django's test client in this process, one at a time, against a fresh
 scratch database BENCH_DATABASE (`airline_bench`) seeded with the demo airline; every
 booking is a priced round trip for 2 ADT + 1 CHD, its offer searched and priced before
-any timing. The figures, per booking: its time, this process's CPU (the service's own
+any timing. The figures, per request: its time, this process's CPU (the service's own
 Python, the request's thread) and the CPU of the PostgreSQL backend serving it (both
 from the kernel's schedstat, to the nanosecond: on a busy machine they move far less
 than the time does); the median and p95 of each, and the ratio of the medians, off / on:
@@ -47,9 +51,10 @@ from benchmarks.common import (
 # Bookings with the shortcut on and off, each.
 PAIRS = int(os.environ.get("BENCH_PAIRS", tiny("60", "2")))
 WARMUP = tiny(6, 1)  # bookings before any timing: caches, indexes and prepared statements filled
-# (name, settings with the shortcut on, with it off, payment); {} is the default.
+# (name, settings with the shortcut on, with it off, the request); {} is the default.
 SHORTCUTS = [
     ("direct INSERT (orders/core/rows.py)", {}, {"DB_DIRECT_INSERT": False}, "hold"),
+    ("direct reads (orders/reading/part_rows.py)", {}, {"DB_DIRECT_READS": False}, "retrieve"),
     ("prepared statements (airline/sql.py)", {}, {"DB_PREPARED_STATEMENTS": False}, "hold"),
     ("both off", {}, {"DB_DIRECT_INSERT": False, "DB_PREPARED_STATEMENTS": False}, "hold"),
     # The one off by default: measured by turning it on.
@@ -93,26 +98,26 @@ def main() -> None:
     bodies = bodies[WARMUP:]
 
     rows = []
-    for label, on, off, payment in SHORTCUTS:
+    for label, on, off, request in SHORTCUTS:
         spent: dict[bool, list[Spent]] = {True: [], False: []}
-        # On and off in turn, booking by booking (off first every other pair): the
+        # On and off in turn, request by request (off first every other pair): the
         # machine's drift, which moves a median by half on a busy machine, hits both.
         for n in range(PAIRS):
             for shortcut in (True, False) if n % 2 == 0 else (False, True):
                 body, bodies = bodies[0], bodies[1:]
                 with _settings(on if shortcut else off):
-                    spent[shortcut].append(book(client, auth, body, payment))
+                    spent[shortcut].append(measured(client, auth, body, request))
         for k, measure in enumerate(("time", "CPU here", "PostgreSQL CPU")):
             rows.append(
                 (
-                    f"create order ({payment}), {measure}: {label}",
+                    f"{REQUESTS[request]}, {measure}: {label}",
                     [x[k] for x in spent[True]],
                     [x[k] for x in spent[False]],
                 )
             )
 
     table(
-        "Framework shortcuts, each with its setting on and off, booking by booking in one "
+        "Framework shortcuts, each with its setting on and off, request by request in one "
         "process: its time, the service's CPU, PostgreSQL's backend CPU",
         ("measure", "on: median", "on: p95", "off: median", "off: p95", "off / on"),
         [
@@ -130,8 +135,10 @@ def main() -> None:
     write_figures(
         "shortcuts",
         [
-            f"{PAIRS} bookings with each shortcut on and {PAIRS} with it off; the commit "
+            f"{PAIRS} requests with each shortcut on and {PAIRS} with it off; the commit "
             "without a flush is off by default and measured by turning it on",
+            "the retrieve renders the view of a hold booked before its timing, every kept "
+            "view dropped first",
             "'off' of the direct INSERT is bulk_create with the JSON columns read back (one "
             "query a model), so that the rows answer as a read would",
         ],
@@ -193,23 +200,52 @@ def prepared_bookings(client, auth: dict, wanted: int) -> list[dict]:
 Spent = tuple[float, float, float]  # seconds: time, this process's CPU, PostgreSQL's CPU
 
 
+# What each request measured is called in the tables.
+REQUESTS = {
+    "hold": "create order (hold)",
+    "card": "create order (card)",
+    "retrieve": "retrieve, its view rendered",
+}
+
+
+def measured(client, auth: dict, body: dict, request: str) -> Spent:
+    """What one request of `request`'s kind took, made from the priced offer `body`."""
+    if request != "retrieve":
+        return book(client, auth, body, request)
+    from django.core.cache import cache
+
+    from benchmarks.orders.bookings import HOLD
+
+    booked = _post(client, auth, "/json/v1/orders", {**body, "payment": HOLD})
+    if booked.status_code != 201:
+        raise SystemExit(f"create order answered {booked.status_code}: {booked.content!r}")
+    cache.delete_pattern("orderview:*")  # rendered from its parts, not served as kept
+    order_id = booked.json()["data"]["order"]["orderId"]
+    return _timed(lambda: client.get(f"/json/v1/orders/{order_id}", **auth), "retrieve", 200)
+
+
 def book(client, auth: dict, body: dict, payment: str) -> Spent:
     """What one create order took; stops the benchmark on any answer but 201."""
-    from django.db import connection
-
     from benchmarks.orders.bookings import CARD, HOLD
 
     body = {**body, "payment": CARD if payment == "card" else HOLD}
+    return _timed(lambda: _post(client, auth, "/json/v1/orders", body), "create order", 201)
+
+
+def _timed(call, what: str, status: int) -> Spent:
+    """What `call` (one request) took; stops the benchmark on any answer but `status`."""
+    from django.db import connection
+
     backend = connection.connection.info.backend_pid
     pg_before, cpu_before = process_cpu_ns(backend), time.thread_time_ns()
     started = time.perf_counter()
-    response = _post(client, auth, "/json/v1/orders", body)
+    response = call()
     seconds = time.perf_counter() - started
     cpu, pg = time.thread_time_ns() - cpu_before, process_cpu_ns(backend) - pg_before
-    if response.status_code != 201:
-        raise SystemExit(f"create order answered {response.status_code}: {response.content!r}")
+    if response.status_code != status:
+        raise SystemExit(f"{what} answered {response.status_code}: {response.content!r}")
     if connection.connection.info.backend_pid != backend:
-        raise SystemExit("the database connection changed during a booking")
+        raise SystemExit(f"the database connection changed during a {what}")
     return seconds, cpu / 1e9, pg / 1e9
 
 

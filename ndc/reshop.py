@@ -23,7 +23,7 @@ from ndc import reshop_presenters
 from ndc.mapping import flight_request_input
 from ndc.shopping import _bundles, _plain
 from ndc.xml import MSG, c, refused, text
-from orders.reading.selectors import OrderScope, order_get
+from orders.reading.selectors import ITEM_PARTS, OrderScope, order_get
 from orders.requests.serializers import QuoteIn, ReshopIn
 from orders.servicing.exchange.quote import order_quote
 from orders.servicing.exchange.records import LIVE
@@ -127,7 +127,7 @@ def _cancelled_items(
         return list(instruction["orderItemRefIds"])
     if instruction["type"] != "CancelOrder":
         return []
-    order = order_get(scope=OrderScope.of(principal), ref=order_ref, parts=("items",))
+    order = order_get(scope=OrderScope.of(principal), ref=order_ref, parts=ITEM_PARTS)
     return [item.ref for item in order.items.all() if item.status == LIVE]
 
 

@@ -24,7 +24,7 @@ from tests.sellers.factories import ApiKeyFactory, PartnerFactory, SellerFactory
 
 def pytest_report_header(config) -> str:
     """Which database this run is on, since DATABASE_URL can point it elsewhere
-    (tests/e2e/test_sqlite_orderlist.py reads it)."""
+    (tests/e2e/test_sqlite_statements.py reads it)."""
     from django.db import connection
 
     return f"database: vendor={connection.vendor}"

@@ -22,7 +22,7 @@ from orders.models import (
     Service,
 )
 from orders.reading.selectors import (
-    SLIM_PREFETCH,
+    SLIM_PARTS,
     OrderScope,
     hold_lapsed,
     order_header,
@@ -86,7 +86,7 @@ def order_expire_if_due(order: Order, *, now: datetime | None = None) -> Order:
     return order
 
 
-def order_for_change(*, scope: OrderScope, ref: str, parts=SLIM_PREFETCH) -> Order:
+def order_for_change(*, scope: OrderScope, ref: str, parts=SLIM_PARTS) -> Order:
     """The order a write acts on: found as orders.reading.selectors.order_get finds it, a lapsed
     hold expired first (order_expire_if_due), with `parts` loaded."""
     order = order_expire_if_due(order_header(scope=scope, ref=ref))

@@ -14,24 +14,19 @@ the same parts (`OrderParts`): one order and the search are the two ways in to t
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
+from functools import cache
 from typing import Any, NamedTuple
 from uuid import UUID
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
-from django.db.models import (
-    Exists,
-    OuterRef,
-    Prefetch,
-    Q,
-    QuerySet,
-    prefetch_related_objects,
-)
+from django.db.models import Exists, OuterRef, Q
 from django.db.models.functions import Upper
 
 from airline.api import clock
 from airline.api.errors import ApiError, Err
 from airline.fares.money import ZERO
+from airline.sql import statement_cursor
 from airline.standby import seller_marker, stale_ok_read
 from orders.models import (
     AirlineChange,
@@ -51,43 +46,43 @@ from orders.models import (
     Service,
     Ticket,
 )
+from orders.reading.part_rows import Part, parts_load
 
 
-def _journeys_with(legs: QuerySet[Leg]) -> Prefetch:
-    """Journeys in travel order with their segments and these legs."""
-    segments = Segment.objects.order_by("position").prefetch_related(Prefetch("legs", legs))
-    return Prefetch(
-        "journeys",
-        queryset=Journey.objects.order_by("position").prefetch_related(
-            Prefetch("segments", queryset=segments)
-        ),
-    )
+def _journeys_with(*legs_joined: str) -> Part:
+    """Journeys in travel order with their segments and legs, each leg with `legs_joined`."""
+    legs = Part("legs", Leg, order_by=("position",), joined=legs_joined)
+    segments = Part("segments", Segment, order_by=("position",), parts=(legs,))
+    return Part("journeys", Journey, order_by=("position",), parts=(segments,))
 
 
-_PASSENGERS = Prefetch("passengers", queryset=Passenger.objects.order_by("position"))
+_PASSENGERS = Part("passengers", Passenger, order_by=("position",))
+_ITEMS = Part("items", OrderItem)
+
+# The order items alone (what a cancellation quote covers).
+ITEM_PARTS = (_ITEMS,)
 
 # What changes use (AcceptOffer included): the party, the flight items and their legs.
-SLIM_PREFETCH = (_PASSENGERS, "items", _journeys_with(Leg.objects.order_by("position")))
+SLIM_PARTS = (_PASSENGERS, _ITEMS, _journeys_with())
 
 # Everything the order view shows.
-ORDER_VIEW_PREFETCH = (
+ORDER_VIEW_PARTS = (
     _PASSENGERS,
-    "contacts",
-    _journeys_with(Leg.objects.order_by("position").select_related("flight_leg__aircraft_type")),
-    "items",
-    "services",
-    Prefetch("payments", Payment.objects.select_related("credit")),
-    "tickets__coupons",
-    "credits",
-    "airline_changes",
-    "fees",
+    Part("contacts", Contact),
+    _journeys_with("flight_leg__aircraft_type"),
+    _ITEMS,
+    Part("services", Service),
+    Part("payments", Payment, joined=("credit",)),
+    Part("tickets", Ticket, parts=(Part("coupons", Coupon),)),
+    Part("credits", AirlineCredit),
+    Part("airline_changes", AirlineChange),
+    Part("fees", OrderFee),
 )
 
+# The same, for prefetch_related on a queryset of many orders.
+ORDER_VIEW_PREFETCH = tuple(part.prefetch() for part in ORDER_VIEW_PARTS)
 
-FLIGHT_PREFETCH = (
-    _journeys_with(Leg.objects.order_by("position").select_related("flight_leg__aircraft_type")),
-    "airline_changes",
-)
+FLIGHT_PARTS = (_journeys_with("flight_leg__aircraft_type"), Part("airline_changes", AirlineChange))
 
 
 @dataclass(frozen=True)
@@ -129,10 +124,10 @@ def order_header(
     return order
 
 
-def order_with_parts(order: Order, parts) -> Order:
-    """The order with `parts` (ORDER_VIEW_PREFETCH or SLIM_PREFETCH) loaded; a lapsed
-    hold's lines shown cancelled, as its expiry will leave them (order_as_it_stands)."""
-    prefetch_related_objects([order], *_known_empty_unread(order, parts))
+def order_with_parts(order: Order, parts: Sequence[Part]) -> Order:
+    """The order with `parts` (ORDER_VIEW_PARTS or SLIM_PARTS) loaded; a lapsed hold's
+    lines shown cancelled, as its expiry will leave them (order_as_it_stands)."""
+    parts_load(order, parts, empty=_known_empty(order, tuple(p.name for p in parts)))
     if order.lapsed:
         _lines_cancelled(order)
     return order
@@ -143,42 +138,36 @@ def order_with_parts(order: Order, parts) -> Order:
 OFTEN_EMPTY = ("payments", "tickets", "credits", "airline_changes", "fees")
 
 
-def _known_empty_unread(order: Order, parts) -> list:
-    """`parts`, those of OFTEN_EMPTY the order has no row of loaded empty without a query
-    each: one query says which it has. The ORM spends about half a millisecond building
-    and running a query that finds nothing, and a hold's view has five such parts. Read
-    from the order's own database (the standby, for a retrieve that reads there)."""
-    names = [name for name in OFTEN_EMPTY if any(_first_step(p) == name for p in parts)]
-    if not names:
-        return list(parts)
-    relations = [Order._meta.get_field(name) for name in names]
-    db = connections[order._state.db or DEFAULT_DB_ALIAS]
-    quote = db.ops.quote_name
+def _known_empty(order: Order, names: tuple[str, ...]) -> frozenset[str]:
+    """Those of `names` in OFTEN_EMPTY the order has no row of, from one query, where
+    reading each takes one: a hold's view has five such parts. Read from the order's own
+    database (the standby, for a retrieve that reads there)."""
+    alias = order._state.db or DEFAULT_DB_ALIAS
+    probed = _empty_probe(names, alias)
+    if probed is None:
+        return frozenset()
+    sql, names = probed
+    with statement_cursor(using=alias) as cursor:
+        cursor.execute(sql, [order.pk] * len(names))
+        found = cursor.fetchone()
+    return frozenset(name for name, rows in zip(names, found, strict=True) if not rows)
+
+
+@cache
+def _empty_probe(names: tuple[str, ...], alias: str) -> tuple[str, tuple[str, ...]] | None:
+    """(the SELECT saying which of the OFTEN_EMPTY among `names` have rows, which those
+    are), or None when none are."""
+    probed = tuple(name for name in OFTEN_EMPTY if name in names)
+    if not probed:
+        return None
+    relations = [Order._meta.get_field(name) for name in probed]
+    quote = connections[alias].ops.quote_name
     has = ", ".join(
         f"EXISTS (SELECT 1 FROM {quote(r.related_model._meta.db_table)} "  # noqa: S608 (names from the models)
         f"WHERE {quote(r.field.column)} = %s)"
         for r in relations
     )
-    with db.cursor() as cursor:
-        cursor.execute(f"SELECT {has}", [order.pk] * len(relations))
-        found = cursor.fetchone()
-    empty = {
-        name: r.related_model
-        for name, r, rows in zip(names, relations, found, strict=True)
-        if not rows
-    }
-    return [
-        Prefetch(step, queryset=empty[step]._default_manager.none())
-        if (step := _first_step(p)) in empty
-        else p
-        for p in parts
-    ]
-
-
-def _first_step(lookup: str | Prefetch) -> str:
-    """The relation of the order a prefetch lookup starts with ("tickets__coupons")."""
-    through = lookup.prefetch_through if isinstance(lookup, Prefetch) else lookup
-    return through.split("__", 1)[0]
+    return f"SELECT {has}", probed
 
 
 def _lines_cancelled(order: Order) -> None:
@@ -257,16 +246,16 @@ class OrderParts:
 
 
 def order_parts(order: Order) -> OrderParts:
-    """The order's parts as stored (ORDER_VIEW_PREFETCH: eight queries for a hold, up to
+    """The order's parts as stored (ORDER_VIEW_PARTS: eight queries for a hold, up to
     thirteen for an order with every kind of part)."""
-    order_with_parts(order, ORDER_VIEW_PREFETCH)
+    order_with_parts(order, ORDER_VIEW_PARTS)
     return parts_loaded(order)
 
 
 def parts_loaded(
     order: Order, *, services: Sequence[Service] | None = None, network: int | None = None
 ) -> OrderParts:
-    """The parts of an order whose ORDER_VIEW_PREFETCH is loaded (order_with_parts), as
+    """The parts of an order whose ORDER_VIEW_PARTS are loaded (order_with_parts), as
     loaded, `services` in place of the loaded ones when given; `network`: the network
     version read before them (OrderParts.network)."""
     journeys = list(order.journeys.all())
@@ -325,7 +314,7 @@ def order_flight_parts(order: Order) -> FlightParts:
     """The order's journeys, segments, legs and airline changes as stored (four queries,
     where its whole view's parts take up to thirteen): for the back office and support
     commands, which show each flight's status beside rows they read themselves."""
-    prefetch_related_objects([order], *FLIGHT_PREFETCH)
+    parts_load(order, FLIGHT_PARTS)
     journeys = list(order.journeys.all())
     segments = {j.pk: list(j.segments.all()) for j in journeys}
     return FlightParts(
@@ -397,7 +386,7 @@ def orders_search(search: OrderSearch, *, now: datetime) -> tuple[list[OrderRow]
     order is joined to the one journey its summary shows (the first in trip order that
     fits: _first_fitting); an order with no such journey drops out of the join, which
     is the search's flight filter. It runs on SQLite too, two of its joins written as
-    SQLite has them (tests/e2e/test_sqlite_orderlist.py)."""
+    SQLite has them (tests/e2e/test_sqlite_statements.py)."""
 
     def read(using: str) -> list[tuple]:
         sql, params = _order_page_sql(search, now=now, using=using)
@@ -582,14 +571,14 @@ def order_get(
     scope: OrderScope,
     ref: str,
     owner_code: str | None = None,
-    parts=ORDER_VIEW_PREFETCH,
+    parts: Sequence[Part] = ORDER_VIEW_PARTS,
     stale_ok: bool = False,
 ) -> Order:
     """The one way to read an order: by order id or record locator, in `scope` (the
     acting seller, then the key's agency), as it stands now (a lapsed hold presented as
     expired, order_as_it_stands; writes load it with orders.booking.holds.order_for_change,
     which expires it), with `parts` loaded: everything the order view shows by default,
-    SLIM_PREFETCH for changes, () for the row alone (seat maps and service lists read
+    SLIM_PARTS for changes, () for the row alone (seat maps and service lists read
     what they need as plain values: `orders.booking.ancillaries.order_trip`). ERR-4000 when
     there is no such order in scope.
 

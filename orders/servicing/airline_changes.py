@@ -457,7 +457,7 @@ def _change_of(plan: Plan, entries: Sequence[AcceptAirlineChange | CancelForAirl
 
 
 def _covered(plan: Plan, change: AirlineChange) -> list[Journey]:
-    """The change's journeys still live on the order (as read with SLIM_PREFETCH)."""
+    """The change's journeys still live on the order (as read with SLIM_PARTS)."""
     live = {i.journey_id for i in plan.order.items.all() if i.status == LIVE}
     return [
         j

@@ -23,8 +23,8 @@ from airline.fares.money import CENT
 from airline.network.models import NetworkVersion
 from orders.models import Order, OrderStatus, Service
 from orders.reading.selectors import (
-    ORDER_VIEW_PREFETCH,
-    SLIM_PREFETCH,
+    ORDER_VIEW_PARTS,
+    SLIM_PARTS,
     OrderParts,
     order_as_it_stands,
     order_with_parts,
@@ -51,22 +51,22 @@ class Changed:
 
 def parts_read(order: Order, changes: Sequence[Change]) -> int | None:
     """Load the parts of `order` its changes need. A hold taking only changes of
-    ANSWERED_FROM_PARTS: every part its view shows (ORDER_VIEW_PREFETCH), read after the
+    ANSWERED_FROM_PARTS: every part its view shows (ORDER_VIEW_PARTS), read after the
     network version, which is returned (the answer's cache key names it, read before the
-    parts as a retrieve reads it). Else SLIM_PREFETCH, and None."""
+    parts as a retrieve reads it). Else SLIM_PARTS, and None."""
     if order.status != OrderStatus.ONHOLD or any(
         change.kind not in ANSWERED_FROM_PARTS for change in changes
     ):
-        order_with_parts(order, SLIM_PREFETCH)
+        order_with_parts(order, SLIM_PARTS)
         return None
     network = NetworkVersion.current()
-    order_with_parts(order, ORDER_VIEW_PREFETCH)
+    order_with_parts(order, ORDER_VIEW_PARTS)
     return network
 
 
 def parts_after(plan: Plan, network: int) -> OrderParts | None:
     """The order's parts as the change left them, from the parts read before it
-    (ORDER_VIEW_PREFETCH, after the network version `network`) and the rows it wrote: the
+    (ORDER_VIEW_PARTS, after the network version `network`) and the rows it wrote: the
     order row as its UPDATE returned it, the services written and the seats given up.
     None when money moved (payments, refunds, credit, documents: rows the change does not
     hold) or the hold has lapsed since (a retrieve presents it expired:

@@ -100,7 +100,7 @@ class Cancellation:
 
 
 def cancellation_terms(order: Order, journeys: Sequence[Journey], *, now: datetime) -> Cancellation:
-    """What cancelling `journeys` (live journeys of `order`, read with SLIM_PREFETCH)
+    """What cancelling `journeys` (live journeys of `order`, read with SLIM_PARTS)
     gives back now; ERR-4002 for one that has departed, or a partial cancellation of a
     bundle sold for the whole reservation only."""
     items = {i.journey_id: i for i in order.items.all() if i.status == LIVE}

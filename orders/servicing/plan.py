@@ -31,7 +31,7 @@ class GiveBack(enum.IntEnum):
 
 @dataclass
 class Plan:
-    """A change request worked out before any write: the order as read (SLIM_PREFETCH),
+    """A change request worked out before any write: the order as read (SLIM_PARTS),
     the steps to run under its lock, and what they do to its money."""
 
     principal: Principal

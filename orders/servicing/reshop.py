@@ -13,7 +13,7 @@ from airline.api import clock
 from airline.api.errors import ApiError, Err, Reason, order_status_reason
 from orders.models import OrderStatus
 from orders.reading.presenters import order_pax_header
-from orders.reading.selectors import SLIM_PREFETCH, OrderScope, order_get
+from orders.reading.selectors import SLIM_PARTS, OrderScope, order_get
 from orders.servicing import amend, cancel
 from orders.servicing.exchange.reshop import reshop_itinerary
 from orders.servicing.reshop_request import ReshopRequest, named_passengers
@@ -36,7 +36,7 @@ def order_reshop(
     passengers: Sequence[Mapping[str, Any]] | None,
 ) -> dict[str, Any]:
     """`data` of POST /orders/{orderId}/reshop."""
-    order = order_get(scope=OrderScope.of(principal), ref=ref, parts=SLIM_PREFETCH)
+    order = order_get(scope=OrderScope.of(principal), ref=ref, parts=SLIM_PARTS)
     handler = INSTRUCTIONS.get(instruction["type"])
     if handler is None:
         raise ApiError(

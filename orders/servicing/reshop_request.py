@@ -17,7 +17,7 @@ class ReshopRequest:
     """A reshop instruction for an order in the acting seller's scope."""
 
     principal: Principal
-    order: Order  # with SLIM_PREFETCH
+    order: Order  # with SLIM_PARTS
     instruction: Mapping[str, Any]
     passengers: Sequence[Passenger]  # the ones named in the request (all when none are)
     now: datetime

@@ -1,7 +1,8 @@
 """Where the code goes past Django's, DRF's and psycopg's public API for speed (issue 29
 item 2; docs/operators/production.md "Framework shortcuts"): each test here fails, naming what to
 re-verify, on an upgrade that changes what a shortcut relies on; and each shortcut has a
-setting that turns it off. orders/core/rows.py's own checks: tests/orders/test_rows_insert.py.
+setting that turns it off. orders/core/rows.py's own checks: tests/orders/test_rows_insert.py;
+orders/reading/part_rows.py's: tests/orders/test_order_parts.py.
 
 After re-verifying a shortcut against a new release, update VERIFIED_WITH (and, for a
 changed method, its fingerprint below) in the same commit as the upgrade."""
@@ -28,9 +29,9 @@ VERIFIED_WITH = {"Django": "5.2", "djangorestframework": "3.18", "psycopg": "3.3
 def test_the_installed_frameworks_are_the_ones_the_shortcuts_were_checked_against(package):
     installed = version(package)
     assert installed.startswith(VERIFIED_WITH[package] + "."), (
-        f"{package} {installed}: re-verify orders/core/rows.py, airline/sql.py and "
-        "airline/api/serializers.py (StrictSerializer.get_fields) against it, then update "
-        "VERIFIED_WITH"
+        f"{package} {installed}: re-verify orders/core/rows.py, orders/reading/part_rows.py, "
+        "airline/sql.py and airline/api/serializers.py (StrictSerializer.get_fields) against "
+        "it, then update VERIFIED_WITH"
     )
 
 
@@ -119,7 +120,8 @@ def test_the_declared_fields_get_fields_copies_are_there():
 
 SHOW_SHORTCUT_SETTINGS = (
     "import django; django.setup(); from django.conf import settings as s; "
-    "print(s.DB_DIRECT_INSERT, s.DB_PREPARED_STATEMENTS, s.DB_COMMIT_WITHOUT_FLUSH)"
+    "print(s.DB_DIRECT_INSERT, s.DB_DIRECT_READS, s.DB_PREPARED_STATEMENTS, "
+    "s.DB_COMMIT_WITHOUT_FLUSH)"
 )
 
 
@@ -128,7 +130,7 @@ def shortcut_settings(tmp_path, **env: str) -> str:
 
 
 def test_every_shortcut_is_on_by_default_but_the_commit_without_flush(tmp_path):
-    assert shortcut_settings(tmp_path) == "True True False"
+    assert shortcut_settings(tmp_path) == "True True True False"
 
 
 def test_each_shortcut_has_a_setting_that_turns_it_off(tmp_path):
@@ -136,8 +138,9 @@ def test_each_shortcut_has_a_setting_that_turns_it_off(tmp_path):
         shortcut_settings(
             tmp_path,
             DB_DIRECT_INSERT="0",
+            DB_DIRECT_READS="0",
             DB_PREPARED_STATEMENTS="0",
             DB_COMMIT_WITHOUT_FLUSH="1",
         )
-        == "False False True"
+        == "False False False True"
     )

@@ -22,7 +22,7 @@ from orders.models import (
     OrderStatus,
 )
 from orders.reading.presenters import order_pax_header
-from orders.reading.selectors import SLIM_PREFETCH, OrderScope, order_get
+from orders.reading.selectors import SLIM_PARTS, OrderScope, order_get
 from orders.servicing.airline_changes import pending_change_of
 from orders.servicing.exchange.records import LIVE, ExchangeOffer, Replacement, exchange_offer_load
 from orders.servicing.exchange.replacements import item_replacing, order_party, with_item_id
@@ -49,7 +49,7 @@ def order_quote(
     """`data` of POST /orders/{orderId}/quote: the chosen replacements of a reshop offer
     priced again on live inventory, stored under a new offer id for AcceptReshopOffer."""
     now = clock.now()
-    order = order_get(scope=OrderScope.of(principal), ref=ref, parts=SLIM_PREFETCH)
+    order = order_get(scope=OrderScope.of(principal), ref=ref, parts=SLIM_PARTS)
     chosen = _reshop_items_chosen(
         order, principal=principal, offer_id=offer_id, item_ids=item_ids, now=now
     )
