@@ -75,6 +75,12 @@ def statement_cursor(using: str = DEFAULT_DB_ALIAS) -> Iterator[CursorWrapper]:
     db.ensure_connection()
     db.validate_thread_sharing()
     raw = db.connection
+    if raw.closed:
+        # Closed under Django inside a transaction (a standby or pooler gone): Django's
+        # cursor() says so, an OperationalError, as it does for every other read.
+        with db.cursor() as cursor:
+            yield cursor
+        return
     if raw.cursor_factory not in _django_cursors():
         # The tracer's (airline/telemetry.py) wraps the connection's cursors and sees
         # only statements run through them: a traced process sends these unprepared

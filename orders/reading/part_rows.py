@@ -78,16 +78,50 @@ class _Joined:
 
 
 @dataclass(frozen=True)
+class _Select:
+    """The SELECT of a model's rows, each with the rows it reads along, and how a row of
+    its answer is built: `head` up to its FROM and JOINs, `table` its own table with its
+    alias, `order` its ORDER BY terms (or "")."""
+
+    model: type[Model]
+    head: str
+    table: str
+    order: str
+    width: int  # the model's own columns, first in each row
+    joined: tuple[_Joined, ...]
+    converters: tuple[tuple[int, tuple], ...]  # (column index, its converters)
+
+
+@dataclass(frozen=True)
 class _Read:
     """A part's statement and how its rows are built and hung on their parents."""
 
     part: Part
     sql: str
+    select: _Select
     relation: ForeignKey  # the part's foreign key to its parent
-    width: int  # the part's own columns, first in each row
-    joined: tuple[_Joined, ...]
-    converters: tuple[tuple[int, tuple], ...]  # (column index, its converters)
     parts: tuple["_Read", ...] = field(default=())
+
+
+def rows_where(
+    model: type[Model], where: str, params: Sequence[Any], *, using: str, limit: int | None = None
+) -> list[Model]:
+    """The rows of `model` for which `where` holds (its columns named p0."column", its
+    values `params`), in the model's Meta ordering, at most `limit`: by a statement
+    built once per process for each `where`, built as the parts' rows are. The values
+    are taken as they are: give each as its field's get_db_prep_value gives it."""
+    select = _select(model, (), (), using, "p0")
+    sql = _plain_statement(select, where, limit)
+    return _rows(select, sql, params, using)
+
+
+@cache
+def _plain_statement(select: _Select, where: str, limit: int | None) -> str:
+    return (
+        f"{select.head} WHERE {where}"
+        + (f" ORDER BY {select.order}" if select.order else "")
+        + (f" LIMIT {int(limit)}" if limit is not None else "")
+    )
 
 
 def parts_load(parent: Model, parts: Iterable[Part], *, empty: Iterable[str] = ()) -> None:
@@ -108,29 +142,29 @@ def parts_load(parent: Model, parts: Iterable[Part], *, empty: Iterable[str] = (
         )
         return
     alias = parent._state.db or DEFAULT_DB_ALIAS
-    value = parent.pk
+    value = [parent.pk]
     for read in _reads(type(parent), tuple(parts), alias):
-        rows = [] if read.part.name in skipped else _rows(read, value, alias)
+        rows = [] if read.part.name in skipped else _rows(read.select, read.sql, value, alias)
         _hang(read, [parent], rows)
         _children_load(read, rows, value, alias)
 
 
-def _children_load(read: _Read, parents: Sequence[Model], value: Any, alias: str) -> None:
+def _children_load(read: _Read, parents: Sequence[Model], value: list, alias: str) -> None:
     for child in read.parts:
-        rows = _rows(child, value, alias) if parents else []
+        rows = _rows(child.select, child.sql, value, alias) if parents else []
         _hang(child, parents, rows)
         _children_load(child, rows, value, alias)
 
 
-def _rows(read: _Read, value: Any, alias: str) -> list[Model]:
+def _rows(select: _Select, sql: str, params: Sequence[Any], alias: str) -> list[Model]:
     with statement_cursor(using=alias) as cursor:
-        cursor.execute(read.sql, [value])
+        cursor.execute(sql, params)
         fetched = cursor.fetchall()
     if not fetched:
         return []
     db = connections[alias]
-    model, width, joined = read.part.model, read.width, read.joined
-    converters = read.converters
+    model, width, joined = select.model, select.width, select.joined
+    converters = select.converters
     built = []
     for values in fetched:
         if converters:
@@ -186,29 +220,44 @@ def _read(part: Part, parent: type[Model], above: str | None, alias: str, depth:
     """`part`'s statement: its rows whose parent is the row whose id is the statement's
     one parameter, or, under a part (`above`: the SELECT of that part's ids), whose
     parent is among those rows."""
-    ops = connections[alias].ops
-    quote = ops.quote_name
+    quote = connections[alias].ops.quote_name
     relation = parent._meta.get_field(part.name).field
     if not isinstance(relation, ForeignKey) or relation.model is not part.model:
         raise ValueError(f"{parent.__name__}.{part.name} is not a relation to {part.model}")
     me = f"p{depth}"
+    select = _select(part.model, part.joined, part.order_by, alias, me)
     key = f"{me}.{quote(relation.column)}"
     where = f"{key} = %s" if above is None else f"{key} IN ({above})"
-    columns = _columns(part.model, me, quote)
-    tables = [f"{quote(part.model._meta.db_table)} {me}"]
-    joined: list[_Joined] = []
-    aliases = {"": (me, part.model, 0)}
-    width = len(part.model._meta.concrete_fields)
+    sql = f"{select.head} WHERE {where}" + (f" ORDER BY {select.order}" if select.order else "")
+    ids = f"SELECT {me}.{quote(part.model._meta.pk.column)} FROM {select.table} WHERE {where}"  # noqa: S608 (names from the models)
+    children = tuple(_read(child, part.model, ids, alias, depth + 1) for child in part.parts)
+    return _Read(part, sql, select, relation, children)
+
+
+@cache
+def _select(
+    model: type[Model], joined: tuple[str, ...], order_by: tuple[str, ...], alias: str, me: str
+) -> _Select:
+    """The SELECT of `model`'s rows as table alias `me`, each with the rows of `joined`
+    (select_related paths), in the order of `order_by` (else the Meta ordering)."""
+    ops = connections[alias].ops
+    quote = ops.quote_name
+    columns = _columns(model, me, quote)
+    table = f"{quote(model._meta.db_table)} {me}"
+    tables = [table]
+    rows_along: list[_Joined] = []
+    aliases = {"": (me, model, 0)}
+    width = len(model._meta.concrete_fields)
     start = width
     nullable = {"": False}
-    for path in _joined_paths(part.joined):
+    for path in _joined_paths(joined):
         head, _, name = path.rpartition("__")
         owner_alias, owner_model, owner_index = aliases[head]
         fk = owner_model._meta.get_field(name)
         if not isinstance(fk, ForeignKey):
             raise ValueError(f"{owner_model.__name__}.{name} is not a foreign key")
         target = fk.related_model
-        alias_ = f"{me}_{len(joined) + 1}"
+        alias_ = f"{me}_{len(rows_along) + 1}"
         outer = nullable[head] or fk.null
         nullable[path] = outer
         tables.append(
@@ -218,16 +267,11 @@ def _read(part: Part, parent: type[Model], above: str | None, alias: str, depth:
         columns += _columns(target, alias_, quote)
         fields = target._meta.concrete_fields
         end = start + len(fields)
-        joined.append(
+        rows_along.append(
             _Joined(target, start, end, start + fields.index(target._meta.pk), fk, owner_index)
         )
-        aliases[path] = (alias_, target, len(joined))
+        aliases[path] = (alias_, target, len(rows_along))
         start = end
-    order = ", ".join(_ordering(part, me, quote))
-    sql = (
-        f"SELECT {', '.join(c for c, _ in columns)} FROM {' '.join(tables)} "  # noqa: S608 (names from the models)
-        f"WHERE {where}" + (f" ORDER BY {order}" if order else "")
-    )
     converters = tuple(
         (index, steps)
         for index, (_sql, col) in enumerate(columns)
@@ -241,9 +285,15 @@ def _read(part: Part, parent: type[Model], above: str | None, alias: str, depth:
             )
         )
     )
-    ids = f"SELECT {me}.{quote(part.model._meta.pk.column)} FROM {tables[0]} WHERE {where}"  # noqa: S608
-    children = tuple(_read(child, part.model, ids, alias, depth + 1) for child in part.parts)
-    return _Read(part, sql, relation, width, tuple(joined), converters, children)
+    return _Select(
+        model=model,
+        head=f"SELECT {', '.join(c for c, _ in columns)} FROM {' '.join(tables)}",  # noqa: S608 (names from the models)
+        table=table,
+        order=", ".join(_ordering(model, order_by, me, quote)),
+        width=width,
+        joined=tuple(rows_along),
+        converters=converters,
+    )
 
 
 def _columns(model: type[Model], alias: str, quote) -> list[tuple[str, Any]]:
@@ -262,15 +312,15 @@ def _joined_paths(joined: Sequence[str]) -> list[str]:
     return sorted(paths, key=lambda p: p.count("__"))
 
 
-def _ordering(part: Part, alias: str, quote) -> list[str]:
-    """ORDER BY terms of `part`: its order_by, else its model's Meta ordering; plain
-    fields only (a relation's name would order by the related model's own ordering,
-    which the ORM resolves and this does not)."""
+def _ordering(model: type[Model], order_by: Sequence[str], alias: str, quote) -> list[str]:
+    """ORDER BY terms: `order_by`, else `model`'s Meta ordering; plain fields only (a
+    relation's name would order by the related model's own ordering, which the ORM
+    resolves and this does not)."""
     terms = []
-    for name in part.order_by or part.model._meta.ordering:
+    for name in order_by or model._meta.ordering:
         descending = name.startswith("-")
-        field_: Field = part.model._meta.get_field(name.lstrip("-"))
+        field_: Field = model._meta.get_field(name.lstrip("-"))
         if field_.is_relation and name.lstrip("-") != field_.attname:
-            raise ValueError(f"order {part.model.__name__} by {field_.attname}, not {name}")
+            raise ValueError(f"order {model.__name__} by {field_.attname}, not {name}")
         terms.append(f"{alias}.{quote(field_.column)}{' DESC' if descending else ''}")
     return terms

@@ -12,6 +12,7 @@ from django.db.models import prefetch_related_objects
 from django.test.utils import CaptureQueriesContext
 
 from airline.api import clock
+from airline.api.errors import ApiError, Err
 from orders.models import AirlineChange, Order, OrderFee, Payment
 from orders.money.credits import credit_issue
 from orders.reading.part_rows import parts_load
@@ -21,12 +22,14 @@ from orders.reading.selectors import (
     ORDER_VIEW_PARTS,
     ORDER_VIEW_PREFETCH,
     OrderParts,
+    OrderScope,
+    order_header,
     order_parts,
     parts_loaded,
 )
 from tests.conftest import statements_sent
 from tests.orders.conftest import CARD, HOLD, book, booking_body, price_offer
-from tests.orders.factories import credit_source
+from tests.orders.factories import OrderFactory, credit_source
 from tests.orders.test_first_booking_ancillaries import seat_and_bag  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.django_db
@@ -211,3 +214,30 @@ def test_a_further_filter_on_a_loaded_part_queries_that_part(api, auth, priced):
 
     assert list(order.passengers.filter(position=first.position)) == [first]
     assert list(order.passengers.filter(position=-1)) == []
+
+
+@pytest.mark.parametrize("direct", [True, False], ids=["direct", "orm"])
+def test_the_order_row_is_found_by_id_or_locator_within_its_scope_only(
+    default_seller, other_seller, settings, direct
+):
+    settings.DB_DIRECT_READS = direct
+    mine = OrderFactory(seller=default_seller, agency_code="ACMEAGT", record_locator="QX7K2P")
+    OrderFactory(seller=other_seller, agency_code="ACMEAGT", record_locator="ZZ1111")
+    seller, agency = OrderScope(default_seller.pk), OrderScope(default_seller.pk, "ACMEAGT")
+
+    missing = Err.ORDER_NOT_FOUND.code
+
+    def found(scope: OrderScope, ref: str):
+        try:
+            return order_header(scope=scope, ref=ref).pk
+        except ApiError as error:
+            return error.code
+
+    assert found(seller, mine.order_id) == mine.pk
+    assert found(agency, f" {mine.order_id} ") == mine.pk
+    assert found(seller, "qx7k2p") == mine.pk  # a locator in any case
+    assert found(OrderScope(default_seller.pk, "OTHERAGT"), mine.order_id) == missing
+    assert found(OrderScope(other_seller.pk), mine.order_id) == missing  # another seller's
+    assert found(seller, "ZZ1111") == missing
+    assert found(seller, mine.order_id[:6]) == missing
+    assert found(seller, "QX7K2P\x00") == missing
