@@ -24,8 +24,8 @@ from ndc.xml import MSG, c, refused, text
 from offers import ancillaries as services
 from offers.serializers import AncillaryIn
 from offers.store import OfferOwner
-from orders.booking.ancillaries import order_trip
 from orders.reading.selectors import OrderScope, order_get
+from orders.reading.trips import order_trip
 from orders.requests.serializers import OrderAncillaryIn
 from sellers.authentication import Principal
 

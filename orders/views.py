@@ -12,7 +12,6 @@ from airline.api.responses import error_response, json_response, ok
 from offers.ancillaries import seat_maps, service_list
 from offers.endpoints import AncillariesView
 from offers.openapi import SEAT_MAPS_RESPONSE, SERVICES_RESPONSE
-from orders.booking.ancillaries import order_trip
 from orders.booking.create import order_create
 from orders.money.provider_events import provider_event_receive
 from orders.openapi import (
@@ -26,6 +25,7 @@ from orders.openapi import (
 )
 from orders.reading import presenters
 from orders.reading.selectors import OrderScope, order_get, orders_list
+from orders.reading.trips import order_trip
 from orders.requests.checks import check_order_search
 from orders.requests.serializers import (
     ChangeOrderIn,

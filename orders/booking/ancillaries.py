@@ -1,7 +1,7 @@
 """Seats and services of a booking (SPEC.md §3, §4.7, §4.10 AcceptOffer, §4.11;
-DESIGN.md §7, §11): the Trip an order's seat maps and service lists are built for, and
-selling the items of such an ancillary offer — with the first booking (create order's
-`ancillaries`) or later (AcceptOffer) — as services of the order.
+DESIGN.md §7, §11): selling the items of an ancillary offer (its seat maps and service
+lists are built for a Trip: orders.reading.trips) — with the first booking (create
+order's `ancillaries`) or later (AcceptOffer) — as services of the order.
 
 A sale is worked out before any write (`check_sale_lines`, then `check_sale` against
 what the passengers already hold, bundle inclusions included) and written inside the
@@ -27,94 +27,20 @@ from airline.network.itineraries import network_index
 from airline.network.models import FlightLeg
 from offers.ancillaries import (
     Traveller,
-    Trip,
-    TripJourney,
-    TripSegment,
-    bundle_terms,
     seats_of_configuration,
 )
 from offers.store import AncillaryOffer, OfferOwner, offer_record
 from orders.core import ids
 from orders.core.rows import rows_insert
-from orders.models import Journey, Leg, Order, Passenger, Segment, Service, TicketSerial
+from orders.models import (
+    Journey,
+    Order,
+    Passenger,
+    Segment,
+    Service,
+    TicketSerial,
+)
 from orders.requests.inputs import AncillaryPick
-
-
-def order_trip(
-    *, order: Order, item_refs: Sequence[str] | None, passengers: Sequence[Mapping] | None
-) -> Trip:
-    """The Trip of a booking's flight items (all when none are named) for its passengers
-    (all when none are named). Unknown ids are ERR-1005; a passenger id with the `|`
-    delimiter ERR-1004 (SPEC.md §4.11). Three queries of plain values: a seat map asks
-    nothing else of the order, and model instances of its parts cost more than the map."""
-    # A lapsed hold (read, not yet expired: selectors.order_as_it_stands) has no live item.
-    live = order.items.none() if order.lapsed else order.items.exclude(status="CANCELLED")
-    items = {
-        ref: (journey_id, bundle)
-        for ref, journey_id, bundle in live.values_list("ref", "journey_id", "bundle")
-    }
-    for ref in item_refs or ():
-        if ref not in items:
-            raise ApiError(
-                Err.VALIDATION, f"Order item {ref} is not on this order", path="orderItemIds"
-            )
-    pax = {
-        ref: Traveller(ref, ptc, infant_id is not None)
-        for ref, ptc, infant_id in order.passengers.values_list("ref", "ptc", "infant_id")
-    }
-    travellers = tuple(pax.values())
-    if passengers:
-        chosen = []
-        for entry in passengers:
-            pax_id = entry["paxId"]
-            if "|" in pax_id:
-                raise ApiError(
-                    Err.INVALID_VALUE,
-                    "A passenger id may not contain the | delimiter",
-                    path="passengers.paxId",
-                )
-            if pax_id not in pax:
-                raise ApiError(
-                    Err.VALIDATION, f"Passenger {pax_id} is not on this order", path="passengers"
-                )
-            chosen.append(pax[pax_id])
-        travellers = tuple(chosen)
-    # Each journey's segments in travel order, each with the flight legs it flies.
-    flown: dict[int, tuple[str, dict[int, tuple[str, str, list[int]]]]] = {}
-    for journey_id, journey_ref, segment_id, segment_ref, cabin, flight_leg_id in (
-        # From the database the order was read from (the standby for a seat map:
-        # airline/standby.py), as its items and passengers are.
-        Leg.objects.using(order._state.db)
-        .filter(segment__order_id=order.pk)
-        .order_by("segment__journey_id", "segment__position", "position")
-        .values_list(
-            "segment__journey_id",
-            "segment__journey__ref",
-            "segment_id",
-            "segment__ref",
-            "segment__cabin",
-            "flight_leg_id",
-        )
-    ):
-        segments = flown.setdefault(journey_id, (journey_ref, {}))[1]
-        segments.setdefault(segment_id, (segment_ref, cabin, []))[2].append(flight_leg_id)
-    journeys = []
-    for ref, (journey_id, bundle) in items.items():
-        if item_refs and ref not in item_refs:
-            continue
-        journey_ref, segments = flown[journey_id]
-        journeys.append(
-            TripJourney(
-                ref=journey_ref,
-                item_ref=ref,
-                bundle=bundle_terms(bundle),
-                segments=tuple(
-                    TripSegment(segment_ref, tuple(legs), cabin)
-                    for segment_ref, cabin, legs in segments.values()
-                ),
-            )
-        )
-    return Trip(tuple(journeys), travellers, {"orderId": order.order_id})
 
 
 @dataclass(frozen=True)

@@ -616,7 +616,7 @@ def order_get(
     expired, order_as_it_stands; writes load it with orders.booking.holds.order_for_change,
     which expires it), with `parts` loaded: everything the order view shows by default,
     SLIM_PARTS for changes, () for the row alone (seat maps and service lists read
-    what they need as plain values: `orders.booking.ancillaries.order_trip`). ERR-4000 when
+    what they need as plain values: `orders.reading.trips.order_trip`). ERR-4000 when
     there is no such order in scope.
 
     `stale_ok`: a read that may be a moment old (order retrieve, an order's seat maps and

@@ -1,8 +1,9 @@
 """The hand-written SQL on the embedded default (SQLite). OrderList's page is one
-statement that claims to run on both backends (orders.reading.selectors.orders_search), and
-an order's parts are read by statements built from the models
-(orders.reading.part_rows): each one's whole test module runs again here, on a fresh
-SQLite database in a child pytest."""
+statement that claims to run on both backends (orders.reading.selectors.orders_search), an
+order's parts are read by statements built from the models (orders.reading.part_rows),
+and an order's seat maps start from three statements of plain values
+(orders.reading.trips): each one's whole test module runs again here, on a fresh SQLite
+database in a child pytest."""
 
 import subprocess
 import sys
@@ -14,7 +15,9 @@ from tests.e2e.servers import REPO, base_env
 pytestmark = pytest.mark.e2e
 
 
-@pytest.mark.parametrize("module", ["test_list.py", "test_order_parts.py"])
+@pytest.mark.parametrize(
+    "module", ["test_list.py", "test_order_parts.py", "test_order_ancillaries.py"]
+)
 def test_every_test_passes_on_sqlite(tmp_path, module):
     env = base_env(
         DJANGO_SETTINGS_MODULE="tests.settings",

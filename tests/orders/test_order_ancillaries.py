@@ -415,6 +415,6 @@ def test_a_failed_lookup_is_err_9003(api, auth, hold, monkeypatch, ask):
     def unavailable(*args, **kwargs):
         raise OperationalError("the database went away")
 
-    monkeypatch.setattr("orders.booking.ancillaries.order_trip", unavailable, raising=False)
+    monkeypatch.setattr("orders.reading.trips.order_trip", unavailable, raising=False)
     monkeypatch.setattr("orders.views.order_trip", unavailable)
     error_of(ask(api, auth, hold["order"]["orderId"]), 500, "ERR-9003")
