@@ -63,7 +63,9 @@ class Part:
         return Prefetch(self.name, queryset=rows)
 
 
-@dataclass(frozen=True)
+# _Joined, _Select and _Read are built once per statement and kept: compared, and
+# hashed as cache keys, by identity.
+@dataclass(frozen=True, eq=False)
 class _Joined:
     """A row read along with each row of a part: its model, the columns it takes in the
     statement's row, the foreign key that leads to it and which row that key is on (0,
@@ -77,7 +79,7 @@ class _Joined:
     on: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _Select:
     """The SELECT of a model's rows, each with the rows it reads along, and how a row of
     its answer is built: `head` up to its FROM and JOINs, `table` its own table with its
@@ -92,7 +94,7 @@ class _Select:
     converters: tuple[tuple[int, tuple], ...]  # (column index, its converters)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _Read:
     """A part's statement and how its rows are built and hung on their parents."""
 
