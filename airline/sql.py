@@ -30,7 +30,7 @@ way on a busy 2-core machine). `DB_PREPARED_STATEMENTS=0` (settings) turns it of
 """
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -40,7 +40,7 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, OperationalError, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.utils import CursorWrapper
-from django.db.models import Model
+from django.db.models import Expression, Model
 
 from airline.api.errors import ApiError, Err
 
@@ -157,6 +157,14 @@ def _django_cursors() -> tuple[type, ...]:
     from django.db.backends.postgresql.base import Cursor, ServerBindingCursor
 
     return (Cursor, ServerBindingCursor)
+
+
+def column_converters(column: Expression, db: BaseDatabaseWrapper) -> tuple[Callable, ...]:
+    """What the ORM applies to a value of `column` (a Col) read back through plain SQL:
+    the backend's converters, then the field's (a JSON column's parse, SQLite's decimals
+    and UUIDs), each called as convert(value, column, db), in that order, as the ORM's
+    compiler calls them."""
+    return (*db.ops.get_db_converters(column), *column.get_db_converters(db))
 
 
 def commit_without_flush() -> None:

@@ -47,7 +47,7 @@ from django.db.models import (
 from django.db.models.base import ModelState
 from django.db.models.fields import AutoFieldMixin
 
-from airline.sql import statement_cursor
+from airline.sql import column_converters, statement_cursor
 
 M = TypeVar("M", bound=Model)
 
@@ -111,7 +111,7 @@ def _plan(model: type[Model]) -> tuple[str, str, tuple[tuple[Field, type | None]
     returned = tuple(dict.fromkeys([*meta.db_returning_fields, *json]))
     tail = " RETURNING " + ", ".join(f"{table}.{quote(f.column)}" for f in returned)
     converters = tuple(
-        (f, col, [*connection.ops.get_db_converters(col), *col.get_db_converters(connection)])
+        (f, col, column_converters(col, connection))
         for f in returned
         for col in [f.get_col(meta.db_table)]
     )

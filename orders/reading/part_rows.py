@@ -3,8 +3,8 @@ statements built once per process, and loaded on it as `prefetch_related` loads 
 
 A change to an order (AcceptOffer above all) and a retrieve that renders the view read
 up to thirteen of its parts. Through `prefetch_related_objects` each of those reads is a
-queryset filtered, compiled and iterated anew, and the ORM spent several times the CPU
-building them that the database spent running them. Here each part's statement is
+queryset filtered, compiled and iterated anew, and the ORM spends several times the CPU
+building them that the database spends running them. Here each part's statement is
 built once per process from the models' metadata: the part's columns (and those of the
 rows it reads along, as `select_related` reads them), its rows found by the order's id
 (a part of a part, a segment's legs, through a subquery of its parent's ids, so that
@@ -26,7 +26,7 @@ Private Django API it relies on, as prefetch_related_objects itself does
 """
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -34,7 +34,7 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import Field, ForeignKey, Model, Prefetch, prefetch_related_objects
 
-from airline.sql import statement_cursor
+from airline.sql import column_converters, statement_cursor
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ class _Read:
     sql: str
     select: _Select
     relation: ForeignKey  # the part's foreign key to its parent
-    parts: tuple["_Read", ...] = field(default=())
+    parts: tuple["_Read", ...]
 
 
 def rows_where(
@@ -113,12 +113,12 @@ def rows_where(
     built once per process for each `where`, built as the parts' rows are. The values
     are taken as they are: give each as its field's get_db_prep_value gives it."""
     select = _select(model, (), (), using, "p0")
-    sql = _plain_statement(select, where, limit)
-    return _rows(select, sql, params, using)
+    return _rows(select, _statement(select, where, limit), params, using)
 
 
 @cache
-def _plain_statement(select: _Select, where: str, limit: int | None) -> str:
+def _statement(select: _Select, where: str, limit: int | None = None) -> str:
+    """`select`'s statement of the rows for which `where` holds, in its order."""
     return (
         f"{select.head} WHERE {where}"
         + (f" ORDER BY {select.order}" if select.order else "")
@@ -230,10 +230,9 @@ def _read(part: Part, parent: type[Model], above: str | None, alias: str, depth:
     select = _select(part.model, part.joined, part.order_by, alias, me)
     key = f"{me}.{quote(relation.column)}"
     where = f"{key} = %s" if above is None else f"{key} IN ({above})"
-    sql = f"{select.head} WHERE {where}" + (f" ORDER BY {select.order}" if select.order else "")
     ids = f"SELECT {me}.{quote(part.model._meta.pk.column)} FROM {select.table} WHERE {where}"  # noqa: S608 (names from the models)
     children = tuple(_read(child, part.model, ids, alias, depth + 1) for child in part.parts)
-    return _Read(part, sql, select, relation, children)
+    return _Read(part, _statement(select, where), select, relation, children)
 
 
 @cache
@@ -242,8 +241,7 @@ def _select(
 ) -> _Select:
     """The SELECT of `model`'s rows as table alias `me`, each with the rows of `joined`
     (select_related paths), in the order of `order_by` (else the Meta ordering)."""
-    ops = connections[alias].ops
-    quote = ops.quote_name
+    quote = connections[alias].ops.quote_name
     columns = _columns(model, me, quote)
     table = f"{quote(model._meta.db_table)} {me}"
     tables = [table]
@@ -274,18 +272,11 @@ def _select(
         )
         aliases[path] = (alias_, target, len(rows_along))
         start = end
+    db = connections[alias]
     converters = tuple(
-        (index, steps)
+        (index, tuple((convert, col) for convert in steps))
         for index, (_sql, col) in enumerate(columns)
-        if (
-            steps := tuple(
-                (convert, col)
-                for convert in [
-                    *ops.get_db_converters(col),
-                    *col.get_db_converters(connections[alias]),
-                ]
-            )
-        )
+        if (steps := column_converters(col, db))
     )
     return _Select(
         model=model,

@@ -130,8 +130,8 @@ def order_header(
 def _order_row(scope: OrderScope, ref: str, using: str) -> Order | None:
     """What Order.objects.filter(ref_match(ref), scope.q()).first() finds, by a statement
     built once per process (orders.reading.part_rows.rows_where): every order request
-    starts here, and the ORM's compile of that query cost more than the rest of a
-    retrieve that serves a kept view."""
+    starts here, and compiling the query through the ORM each time costs more than the
+    rest of a retrieve that serves a kept view."""
     ref = ref.strip()
     by_locator, by_agency = len(ref) == 6, bool(scope.agency_code)
     seller = Order._meta.get_field("seller").get_db_prep_value(scope.seller_id, connections[using])

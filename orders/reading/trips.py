@@ -87,7 +87,8 @@ def order_trip(
 @cache
 def _trip_statements(using: str) -> tuple[str, str, str]:
     """order_trip's three SELECTs, each taking the order's id, built once per process
-    (the ORM compiled each anew, a third of a seat map's CPU): its items not cancelled
+    (compiled through the ORM on every request, they would cost more than the rest of
+    reading the order for its seat map): its items not cancelled
     (ref, journey id, bundle) in journey order; its passengers (ref, type, infant id)
     by position; its legs (journey id and ref, segment id, ref and cabin, flight leg
     id) by journey, segment and leg position."""
