@@ -19,6 +19,10 @@ one), query logging and error translation see them as they see every other.
 Each connection keeps one such cursor for all its statements (`_KeptCursor`), rather
 than make and close one a statement.
 
+Statements whose results nothing needs before the last of them is sent can go in one
+round trip (`statements_pipelined`: psycopg's pipeline mode, public API; with or without
+a pooler): a card booking's confirmation sends three so.
+
 What it relies on beyond Django's public API (tests/api/test_framework_shortcuts.py fails
 on an upgrade that changes it): the steps of `BaseDatabaseWrapper.cursor()` repeated in
 `statement_cursor`, the PostgreSQL backend's `ServerBindingCursor`, Django connecting
@@ -30,8 +34,8 @@ way on a busy 2-core machine). `DB_PREPARED_STATEMENTS=0` (settings) turns it of
 """
 
 import logging
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache
@@ -179,6 +183,47 @@ def commit_without_flush() -> None:
     if settings.DB_COMMIT_WITHOUT_FLUSH and connections[DEFAULT_DB_ALIAS].vendor == "postgresql":
         with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
             cursor.execute("SET LOCAL synchronous_commit TO OFF")
+
+
+@contextmanager
+def statements_pipelined(using: str = DEFAULT_DB_ALIAS) -> Iterator[None]:
+    """On PostgreSQL, the statements executed in this block go to the server together and
+    their results come back in one round trip, at the block's end (psycopg's pipeline
+    mode, over the protocol's pipelining, which poolers pass through): a transaction of
+    three statements whose results nothing needs before the last is sent then waits once,
+    not three times. Each statement needs a cursor of its own, opened before the block and
+    read after it: inside it a cursor has no rows yet and a rowcount of -1, which is why
+    no ORM call belongs in it (update() reads its rowcount at once). An error of any of
+    them is raised at the block's end, as Django's own (DatabaseError and the rest), and
+    the statements after it are not run. Elsewhere (SQLite) the statements run one by one
+    as they are executed, and reading them after the block gives the same rows."""
+    db = connections[using]
+    if db.vendor != "postgresql":
+        yield
+        return
+    db.ensure_connection()
+    raw = db.connection
+    if raw.closed:
+        # Closed under Django inside a transaction: the first statement says so, as
+        # Django's cursor() does for every other.
+        yield
+        return
+    with db.wrap_database_errors, raw.pipeline():
+        yield
+
+
+def statements_answered(
+    statements: Sequence[tuple[str, Sequence]], using: str = DEFAULT_DB_ALIAS
+) -> list[list[tuple]]:
+    """The rows each of `statements` (SQL and parameters, each answering rows: a SELECT or
+    a RETURNING) answered, in order, all of them sent in one pipeline
+    (statements_pipelined), each through a statement cursor of its own."""
+    with ExitStack() as cursors:
+        sending = [cursors.enter_context(statement_cursor(using)) for _ in statements]
+        with statements_pipelined(using):
+            for cursor, (sql, params) in zip(sending, statements, strict=True):
+                cursor.execute(sql, params)
+        return [cursor.fetchall() for cursor in sending]
 
 
 LOCK_NOT_AVAILABLE = "55P03"  # PostgreSQL's SQLSTATE for a lock_timeout or NOWAIT refused

@@ -7,7 +7,9 @@ writes, or else those it reads from. What the backend spends outside any stateme
 (BEGIN, COMMIT, the connection's health check, reading the next message) is the
 request's whole backend CPU less the statements'. Reading the clock costs the client a
 few microseconds a statement: the profile traces requests of their own, not the timed
-or profiled ones.
+or profiled ones. A statement sent in a pipeline (airline.sql.statements_pipelined) runs
+on the server after the wrapper has returned; while tracing, each is answered at once
+(a pipeline block of its own, which syncs as it ends), so that its CPU is its own.
 """
 
 import re
@@ -48,9 +50,13 @@ def backend_cpu_by_statement() -> Iterator[dict[str, float]]:
     spent: dict[str, float] = defaultdict(float)
 
     def timed(execute, sql, params, many, context):
-        backend = connection.connection.info.backend_pid
+        raw = connection.connection
+        backend = raw.info.backend_pid
         started = process_cpu_ns(backend)
         try:
+            if raw.pgconn.pipeline_status:
+                with raw.pipeline():
+                    return execute(sql, params, many, context)
             return execute(sql, params, many, context)
         finally:
             spent[statement_label(sql)] += (process_cpu_ns(backend) - started) / 1e9

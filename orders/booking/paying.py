@@ -5,33 +5,41 @@ transaction); a refused card gives the reservation back (order_abandon).
 
 from dataclasses import dataclass, replace
 from datetime import datetime
-from decimal import Decimal
 from functools import cache
 
+from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.db.models import F
 
 from airline.api import clock
 from airline.api.errors import ApiError, Err
-from airline.sql import commit_without_flush, statement_cursor
+from airline.sql import commit_without_flush, statements_answered
 from orders.booking.ancillaries import (
     emds_number,
 )
 from orders.booking.holds import hold_time_limit, seats_release
 from orders.core import events
-from orders.core.rows import rows_insert
+from orders.core.rows import rows_insert, rows_statement, rows_written
 from orders.models import (
     AirlineCredit,
+    Coupon,
     Order,
+    OrderEvent,
     OrderStatus,
     Passenger,
     Payment,
     PaymentIntent,
+    Ticket,
 )
 from orders.money.credits import credit_payment, credit_redeem
 from orders.money.intents import card_charged, intent_attach, intent_open
 from orders.money.payments import Card, Charge, card_check, credit_card_check
-from orders.money.tickets import payment_row, tickets_issue
+from orders.money.tickets import (
+    payment_row,
+    tickets_issue,
+    tickets_statement,
+    tickets_written,
+)
 from orders.reading.selectors import OrderParts, OrderScope
 from orders.requests.inputs import (
     CardPayment,
@@ -139,7 +147,20 @@ def _confirm_by_credit(parts: OrderParts, *, actor: str, now: datetime) -> Order
     order = parts.order
     Order.objects.filter(pk=order.pk).update(status=OrderStatus.CONFIRMED)
     order.status = OrderStatus.CONFIRMED
-    return _ticketed(parts, paid=order.paid, actor=actor, now=now)
+    tickets, coupons = tickets_issue(
+        order,
+        now=now,
+        passengers=parts.passengers,
+        segments=[s for j in parts.journeys for s in parts.segments[j.pk]],
+    )
+    events.order_paid(
+        order,
+        actor=actor,
+        now=now,
+        amount=order.paid,
+        paid_with=[payment.method for payment in parts.payments],
+    )
+    return _ticketed(parts, tickets=tickets, coupons=coupons)
 
 
 def pay_reserved(parts: OrderParts, *, card: Card, actor: str, now: datetime) -> OrderParts:
@@ -173,11 +194,16 @@ def order_confirm_paid(
     commit_without_flush()
     order = parts.order
     payment = payment_row(order, charge=charge, intent=intent, now=now)
-    confirmed, attached = _confirm_write(
-        order, payment=payment, intent=intent, charge=charge, now=now
+    payments = [*parts.payments, payment]
+    event = events.paid_event(
+        order, actor=actor, now=now, amount=charge.amount, paid_with=[p.method for p in payments]
     )
-    if not confirmed:
+    written = _confirm_write(
+        parts, payment=payment, intent=intent, charge=charge, event=event, now=now
+    )
+    if written is None:
         raise ApiError(Err.INTERNAL, "The booking was settled meanwhile; retrieve it")
+    attached, tickets, coupons = written
     order.status, order.paid, order.updated_at = (
         OrderStatus.CONFIRMED,
         order.paid + charge.amount,
@@ -185,20 +211,32 @@ def order_confirm_paid(
     )
     order.version += 1
     intent_attach(intent, charge=charge, payment=payment, attached=attached)
-    parts = replace(parts, payments=[*parts.payments, payment])
-    return _ticketed(parts, paid=charge.amount, actor=actor, now=now)
+    events.event_announced(event)
+    return _ticketed(replace(parts, payments=payments), tickets=tickets, coupons=coupons)
 
 
 def _confirm_write(
-    order: Order, *, payment: Payment, intent: PaymentIntent, charge: Charge, now: datetime
-) -> tuple[bool, bool | None]:
+    parts: OrderParts,
+    *,
+    payment: Payment,
+    intent: PaymentIntent,
+    charge: Charge,
+    event: OrderEvent,
+    now: datetime,
+) -> tuple[bool | None, list[Ticket], list[Coupon]] | None:
     """The reserved order CONFIRMED and paid by `charge` (`paid` may already hold the
     airline credit the reservation spent: the card pays the rest, DESIGN.md §11 "Airline
-    credit"), and its payment row written: (False, None) when it was no longer PENDING,
-    and nothing is written. On PostgreSQL the intent's ATTACHED update (intent_attach)
-    goes in the same statement (_confirm_statement), one round trip for the three:
-    whether it found the intent still PENDING is the second answer; elsewhere None,
-    intent_attach then makes it."""
+    credit"), its payment row, e-tickets and the event of the payment written: (whether
+    the intent was moved to ATTACHED, the tickets, their coupons), or None when the order
+    was no longer PENDING (the transaction must then be rolled back).
+
+    On PostgreSQL the order's update, the payment row and the intent's ATTACHED update
+    (intent_attach) are one statement (_confirm_statement), sent in one pipeline with
+    the tickets' statement and the event's INSERT: the three come back in one round trip.
+    Whether the first found the intent still PENDING is the first answer; elsewhere None,
+    and intent_attach makes that update."""
+    order = parts.order
+    segments = [s for j in parts.journeys for s in parts.segments[j.pk]]
     if connections[DEFAULT_DB_ALIAS].vendor != "postgresql":
         confirmed = Order.objects.filter(pk=order.pk, status=OrderStatus.PENDING).update(
             status=OrderStatus.CONFIRMED,
@@ -206,33 +244,31 @@ def _confirm_write(
             updated_at=now,
             version=F("version") + 1,
         )
-        if confirmed:
-            rows_insert([payment])
-        return bool(confirmed), None
-    with statement_cursor() as cursor:
-        cursor.execute(
-            _confirm_statement(),
-            [
-                OrderStatus.CONFIRMED,
-                charge.amount,
-                now,
-                order.pk,
-                OrderStatus.PENDING,
-                *(getattr(payment, column) for column in _PAYMENT_COLUMNS),
-                PaymentIntent.State.ATTACHED,
-                charge.reference,
-                clock.now(),
-                intent.pk,
-                PaymentIntent.State.PENDING,
-            ],
-        )
-        written = cursor.fetchone()
-    if written is None:
-        return False, None
-    payment.pk, payment.refunded, payment.dispute, attached = written
+        if not confirmed:
+            return None
+        rows_insert([payment])
+        rows_insert([event])
+        return None, *tickets_issue(order, now=now, passengers=parts.passengers, segments=segments)
+    statements = [
+        (_confirm_statement(), _confirm_params(order, payment, intent, charge, now)),
+        tickets_statement(order, now=now, passengers=parts.passengers, segments=segments),
+    ]
+    if settings.DB_DIRECT_INSERT:  # else the event's INSERT is the ORM's, sent after
+        statements.append(rows_statement([event]))
+    confirmed, ticketed, *recorded = statements_answered(statements)
+    if not confirmed:
+        return None
+    tickets, coupons = tickets_written(
+        order, ticketed, now=now, passengers=parts.passengers, segments=segments
+    )
+    if recorded:
+        rows_written([event], recorded[0])
+    else:
+        rows_insert([event])
+    payment.pk, payment.refunded, payment.dispute, attached = confirmed[0]
     payment._state.adding = False
     payment._state.db = DEFAULT_DB_ALIAS
-    return True, attached
+    return attached, tickets, coupons
 
 
 # The payment row's columns a card payment sets (payment_row); the others (refunded,
@@ -249,6 +285,24 @@ _PAYMENT_COLUMNS = (
     "card_expiry",
     "gateway_reference",
 )
+
+
+def _confirm_params(
+    order: Order, payment: Payment, intent: PaymentIntent, charge: Charge, now: datetime
+) -> list:
+    return [
+        OrderStatus.CONFIRMED,
+        charge.amount,
+        now,
+        order.pk,
+        OrderStatus.PENDING,
+        *(getattr(payment, column) for column in _PAYMENT_COLUMNS),
+        PaymentIntent.State.ATTACHED,
+        charge.reference,
+        clock.now(),
+        intent.pk,
+        PaymentIntent.State.PENDING,
+    ]
 
 
 @cache
@@ -275,23 +329,10 @@ def _confirm_statement() -> str:
     )
 
 
-def _ticketed(parts: OrderParts, *, paid: Decimal, actor: str, now: datetime) -> OrderParts:
-    """Inside the transaction that confirms a paid order: its e-tickets issued, its paid
-    services' EMDs numbered, and the event of the payment (`paid`) recorded."""
-    tickets, coupons = tickets_issue(
-        parts.order,
-        now=now,
-        passengers=parts.passengers,
-        segments=[s for j in parts.journeys for s in parts.segments[j.pk]],
-    )
+def _ticketed(parts: OrderParts, *, tickets: list[Ticket], coupons: list[Coupon]) -> OrderParts:
+    """Inside the transaction that confirms a paid order, its e-tickets written
+    (`tickets`, `coupons`): its paid services' EMDs numbered, and its parts with them."""
     emds_number(parts.services)
-    events.order_paid(
-        parts.order,
-        actor=actor,
-        now=now,
-        amount=paid,
-        paid_with=[payment.method for payment in parts.payments],
-    )
     return replace(
         parts,
         tickets=tickets,

@@ -1,7 +1,7 @@
 """An order's history (STYLE.md, after Saleor's order/events.py): one kind per state
 change (OrderEvent.Kind) and one function per kind, called by every write in the same
 transaction as the change. Each says who acted (`actor`: seller and key prefix, a
-command, the reconciler), when, and the money it moved. `_record` also sends
+command, the reconciler), when, and the money it moved. `event_announced` also sends
 `order_event_recorded`, on which the webhooks app writes the event's outbox rows
 (webhooks.outbox), in that same transaction.
 """
@@ -58,10 +58,20 @@ def order_paid(
     `paid_with`, when the caller holds them, the methods of every payment the order has
     now (Payment.Method), so that what counts bookings by how they were paid
     (orders.reading.metrics) need not read them back."""
+    event = paid_event(order, actor=actor, now=now, amount=amount, paid_with=paid_with)
+    rows_insert([event])
+    event_announced(event)
+
+
+def paid_event(
+    order: Order, *, actor: str, now: datetime, amount: Decimal, paid_with: Sequence[str] = ()
+) -> OrderEvent:
+    """order_paid's event, not yet written: for a caller that writes it with its other
+    statements (orders.core.rows.rows_statement) and then hands it to event_announced."""
     detail: dict[str, Any] = {"amount": str(amount)}
     if paid_with:
         detail["paidWith"] = sorted(set(paid_with))
-    _record(order, OrderEventKind.PAID, actor=actor, now=now, **detail)
+    return _event(order, OrderEventKind.PAID, actor=actor, now=now, **detail)
 
 
 def hold_confirmed(order: Order, *, actor: str, now: datetime) -> None:
@@ -304,13 +314,23 @@ def airline_change_resolved(
 
 
 def _record(order: Order, kind: str, *, actor: str, now: datetime, **detail: Any) -> None:
-    event = row_new(OrderEvent, order=order, at=now, actor=actor[:80], kind=kind, detail=detail)
+    event = _event(order, kind, actor=actor, now=now, **detail)
     # One plain INSERT (orders/core/rows.py), not save(), which cost a booking more than the
-    # rest of its rows together; and then the signal save() would send, so whoever
-    # listens (the booking counters of orders/reading/metrics.py) still hears of it.
+    # rest of its rows together.
     rows_insert([event])
+    event_announced(event)
+
+
+def _event(order: Order, kind: str, *, actor: str, now: datetime, **detail: Any) -> OrderEvent:
+    return row_new(OrderEvent, order=order, at=now, actor=actor[:80], kind=kind, detail=detail)
+
+
+def event_announced(event: OrderEvent) -> None:
+    """In the transaction that wrote `event`: the signal save() would have sent, so
+    whoever listens (the booking counters of orders/reading/metrics.py) still hears of
+    it, and order_event_recorded (the webhook outbox)."""
     _saved(event)
-    order_event_recorded.send(sender=OrderEvent, order=order, kind=kind, now=now)
+    order_event_recorded.send(sender=OrderEvent, order=event.order, kind=event.kind, now=event.at)
 
 
 def _saved(event: OrderEvent) -> None:

@@ -47,7 +47,7 @@ from django.db.models import (
 from django.db.models.base import ModelState
 from django.db.models.fields import AutoFieldMixin
 
-from airline.sql import column_converters, statement_cursor
+from airline.sql import column_converters, statement_cursor, statements_answered
 
 M = TypeVar("M", bound=Model)
 
@@ -134,8 +134,34 @@ def rows_insert(rows: Sequence[M]) -> Sequence[M]:
         return rows
     if not settings.DB_DIRECT_INSERT:
         return _orm_insert(rows)
+    statement, params = rows_statement(rows)
+    with statement_cursor() as cursor:
+        cursor.execute(statement, params)
+        rows_written(rows, cursor.fetchall())
+    return rows
+
+
+def rows_insert_together(*groups: Sequence[Model]) -> None:
+    """rows_insert of each group (new rows of one model), the groups' INSERTs sent in one
+    pipeline (airline.sql.statements_answered): one round trip for all of them. No row
+    may refer to another group's, which has no id before the round trip ends
+    (rows_statement refuses one, as bulk_create does)."""
+    groups = tuple(group for group in groups if group)
+    if not settings.DB_DIRECT_INSERT or len(groups) < 2:
+        for group in groups:
+            rows_insert(group)
+        return
+    answered = statements_answered([rows_statement(group) for group in groups])
+    for group, written in zip(groups, answered, strict=True):
+        rows_written(group, written)
+
+
+def rows_statement(rows: Sequence[Model]) -> tuple[str, list]:
+    """rows_insert's INSERT of `rows` (new rows of one model, at least one) and its
+    parameters, for a caller that sends it with other statements (airline.sql
+    statements_pipelined) and then hands what it returned to rows_written."""
     model = type(rows[0])
-    _head, _tail, fields, _row, returned = _plan(model)
+    _head, _tail, fields, _row, _returned = _plan(model)
     db = connections[DEFAULT_DB_ALIAS]  # once: each use of the `connection` proxy is a lookup
     params = []
     for row in rows:
@@ -147,9 +173,14 @@ def rows_insert(rows: Sequence[M]) -> Sequence[M]:
             if type(value) is not kept:
                 value = field.get_db_prep_save(field.pre_save(row, True), db)
             params.append(value)
-    with statement_cursor() as cursor:
-        cursor.execute(_statement(model, len(rows)), params)
-        written = cursor.fetchall()
+    return _statement(model, len(rows)), params
+
+
+def rows_written(rows: Sequence[Model], written: Sequence[Sequence[Any]]) -> None:
+    """`rows` as rows_statement's INSERT stored them: each row's primary key, columns with
+    a database default and JSON columns set from `written` (what it returned)."""
+    db = connections[DEFAULT_DB_ALIAS]
+    returned = _plan(type(rows[0]))[4]
     for row, values in zip(rows, written, strict=True):
         for (field, column, converters), value in zip(returned, values, strict=True):
             # Converters take the expression, as the ORM passes them (SQLite's decimal
@@ -159,7 +190,6 @@ def rows_insert(rows: Sequence[M]) -> Sequence[M]:
             setattr(row, field.attname, value)
         row._state.adding = False
         row._state.db = db.alias
-    return rows
 
 
 def _orm_insert(rows: Sequence[M]) -> Sequence[M]:

@@ -114,20 +114,39 @@ def _tickets_insert(
     coupons in one statement (_tickets_statement), one round trip where the ORM's
     bulk_create took three; the same rows, serials in passenger order, coupons in segment
     order. Returns them as bulk_create would have."""
-    db = connections[DEFAULT_DB_ALIAS]
     with statement_cursor() as cursor:
-        cursor.execute(
-            _tickets_statement(len(passengers)),
-            [
-                [p.pk for p in passengers],
-                order.pk,
-                settings.AIRLINE_ACCOUNTING_CODE,
-                now,
-                Coupon.Status.OPEN,
-                [s.pk for s in segments],
-            ],
-        )
+        cursor.execute(*tickets_statement(order, now=now, passengers=passengers, segments=segments))
         written = cursor.fetchall()
+    return tickets_written(order, written, now=now, passengers=passengers, segments=segments)
+
+
+def tickets_statement(
+    order: Order, *, now: datetime, passengers: Sequence[Passenger], segments: Sequence[Segment]
+) -> tuple[str, list]:
+    """The statement of tickets_issue on PostgreSQL and its parameters, for a caller that
+    sends it with others (a card booking's confirmation, orders.booking.paying) and hands
+    what it returned to tickets_written."""
+    return _tickets_statement(len(passengers)), [
+        [p.pk for p in passengers],
+        order.pk,
+        settings.AIRLINE_ACCOUNTING_CODE,
+        now,
+        Coupon.Status.OPEN,
+        [s.pk for s in segments],
+    ]
+
+
+def tickets_written(
+    order: Order,
+    written: Sequence[Sequence],
+    *,
+    now: datetime,
+    passengers: Sequence[Passenger],
+    segments: Sequence[Segment],
+) -> tuple[list[Ticket], list[Coupon]]:
+    """The tickets and coupons tickets_statement wrote, from the rows it returned: tickets
+    in passenger order, coupons by ticket then number, as bulk_create returns them."""
+    alias = connections[DEFAULT_DB_ALIAS].alias
     by_id = {p.pk: p for p in passengers}
     tickets: dict[int, Ticket] = {}
     coupons = []
@@ -143,7 +162,7 @@ def _tickets_insert(
                     number=number,
                     issued_at=now,
                 ),
-                db.alias,
+                alias,
             )
         if coupon_id is not None:
             coupons.append(
@@ -156,7 +175,7 @@ def _tickets_insert(
                         number=coupon_number,
                         status=Coupon.Status.OPEN,
                     ),
-                    db.alias,
+                    alias,
                 )
             )
     position = {p.pk: n for n, p in enumerate(passengers)}

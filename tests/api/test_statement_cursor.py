@@ -3,13 +3,14 @@ never behind a transaction-mode pooler; seen by execute wrappers and with Django
 either way."""
 
 import contextlib
+from contextlib import ExitStack
 
 import pytest
 from django.db import IntegrityError, connection, transaction
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
-from airline.sql import statement_cursor
+from airline.sql import statement_cursor, statements_pipelined
 
 pytestmark = [
     pytest.mark.django_db,
@@ -133,3 +134,36 @@ def test_a_connection_that_starts_logging_its_queries_gets_a_cursor_that_logs():
     with CaptureQueriesContext(connection) as logged:
         assert probe(2, "logged") == 3
     assert len(logged.captured_queries) == 1
+
+
+def test_pipelined_statements_are_answered_together_at_the_blocks_end(codes):
+    with statement_cursor() as first, statement_cursor() as second:
+        with statements_pipelined():
+            first.execute("INSERT INTO probe_unique (code) VALUES (%s) RETURNING code", ["A"])
+            second.execute("SELECT count(*) FROM probe_unique WHERE code = %s", ["A"])
+            # Sent, not answered yet: psycopg's pipeline holds the results until the end.
+            assert (first.rowcount, second.rowcount) == (-1, -1)
+        # In the order sent: the second statement saw the first one's row.
+        assert first.fetchall() == [("A",)]
+        assert second.fetchone() == (1,)
+
+
+def insert_codes_pipelined(*codes: str) -> None:
+    with ExitStack() as cursors:
+        sending = [cursors.enter_context(statement_cursor()) for _ in codes]
+        with statements_pipelined():
+            for cursor, code in zip(sending, codes, strict=True):
+                cursor.execute("INSERT INTO probe_unique (code) VALUES (%s)", [code])
+
+
+def test_a_pipelined_statements_error_is_djangos(codes):
+    insert_code("X")
+
+    with pytest.raises(IntegrityError), transaction.atomic():
+        insert_codes_pipelined("Y", "X", "Z")
+
+    # Rolled back to the savepoint, the transaction goes on.
+    insert_codes_pipelined("Z")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT code FROM probe_unique ORDER BY code")
+        assert cursor.fetchall() == [("X",), ("Z",)]

@@ -4,8 +4,18 @@ statements; the answer shows the rows as a read of them does, and a confirmation
 finds the order or the intent settled by the reconciler meanwhile writes none of it."""
 
 import pytest
+from django.db import connection
 
-from orders.models import Coupon, GatewayEntry, Order, OrderStatus, Payment, PaymentIntent, Ticket
+from orders.models import (
+    Coupon,
+    GatewayEntry,
+    Order,
+    OrderEvent,
+    OrderStatus,
+    Payment,
+    PaymentIntent,
+    Ticket,
+)
 from orders.money.payments import TestGateway
 from tests.conftest import error_of
 from tests.orders.conftest import CARD, book, booking_body
@@ -92,3 +102,38 @@ def test_an_intent_settled_meanwhile_leaves_the_order_unconfirmed(api, auth, pri
     assert not Ticket.objects.exists()
     intent = PaymentIntent.objects.get()
     assert intent.payment_id is None
+
+
+@pytest.fixture
+def serials_run_out():
+    """The ticket serials' sequence past what their table's check lets a ticket number
+    hold (ten digits), then back where it was: a sequence is not rolled back with the
+    test's transaction."""
+    sequence = "pg_get_serial_sequence('orders_ticketserial', 'id')"
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT nextval({sequence})")
+        [kept] = cursor.fetchone()
+        cursor.execute(f"SELECT setval({sequence}, 10000000000)")
+    yield
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT setval({sequence}, %s)", [kept])
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="a sequence run out")
+def test_a_confirmation_failing_on_its_tickets_writes_nothing(api, auth, priced, serials_run_out):
+    # The tickets' statement, sent with the order's confirmation and its event, fails;
+    # its error comes back with their answers, and the three are rolled back together.
+    response = book(api, auth, booking_body(priced, payment=CARD))
+
+    # A database error, as any other: the client may retry, nothing was booked.
+    error_of(response, 503, "ERR-9000")
+    assert not Order.objects.exists()
+    assert not Payment.objects.exists()
+    assert not Ticket.objects.exists()
+    assert not OrderEvent.objects.filter(kind=OrderEvent.Kind.PAID).exists()
+    intent = PaymentIntent.objects.get()
+    assert (intent.state, intent.payment_id) == (PaymentIntent.State.REFUNDED, None)
+    assert list(GatewayEntry.objects.values_list("kind", flat=True).order_by("pk")) == [
+        "CHARGE",
+        "REFUND",
+    ]
