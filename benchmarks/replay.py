@@ -27,6 +27,10 @@ and no ORM: what the service could reach if everything above PostgreSQL were fre
      INSERT names the variable instead. A multi-row INSERT is wrapped as
      `WITH ins AS (INSERT ... RETURNING ...) SELECT (array_agg(id ORDER BY id))[k] ...`,
      since `\\gset` takes one row.
+   Each statement is its own round trip, also those the service sends several to a
+   pipeline (airline.sql.statements_pipelined: a booking's rows that need only the
+   order's id, then those that need the journeys'): pgbench cannot `\\gset` in a
+   pipeline, and the ids are what the script needs.
    Everything else is replayed as sent: the leg locks (SELECT ... FOR UPDATE) and the
    inventory UPDATEs hit the same flight-date legs the captured bookings did, which are
    the benchmark's own market-days.
@@ -152,7 +156,14 @@ def capture_holds(bodies: list[dict], token: str) -> list[Booking]:
             if many:
                 raise RuntimeError(f"executemany is not replayed: {sql[:200]}")
             in_transaction = context["connection"].in_atomic_block
-            result = execute(sql, params, many, context)
+            pipelined = context["connection"].connection.pgconn.pipeline_status
+            if pipelined:
+                # Sent in a pipeline (airline.sql.statements_pipelined): answered at
+                # once here (a block of its own syncs as it ends), to read its rows.
+                with context["connection"].connection.pipeline():
+                    result = execute(sql, params, many, context)
+            else:
+                result = execute(sql, params, many, context)
             captured = Captured(sql, params, in_transaction)
             raw = context["cursor"].cursor  # psycopg's: its whole result is in memory
             if raw.description is not None and sql.lstrip().upper().startswith("INSERT"):

@@ -21,7 +21,7 @@ from orders.booking.ancillaries import (
 )
 from orders.booking.priced import BookedJourney, journey_ref
 from orders.core import ids
-from orders.core.rows import row_new, rows_insert
+from orders.core.rows import row_new, rows_insert, rows_insert_together
 from orders.models import (
     Contact,
     Journey,
@@ -53,38 +53,39 @@ def order_rows_write(
     returned as the parts a read of the order would give (no payment yet), under the
     network version `network` of the schedule they were written from (the view renders
     under it)."""
-    passenger_rows = passengers_write(order, passengers)
-    contact_row = contact_write(order, contact)
-    journeys = rows_insert(
-        [
-            journey_row(order, ref=journey_ref(b), position=position, journey=b.journey)
-            for position, b in enumerate(booked, start=1)
-        ]
-    )
-    items = rows_insert(
-        [
-            row_new(
-                OrderItem,
-                order=order,
-                journey=journey,
-                ref=ids.new_ref("OOI"),
-                bundle=b.item.bundle,
-                total=b.price.total,
-                price=b.item.total_price,
-                fare=b.item.fare,
-                passenger_prices=b.item.passenger_prices,
-            )
-            for journey, b in zip(journeys, booked, strict=True)
-        ]
-    )
-    segment_rows, legs = segments_write(
-        order,
-        [
-            (journey, s, b.item.cabin, rbd, seats)
-            for journey, b in zip(journeys, booked, strict=True)
-            for s, rbd in zip(b.journey.segments, b.item.rbds, strict=True)
-        ],
-    )
+    infants, carriers = passengers_new(order, passengers)
+    rows_insert(infants)  # first, so that their carriers can point at them
+    contact_row = contact_new(order, contact)
+    journeys = [
+        journey_row(order, ref=journey_ref(b), position=position, journey=b.journey)
+        for position, b in enumerate(booked, start=1)
+    ]
+    # Rows that need only the order's id go in one round trip; then those that need the
+    # journeys'; then the legs, which need the segments'.
+    rows_insert_together(carriers, [contact_row], journeys)
+    items = [
+        row_new(
+            OrderItem,
+            order=order,
+            journey=journey,
+            ref=ids.new_ref("OOI"),
+            bundle=b.item.bundle,
+            total=b.price.total,
+            price=b.item.total_price,
+            fare=b.item.fare,
+            passenger_prices=b.item.passenger_prices,
+        )
+        for journey, b in zip(journeys, booked, strict=True)
+    ]
+    flights = [
+        (journey, s, b.item.cabin, rbd, seats)
+        for journey, b in zip(journeys, booked, strict=True)
+        for s, rbd in zip(b.journey.segments, b.item.rbds, strict=True)
+    ]
+    segment_rows = segments_new(order, flights)
+    rows_insert_together(items, segment_rows)
+    legs = rows_insert(legs_new(segment_rows, flights))
+    passenger_rows = _in_position(infants, carriers)
     services = (
         services_write(
             sale,
@@ -194,6 +195,17 @@ def journey_row(order: Order, *, ref: str, position: int, journey: NetworkJourne
 
 def passengers_write(order: Order, passengers: Iterable[PassengerIn]) -> list[Passenger]:
     """The passengers, infants first so that their carriers can point at them."""
+    infants, carriers = passengers_new(order, passengers)
+    rows_insert(infants)
+    rows_insert(carriers)
+    return _in_position(infants, carriers)
+
+
+def passengers_new(
+    order: Order, passengers: Iterable[PassengerIn]
+) -> tuple[list[Passenger], list[Passenger]]:
+    """The passengers' rows, not yet written: (the lap infants, the others), a carrier
+    pointing at its infant's row, which must be written first."""
     rows = {
         p.pax_id: row_new(
             Passenger,
@@ -214,18 +226,25 @@ def passengers_write(order: Order, passengers: Iterable[PassengerIn]) -> list[Pa
         )
         for position, p in enumerate(passengers, start=1)
     }
-    infants = [row for row in rows.values() if row.ptc == "INF"]
-    rows_insert(infants)
     for p in passengers:
         if p.infant_pax_id:
             rows[p.pax_id].infant = rows[p.infant_pax_id]
-    rows_insert([row for row in rows.values() if row.ptc != "INF"])
-    return sorted(rows.values(), key=lambda row: row.position)
+    infants = [row for row in rows.values() if row.ptc == "INF"]
+    return infants, [row for row in rows.values() if row.ptc != "INF"]
+
+
+def _in_position(*groups: Sequence[Passenger]) -> list[Passenger]:
+    return sorted((row for group in groups for row in group), key=lambda row: row.position)
 
 
 def contact_write(order: Order, contact: ContactIn) -> Contact:
     """The order's contact."""
-    row = row_new(
+    return rows_insert([contact_new(order, contact)])[0]
+
+
+def contact_new(order: Order, contact: ContactIn) -> Contact:
+    """The order's contact row, not yet written."""
+    return row_new(
         Contact,
         order=order,
         ref=ids.new_ref("CTC"),
@@ -235,18 +254,25 @@ def contact_write(order: Order, contact: ContactIn) -> Contact:
         surname=contact.surname,
         postal_address=contact.postal_address,
     )
-    rows_insert([row])
-    return row
 
 
 def segments_write(
     order: Order, segments: Sequence[tuple], *, taken: Collection[str] = ()
 ) -> tuple[list[Segment], list[Leg]]:
     """Segments and their legs, in travel order: (order journey, network segment, cabin,
-    rbd, seats) each. A segment's id is the offer's for its legs (what seat maps and
-    service lists of the priced offer name) unless the order already has that id among
-    `taken` (SEG- and LEG- ids it holds: a flight exchanged and exchanged back): then a
-    fresh one, so that ids stay unique within the order (SPEC.md §1)."""
+    rbd, seats) each (segments_new, legs_new)."""
+    rows = rows_insert(segments_new(order, segments, taken=taken))
+    return rows, rows_insert(legs_new(rows, segments, taken=taken))
+
+
+def segments_new(
+    order: Order, segments: Sequence[tuple], *, taken: Collection[str] = ()
+) -> list[Segment]:
+    """The segments' rows, not yet written, in travel order: (order journey, network
+    segment, cabin, rbd, seats) each. A segment's id is the offer's for its legs (what
+    seat maps and service lists of the priced offer name) unless the order already has
+    that id among `taken` (SEG- and LEG- ids it holds: a flight exchanged and exchanged
+    back): then a fresh one, so that ids stay unique within the order (SPEC.md §1)."""
     positions: dict[int, int] = {}
     rows = []
     for journey, s, cabin, rbd, seats in segments:
@@ -270,15 +296,19 @@ def segments_write(
                 seats=seats,
             )
         )
-    rows_insert(rows)
-    legs = rows_insert(
-        [
-            row_new(Leg, segment=row, flight_leg_id=leg.id, ref=_leg_ref(leg.id, taken), position=n)
-            for row, (_, s, *_rest) in zip(rows, segments, strict=True)
-            for n, leg in enumerate(s.legs, start=1)
-        ]
-    )
-    return rows, legs
+    return rows
+
+
+def legs_new(
+    rows: Sequence[Segment], segments: Sequence[tuple], *, taken: Collection[str] = ()
+) -> list[Leg]:
+    """The legs' rows of the segments `rows` (written), not yet written: one per leg of
+    each network segment, as segments_new was given them."""
+    return [
+        row_new(Leg, segment=row, flight_leg_id=leg.id, ref=_leg_ref(leg.id, taken), position=n)
+        for row, (_, s, *_rest) in zip(rows, segments, strict=True)
+        for n, leg in enumerate(s.legs, start=1)
+    ]
 
 
 def _leg_ref(leg_id: int, taken: Collection[str]) -> str:
