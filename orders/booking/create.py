@@ -239,6 +239,8 @@ def _write_order(
     order_insert(order, duplicate=lambda: _already_booked(offer_id))
     seats = sum(1 for p in passengers if p.ptc != "INF")  # a lap infant takes no seat
     _seats_take(booked, seats=seats, sale=sale)
+    actor = events.actor_of(principal)
+    created = events.created_event(order, actor=actor, now=now)
     parts = order_rows_write(
         order,
         booked=booked,
@@ -248,9 +250,9 @@ def _write_order(
         seats=seats,
         now=now,
         network=network,
+        event=created,
     )
-    actor = events.actor_of(principal)
-    events.order_created(order, actor=actor, now=now)
+    events.event_announced(created)
     if paying.time_limit:
         return parts
     return payment_start(

@@ -27,6 +27,7 @@ from orders.models import (
     Journey,
     Leg,
     Order,
+    OrderEvent,
     OrderItem,
     Passenger,
     Segment,
@@ -48,11 +49,12 @@ def order_rows_write(
     seats: int,
     now: datetime,
     network: int,
+    event: OrderEvent,
 ) -> OrderParts:
     """The new order's passengers, contact, journeys, items, segments, legs and services,
-    returned as the parts a read of the order would give (no payment yet), under the
-    network version `network` of the schedule they were written from (the view renders
-    under it)."""
+    and its `event` (written with the legs: it needs only the order's id), returned as the
+    parts a read of the order would give (no payment yet), under the network version
+    `network` of the schedule they were written from (the view renders under it)."""
     infants, carriers = passengers_new(order, passengers)
     rows_insert(infants)  # first, so that their carriers can point at them
     contact_row = contact_new(order, contact)
@@ -61,7 +63,7 @@ def order_rows_write(
         for position, b in enumerate(booked, start=1)
     ]
     # Rows that need only the order's id go in one round trip; then those that need the
-    # journeys'; then the legs, which need the segments'.
+    # journeys'; then the legs, which need the segments', with the event.
     rows_insert_together(carriers, [contact_row], journeys)
     items = [
         row_new(
@@ -84,7 +86,8 @@ def order_rows_write(
     ]
     segment_rows = segments_new(order, flights)
     rows_insert_together(items, segment_rows)
-    legs = rows_insert(legs_new(segment_rows, flights))
+    legs = legs_new(segment_rows, flights)
+    rows_insert_together(legs, [event])
     passenger_rows = _in_position(infants, carriers)
     services = (
         services_write(

@@ -36,19 +36,20 @@ def actor_of(principal: Principal) -> str:
     return f"{principal.seller.code} (key {principal.key.prefix})"
 
 
-def order_created(order: Order, *, actor: str, now: datetime) -> None:
-    """A booking written through an API channel (its status: ONHOLD, or PENDING payment)."""
-    _booking_written(order, OrderEventKind.CREATED, actor=actor, now=now)
+def created_event(order: Order, *, actor: str, now: datetime) -> OrderEvent:
+    """The event of a booking written through an API channel (its status: ONHOLD, or
+    PENDING payment), not yet written: create order writes it with the order's last rows
+    (orders.booking.writes.order_rows_write), then hands it to event_announced."""
+    return _event(order, OrderEventKind.CREATED, actor=actor, now=now, **_booking(order))
 
 
 def order_imported(order: Order, *, actor: str, now: datetime) -> None:
     """A booking brought in from another channel (import_bookings)."""
-    _booking_written(order, OrderEventKind.IMPORTED, actor=actor, now=now)
+    _record(order, OrderEventKind.IMPORTED, actor=actor, now=now, **_booking(order))
 
 
-def _booking_written(order: Order, kind: str, *, actor: str, now: datetime) -> None:
-    detail = {"status": order.status, "total": str(order.total), "channel": order.channel}
-    _record(order, kind, actor=actor, now=now, **detail)
+def _booking(order: Order) -> dict[str, Any]:
+    return {"status": order.status, "total": str(order.total), "channel": order.channel}
 
 
 def order_paid(
