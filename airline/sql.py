@@ -21,7 +21,7 @@ than make and close one a statement.
 
 Statements whose results nothing needs before the last of them is sent can go in one
 round trip (`statements_pipelined`: psycopg's pipeline mode, public API; with or without
-a pooler): a card booking's confirmation sends three so.
+a pooler): a booking's rows and a card booking's confirmation go so.
 
 What it relies on beyond Django's public API (tests/api/test_framework_shortcuts.py fails
 on an upgrade that changes it): the steps of `BaseDatabaseWrapper.cursor()` repeated in

@@ -173,6 +173,18 @@ def process_cpu_ns(pid: int) -> int:
         return int(stat.read().split()[0])
 
 
+def executed_at_once(execute, sql, params, many, context):
+    """For an execute wrapper that reads what a statement did (its rows, its backend's
+    CPU): the statement run and answered before this returns, also when the service sends
+    it in a pipeline (airline.sql.statements_pipelined), where a pipeline block of its
+    own syncs as it ends."""
+    raw = context["connection"].connection
+    if raw.pgconn.pipeline_status:
+        with raw.pipeline():
+            return execute(sql, params, many, context)
+    return execute(sql, params, many, context)
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values)
 

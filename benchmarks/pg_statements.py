@@ -7,9 +7,8 @@ writes, or else those it reads from. What the backend spends outside any stateme
 (BEGIN, COMMIT, the connection's health check, reading the next message) is the
 request's whole backend CPU less the statements'. Reading the clock costs the client a
 few microseconds a statement: the profile traces requests of their own, not the timed
-or profiled ones. A statement sent in a pipeline (airline.sql.statements_pipelined) runs
-on the server after the wrapper has returned; while tracing, each is answered at once
-(a pipeline block of its own, which syncs as it ends), so that its CPU is its own.
+or profiled ones. A statement the service sends in a pipeline is answered at once while
+tracing (benchmarks.common.executed_at_once), so that its CPU is its own.
 """
 
 import re
@@ -17,7 +16,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from benchmarks.common import process_cpu_ns
+from benchmarks.common import executed_at_once, process_cpu_ns
 
 BETWEEN = "BEGIN, COMMIT and between statements"
 _WRITES = re.compile(r'\b(INSERT INTO|UPDATE|DELETE FROM) "(\w+)"')
@@ -50,14 +49,10 @@ def backend_cpu_by_statement() -> Iterator[dict[str, float]]:
     spent: dict[str, float] = defaultdict(float)
 
     def timed(execute, sql, params, many, context):
-        raw = connection.connection
-        backend = raw.info.backend_pid
+        backend = connection.connection.info.backend_pid
         started = process_cpu_ns(backend)
         try:
-            if raw.pgconn.pipeline_status:
-                with raw.pipeline():
-                    return execute(sql, params, many, context)
-            return execute(sql, params, many, context)
+            return executed_at_once(execute, sql, params, many, context)
         finally:
             spent[statement_label(sql)] += (process_cpu_ns(backend) - started) / 1e9
 

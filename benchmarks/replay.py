@@ -64,7 +64,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks.common import process_cpu_ns, tiny
+from benchmarks.common import executed_at_once, process_cpu_ns, tiny
 
 REPLAY_BOOKINGS = tiny(64, 2)  # captured holds, one pgbench script each (pgbench takes up to 128)
 # Holds replayed from Python (Replayer.run_python) after each pgbench replay.
@@ -156,14 +156,7 @@ def capture_holds(bodies: list[dict], token: str) -> list[Booking]:
             if many:
                 raise RuntimeError(f"executemany is not replayed: {sql[:200]}")
             in_transaction = context["connection"].in_atomic_block
-            pipelined = context["connection"].connection.pgconn.pipeline_status
-            if pipelined:
-                # Sent in a pipeline (airline.sql.statements_pipelined): answered at
-                # once here (a block of its own syncs as it ends), to read its rows.
-                with context["connection"].connection.pipeline():
-                    result = execute(sql, params, many, context)
-            else:
-                result = execute(sql, params, many, context)
+            result = executed_at_once(execute, sql, params, many, context)  # its rows, now
             captured = Captured(sql, params, in_transaction)
             raw = context["cursor"].cursor  # psycopg's: its whole result is in memory
             if raw.description is not None and sql.lstrip().upper().startswith("INSERT"):

@@ -151,7 +151,7 @@ def _confirm_by_credit(parts: OrderParts, *, actor: str, now: datetime) -> Order
         order,
         now=now,
         passengers=parts.passengers,
-        segments=[s for j in parts.journeys for s in parts.segments[j.pk]],
+        segments=parts.segments_in_travel_order(),
     )
     events.order_paid(
         order,
@@ -236,7 +236,7 @@ def _confirm_write(
     Whether the first found the intent still PENDING is the first answer; elsewhere None,
     and intent_attach makes that update."""
     order = parts.order
-    segments = [s for j in parts.journeys for s in parts.segments[j.pk]]
+    segments = parts.segments_in_travel_order()
     if connections[DEFAULT_DB_ALIAS].vendor != "postgresql":
         confirmed = Order.objects.filter(pk=order.pk, status=OrderStatus.PENDING).update(
             status=OrderStatus.CONFIRMED,

@@ -281,6 +281,10 @@ class OrderParts:
     # presenters.order_view_key), when their reader read it; else read when rendered.
     network: int | None = None
 
+    def segments_in_travel_order(self) -> list[Segment]:
+        """Every segment of the order's journeys, journey by journey."""
+        return [s for j in self.journeys for s in self.segments[j.pk]]
+
 
 def order_parts(order: Order) -> OrderParts:
     """The order's parts as stored (ORDER_VIEW_PARTS: eight queries for a hold, up to

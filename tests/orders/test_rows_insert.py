@@ -18,6 +18,7 @@ from orders.core.rows import _kept_type, row_new, rows_insert, rows_insert_toget
 from orders.models import Contact, Journey, Leg, Order, OrderItem, Passenger, Segment
 from orders.reading.presenters import order_view_key
 from tests.orders.conftest import CARD, HOLD, book, booking_body
+from tests.orders.factories import OrderFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -69,19 +70,7 @@ def test_a_row_whose_related_row_was_never_saved_is_refused():
 def test_rows_sent_together_may_not_refer_to_each_other(default_seller):
     """Each group's ids come back only once all of them have been sent: a row naming a
     row of another group is refused before anything is sent."""
-    order = Order(
-        order_id="ORD-TOGETHER",
-        record_locator="TGTHR1",
-        owner_code="MX",
-        seller=default_seller,
-        channel="JSON",
-        status="ONHOLD",
-        created_at=datetime(2026, 1, 5, 9, tzinfo=UTC),
-        updated_at=datetime(2026, 1, 5, 9, tzinfo=UTC),
-        total=Decimal("10.5"),
-        paid=0,
-        source_offer_id="offer-together",
-    )
+    order = OrderFactory.build(order_id="ORD-TOGETHER", seller=default_seller)
 
     with pytest.raises(ValueError, match="rows_insert"):
         rows_insert_together([order], [Contact(order=order, ref="CTC-T", email="a@b.c")])
