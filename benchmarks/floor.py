@@ -18,6 +18,9 @@ Each worker numbers its transactions from 1 as a pgbench client does, its client
 being its gunicorn age (set in post_fork, below), so two workers never write the same
 unique value, nor the same as a pgbench replay run in between (each replay's rows are
 deleted after it: Replayer.room).
+
+The framework floor (benchmarks/floor_urls.py) sends the same scripts, numbered the same
+way, through `hold_next` from inside the service's framework.
 """
 
 import json
@@ -26,7 +29,7 @@ from pathlib import Path
 
 import psycopg
 
-from benchmarks.replay import counters, script_commands, send_script
+from benchmarks.replay import counters, script_commands, send_script, unprepared
 
 _state: dict = {}
 
@@ -37,29 +40,37 @@ def post_fork(server, worker) -> None:
     _state["client"] = worker.age % int(os.environ["FLOOR_CLIENTS"])
 
 
-def _worker():
-    """This worker's scripts, connection and transaction count, made at its first hold."""
-    if "connection" not in _state:
+def hold_next(execute) -> int:
+    """The next captured hold in this worker's turn, its script sent through `execute`
+    (replay.send_script), its values this worker's own: its transaction number. The
+    scripts are read at the worker's first hold."""
+    if "scripts" not in _state:
         _state["clients"] = int(os.environ["FLOOR_CLIENTS"])
         _state["scripts"] = script_commands(Path(os.environ["FLOOR_SCRIPTS"]))
+        _state["seq"] = 0
+    _state["seq"] = seq = _state["seq"] + 1
+    values = counters(seq, _state["clients"], _state["client"])
+    send_script(execute, _state["scripts"][seq % len(_state["scripts"])], values)
+    return seq
+
+
+def _connection() -> psycopg.Connection:
+    """This worker's connection, made at its first hold."""
+    if "connection" not in _state:
         _state["connection"] = psycopg.connect(
             f"postgres://postgres@127.0.0.1:5432/{os.environ['FLOOR_DATABASE']}", autocommit=True
         )
-        _state["seq"] = 0
-    return _state
+    return _state["connection"]
 
 
 def application(environ, start_response):
     if environ["REQUEST_METHOD"] != "POST":  # a readiness probe (GET /health)
         start_response("200 OK", [("Content-Type", "application/json")])
         return [b'{"status": "ok"}']
-    state = _worker()
     environ["wsgi.input"].read()  # the hold's body, read as the service reads it
-    state["seq"] = seq = state["seq"] + 1
-    values = counters(seq, state["clients"], state["client"])
-    conn = state["connection"]
+    conn = _connection()
     try:
-        send_script(conn, state["scripts"][seq % len(state["scripts"])], values)
+        seq = hold_next(unprepared(conn))
     except psycopg.Error as exc:
         conn.execute("ROLLBACK")  # a warning only, should the error have ended it
         start_response("500 Internal Server Error", [("Content-Type", "text/plain")])

@@ -48,6 +48,9 @@ and no ORM: what the service could reach if everything above PostgreSQL were fre
 5. Over HTTP. Then the same scripts are served by gunicorn with nothing else
    (benchmarks/floor.py, which sends them as run_python does: send_script) to the hold
    phase's clients: the hold's floor on this stack.
+6. Behind the framework. And once more behind the service's own gunicorn config,
+   middleware, authentication and throttle, sent through Django's cursor
+   (benchmarks/floor_urls.py): the floor of any booking endpoint on Django and DRF.
 
 It is one module because the capture, the script and both replays keep one contract:
 what each captured statement becomes in a script is what the replays run and what the
@@ -403,19 +406,27 @@ def script_commands(directory: Path) -> list[list[tuple[str, str | None]]]:
     return [_commands(path.read_text()) for path in sorted(directory.glob("hold-*.sql"))]
 
 
-def send_script(conn, commands: list[tuple[str, str | None]], values: dict) -> None:
-    """One replay script's commands sent through psycopg (an autocommit connection; the
-    script has its own BEGIN and COMMIT) as pgbench sends them: the literal SQL with its
-    variables substituted from `values`, each `\\gset` read back into `values`."""
+def send_script(execute, commands: list[tuple[str, str | None]], values: dict) -> None:
+    """One replay script's commands sent as pgbench sends them (on a connection in
+    autocommit: the script has its own BEGIN and COMMIT): the literal SQL with its
+    variables substituted from `values`, each `\\gset` read back into `values`.
+    `execute(sql)` sends one and returns its cursor: psycopg's own, unprepared, or
+    Django's cursor (benchmarks/floor_urls.py)."""
     for sql, gset in commands:
         text = _VARIABLE.sub(lambda m: str(values.get(m[1], m[0])), sql)
-        cursor = conn.execute(text, prepare=False)
+        cursor = execute(text)
         if gset is not None:
             row = cursor.fetchone()
             values.update(
                 (gset + column.name, value)
                 for column, value in zip(cursor.description, row, strict=True)
             )
+
+
+def unprepared(conn):
+    """send_script's `execute` on a psycopg connection: each command sent as pgbench -M
+    simple sends it."""
+    return lambda sql: conn.execute(sql, prepare=False)
 
 
 # --- Replay ------------------------------------------------------------------------------
@@ -544,7 +555,9 @@ class Replayer:
             backend = conn.info.backend_pid
             client, database = time.thread_time_ns(), process_cpu_ns(backend)
             for seq in range(1, transactions + 1):
-                send_script(conn, scripts[seq % len(scripts)], counters(seq, self.clients, 0))
+                send_script(
+                    unprepared(conn), scripts[seq % len(scripts)], counters(seq, self.clients, 0)
+                )
             client = (time.thread_time_ns() - client) / 1e9
             database = (process_cpu_ns(backend) - database) / 1e9
         if done["deleted"] < transactions:

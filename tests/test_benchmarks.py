@@ -163,6 +163,13 @@ def test_it_runs_at_tiny_size_and_cleans_up(name, tmp_path, template):
         assert re.search(r"\| the same SQL served bare: .* \| \d+/s \| [\d.]+ \(phase", text)
         assert re.search(r"\| served bare \(benchmarks/floor.py\) \|( [\d.]+ \|){5}", text)
         assert re.search(r"\| left for the service's own work at the target \| -?[\d.]+ \|", text)
+        # And behind the service's framework with nothing of a booking
+        # (benchmarks/floor_urls.py): its rate, its CPU and what it leaves a booking.
+        assert re.search(r"\| the same SQL behind the framework: .* \| \d+/s \| [\d.]+ \(", text)
+        assert re.search(
+            r"\| behind the framework \(benchmarks/floor_urls.py\) \|( [\d.]+ \|){5}", text
+        )
+        assert re.search(r"\| left for the booking's own logic at the target \| -?[\d.]+ \|", text)
 
 
 @pytest.mark.parametrize("name", ["network", "webhooks"])  # they seed their own database

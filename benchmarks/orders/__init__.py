@@ -19,7 +19,10 @@ comes from 8 client processes. Every booking is a round trip for 2 ADT + 1 CHD.
   took (benchmarks/replay.py: the statements are captured at bench time from holds of
   the benchmark's own offers booked in this process); target >= 0.50x. Beside it the
   CPU per hold of each (from /proc), and the service's CPU per hold against
-  PostgreSQL's (target <= 2x).
+  PostgreSQL's (target <= 2x). Then the same SQL served over HTTP by the same clients,
+  twice: bare (benchmarks/floor.py) and behind the service's framework with nothing of a
+  booking (benchmarks/floor_urls.py): what the stack, and then Django and DRF, leave the
+  service's own work and the booking's own logic at the target's rate.
 - orders per second at 8 clients, as a ratio to pgbench's built-in TPC-B-like
   transaction rate at 8 clients on a scratch database `<BENCH_DATABASE>_pgbench`
   (`airline_bench_pgbench`; PGBENCH_DATABASE names another), measured

@@ -1,6 +1,7 @@
 """The orders benchmark's references beside its own rates: pgbench's TPC-B-like rate on a
 scratch database, the holds' own SQL replayed by pgbench (benchmarks/replay.py), and the
-same SQL served over HTTP with nothing else (benchmarks/floor.py)."""
+same SQL served over HTTP with nothing else (benchmarks/floor.py) and behind the
+service's framework with nothing of a booking (benchmarks/floor_urls.py)."""
 
 import os
 import re
@@ -80,40 +81,53 @@ def replay_phase(replayer: Replayer, seconds: float, server_pid: int) -> dict:
     return result
 
 
-def floor_start(replayer: Replayer, workers: int):
-    """gunicorn serving benchmarks/floor.py (`workers` sync workers, like the service's)
-    on the replay's scripts: (process, port)."""
+def floor_start(replayer: Replayer, workers: int, *, framework: bool = False):
+    """gunicorn serving the replay's scripts (`workers` sync workers, like the service's):
+    bare (benchmarks/floor.py), or with `framework` behind the service's own WSGI entry
+    point, gunicorn config, middleware, authentication and throttling
+    (benchmarks/floor_urls.py). (process, port)."""
+    env = {
+        "FLOOR_SCRIPTS": str(replayer.path),
+        "FLOOR_DATABASE": BENCH_DATABASE,
+        "FLOOR_CLIENTS": str(CLIENTS),
+    }
+    if framework:
+        return start_gunicorn(
+            workers=workers,
+            options=["--config", "python:benchmarks.floor_framework"],
+            env={**env, "DJANGO_SETTINGS_MODULE": "benchmarks.floor_settings"},
+        )
     return start_gunicorn(
         workers=workers,
         app="benchmarks.floor:application",
         options=["--config", "python:benchmarks.floor"],
-        env={
-            "FLOOR_SCRIPTS": str(replayer.path),
-            "FLOOR_DATABASE": BENCH_DATABASE,
-            "FLOOR_CLIENTS": str(CLIENTS),
-        },
+        env=env,
     )
 
 
 def floor_phase(
-    replayer: Replayer, port: int, server_pid: int, bodies: list, seconds: float
+    replayer: Replayer,
+    port: int,
+    server_pid: int,
+    bodies: list,
+    seconds: float,
+    headers: dict,
+    what: str = "the floor",
 ) -> dict:
-    """The captured holds' SQL served bare (benchmarks/floor.py): CLIENTS clients POST
-    the hold phase's own bodies for as long as that phase took. Its rate and the CPU per
-    hold of each part of the machine; every row it wrote is deleted after it
-    (Replayer.room)."""
-    requests = [("POST", "/floor", body) for body in bodies]
+    """The captured holds' SQL served by a floor (floor_start): CLIENTS clients POST the
+    hold phase's own bodies, with the hold phase's headers, for as long as that phase
+    took. Its rate and the CPU per hold of each part of the machine; every row it wrote is
+    deleted after it (Replayer.room)."""
+    requests = [("POST", "/json/v1/orders", body) for body in bodies]
     with replayer.room() as done:
         before = cpu_snapshot(server_pid)
-        result = load_phase(
-            port, requests, {"Content-Type": "application/json"}, "fl", CLIENTS, seconds
-        )
+        result = load_phase(port, requests, headers, "fl", CLIENTS, seconds)
         cpu = cpu_spent(before, cpu_snapshot(server_pid))
     cpu["clients"] = result["clients_cpu"]
     if result["failed"] or not result["sent"]:
-        raise RuntimeError(f"the floor failed {result['failed']} holds: {result['error']}")
+        raise RuntimeError(f"{what} failed {result['failed']} holds: {result['error']}")
     if done["deleted"] < result["sent"]:
-        raise RuntimeError(f"the floor held {result['sent']} but left {done['deleted']} rows")
+        raise RuntimeError(f"{what} held {result['sent']} but left {done['deleted']} rows")
     return {
         "rate": result["rate"],
         "cpu_per_hold": {part: spent / result["sent"] for part, spent in cpu.items()},

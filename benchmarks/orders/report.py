@@ -223,6 +223,8 @@ def print_replay(phases: dict, replays: list[dict]) -> None:
     hold, replayed = median(holds), median(tps)
     floors = [r["floor"]["rate"] for r in replays]
     floor = median(floors)
+    frameworks = [r["framework"]["rate"] for r in replays]
+    framework = median(frameworks)
     rows = [
         (
             f"hold replay: the captured holds' SQL, pgbench -f -c {CLIENTS} -j 2 -T "
@@ -245,6 +247,16 @@ def print_replay(phases: dict, replays: list[dict]) -> None:
             + ", ".join(f"{r['floor']['rate'] / r['tps']:.2f}" for r in replays)
             + ")",
         ),
+        (
+            "the same SQL behind the framework: the service's gunicorn, middleware, "
+            "authentication, throttle, body parsing and JSON answer, Django's cursor, "
+            "nothing of a booking (benchmarks/floor_urls.py; median of "
+            f"{', '.join(f'{f:.0f}' for f in frameworks)})",
+            f"{framework:.0f}/s",
+            f"{framework / replayed:.2f} (phase by phase: "
+            + ", ".join(f"{r['framework']['rate'] / r['tps']:.2f}" for r in replays)
+            + ")",
+        ),
     ]
     table(
         f"Holds per second at {CLIENTS} concurrent clients against the same holds' SQL "
@@ -257,6 +269,7 @@ def print_replay(phases: dict, replays: list[dict]) -> None:
     replay_cpu = [r["cpu_per_hold"] for r in replays]
     python_cpu = [r["python"]["cpu_per_hold"] for r in replays]
     floor_cpu = [r["floor"]["cpu_per_hold"] for r in replays]
+    framework_cpu = [r["framework"]["cpu_per_hold"] for r in replays]
     python_holds = replays[0]["python"]["transactions"]
     table(
         "CPU per hold, ms (median of the phases): booked over HTTP / replayed by pgbench",
@@ -276,12 +289,18 @@ def print_replay(phases: dict, replays: list[dict]) -> None:
                 f"{median([c['pgbench'] for c in replay_cpu]) * 1000:.1f}",
                 *(f"{median([c[p] for c in replay_cpu]) * 1000:.1f}" for p in parts[1:]),
             ),
-            (
-                "served bare (benchmarks/floor.py)",
-                *(
-                    f"{median([c[p] for c in floor_cpu]) * 1000:.1f}"
-                    for p in ("gunicorn", "postgresql", "clients", *parts[1:])
-                ),
+            *(
+                (
+                    label,
+                    *(
+                        f"{median([c[p] for c in cpu]) * 1000:.1f}"
+                        for p in ("gunicorn", "postgresql", "clients", *parts[1:])
+                    ),
+                )
+                for label, cpu in (
+                    ("served bare (benchmarks/floor.py)", floor_cpu),
+                    ("behind the framework (benchmarks/floor_urls.py)", framework_cpu),
+                )
             ),
             (
                 f"replayed from Python (psycopg, 1 client, {python_holds} holds)",
@@ -318,7 +337,9 @@ def print_replay(phases: dict, replays: list[dict]) -> None:
         f"the service's CPU per hold beyond it: {(service - speaking) * 1000:.1f} ms"
     )
     # The floor's holds take the cores' time (busy or idle) that nothing above the driver
-    # can give back; the target's rate leaves the service the rest for its own work.
+    # can give back; the target's rate leaves the service the rest for its own work. The
+    # framework floor's take what no endpoint on Django and DRF can give back either; the
+    # target's rate leaves the booking's own logic the rest.
     cores = os.cpu_count() or 1
     target = HOLDS_TO_REPLAY * replayed
     table(
@@ -338,6 +359,18 @@ def print_replay(phases: dict, replays: list[dict]) -> None:
             (
                 f"the service's own work now: holds over HTTP ({hold:.0f}/s) less the floor",
                 f"{(cores / hold - cores / floor) * 1000:.1f}",
+            ),
+            (
+                f"the framework floor: the same SQL behind the framework ({framework:.0f}/s)",
+                f"{cores / framework * 1000:.1f}",
+            ),
+            (
+                "left for the booking's own logic at the target",
+                f"{(cores / target - cores / framework) * 1000:.1f}",
+            ),
+            (
+                "the booking's own logic now: holds over HTTP less the framework floor",
+                f"{(cores / hold - cores / framework) * 1000:.1f}",
             ),
         ],
     )

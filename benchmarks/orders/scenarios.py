@@ -63,7 +63,7 @@ def main() -> None:
 
     server, port = start_gunicorn(workers=2, log_name="bench-orders.log")
     log = log_path("bench-orders.log")
-    floor = None
+    floor = framework = None
     try:
         wait_ready(port)
         auth = json_headers(port, raw_key)
@@ -91,7 +91,9 @@ def main() -> None:
             + f"; {len(replayer.scripts)} scripts in {replayer.path})"
         )
         floor, floor_port = floor_start(replayer, workers=2)
+        framework, framework_port = floor_start(replayer, workers=2, framework=True)
         wait_ready(floor_port)
+        wait_ready(framework_port)
 
         book_phase(port, auth, prepared[: CLIENTS * WARMUP_PER_CLIENT], HOLD, "ow", server.pid)
         queues = {"hold": prepared[CLIENTS * WARMUP_PER_CLIENT :], "anc": with_ancillaries}
@@ -116,9 +118,13 @@ def main() -> None:
                     # Right after each hold phase, for as long as it took.
                     replays.append(replay_phase(replayer, result["seconds"], server.pid))
                     replays[-1]["python"] = replayer.run_python(PYTHON_REPLAY_HOLDS)
-                    replays[-1]["floor"] = floor_phase(
-                        replayer, floor_port, floor.pid, bodies, result["seconds"]
-                    )
+                    for name, process, at in (
+                        ("floor", floor, floor_port),
+                        ("framework", framework, framework_port),
+                    ):
+                        replays[-1][name] = floor_phase(
+                            replayer, at, process.pid, bodies, result["seconds"], auth, name
+                        )
         pgbench_rates.append(pgbench_tps())
 
         load(port, ["/health"], {}, "h8")
@@ -139,7 +145,7 @@ def main() -> None:
             load(port, [path], auth, f"s{n}", clients=1)
         sql = explain_list(cases)
     finally:
-        for process in (server, floor):
+        for process in (server, floor, framework):
             if process is not None:
                 process.terminate()
                 process.wait(timeout=15)
