@@ -165,6 +165,12 @@ def idempotency_applied(pk: int, *, resource: str = "") -> None:
     )
 
 
+def idempotency_claimed() -> int | None:
+    """The request's claim, if it has one: what a payment intent built before it is
+    written names (the reconciler finishes it)."""
+    return _claim.get()
+
+
 def idempotency_settling() -> int | None:
     """Called in the transaction that commits a card payment's intent: the request's
     outcome is now tied to the payment's. Its claim, if any, is SETTLING from that commit

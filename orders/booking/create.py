@@ -30,7 +30,13 @@ from orders.booking.ancillaries import (
     check_sale_lines,
     inclusion_lines,
 )
-from orders.booking.paying import Paying, check_payment, pay_reserved, payment_start
+from orders.booking.paying import (
+    Paying,
+    card_intent_first,
+    check_payment,
+    pay_reserved,
+    payment_start,
+)
 from orders.booking.priced import BookedJourney, as_priced, journey_ref
 from orders.booking.writes import LocatorTaken, order_insert, order_rows_write
 from orders.core import events, ids
@@ -241,6 +247,9 @@ def _write_order(
     _seats_take(booked, seats=seats, sale=sale)
     actor = events.actor_of(principal)
     created = events.created_event(order, actor=actor, now=now)
+    intent = card_intent_first(
+        order, principal=principal, paying=paying, offer_id=offer_id, now=now
+    )
     parts = order_rows_write(
         order,
         booked=booked,
@@ -251,12 +260,19 @@ def _write_order(
         now=now,
         network=network,
         event=created,
+        intent=intent,
     )
     events.event_announced(created)
     if paying.time_limit:
         return parts
     return payment_start(
-        parts, principal=principal, paying=paying, offer_id=offer_id, actor=actor, now=now
+        parts,
+        principal=principal,
+        paying=paying,
+        offer_id=offer_id,
+        actor=actor,
+        now=now,
+        intent=intent,
     )
 
 

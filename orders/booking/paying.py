@@ -13,6 +13,7 @@ from django.db.models import F
 
 from airline.api import clock
 from airline.api.errors import ApiError, Err
+from airline.api.idempotency import idempotency_settling
 from airline.sql import commit_without_flush, statements_answered
 from orders.booking.ancillaries import (
     emds_number,
@@ -32,7 +33,7 @@ from orders.models import (
     Ticket,
 )
 from orders.money.credits import credit_payment, credit_redeem
-from orders.money.intents import card_charged, intent_attach, intent_open
+from orders.money.intents import card_charged, intent_attach, intent_new, intent_open
 from orders.money.payments import Card, Charge, card_check, credit_card_check
 from orders.money.tickets import (
     payment_row,
@@ -83,6 +84,26 @@ def check_payment(payment: PaymentData, *, now: datetime, first_departure: datet
     raise TypeError(f"not a payment: {payment!r}")
 
 
+def card_intent_first(
+    order: Order, *, principal: Principal, paying: Paying, offer_id: str, now: datetime
+) -> PaymentIntent | None:
+    """The payment intent of a booking paid by card alone, built before the order's rows
+    so that it is written with them (one round trip less): its whole total is due. None
+    for a hold, and when an airline credit pays first: what is left to charge is known
+    only once the credit is spent (payment_start then writes the intent)."""
+    if paying.time_limit or paying.credit_code or paying.card is None:
+        return None
+    return intent_new(
+        seller=principal.seller,
+        purpose=PaymentIntent.Purpose.CREATE,
+        amount=order.total,
+        card=paying.card,
+        now=now,
+        order=order,
+        offer_id=offer_id,
+    )
+
+
 def payment_start(
     parts: OrderParts,
     *,
@@ -91,10 +112,15 @@ def payment_start(
     offer_id: str,
     actor: str,
     now: datetime,
+    intent: PaymentIntent | None = None,
 ) -> OrderParts:
     """Inside the booking's transaction, an order not on hold: what its airline credit
     covers spent (CONFIRMED and ticketed when that is all of it); the rest, by card,
-    left PENDING with the payment intent the card will be charged under."""
+    left PENDING with the payment intent the card will be charged under: `intent`, when
+    card_intent_first built it and it was written with the order's rows."""
+    if intent is not None:
+        idempotency_settling()  # what intent_open does when it writes one
+        return replace(parts, intent=intent)
     order = parts.order
     due = order.total
     if paying.credit_code:

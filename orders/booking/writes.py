@@ -30,6 +30,7 @@ from orders.models import (
     OrderEvent,
     OrderItem,
     Passenger,
+    PaymentIntent,
     Segment,
 )
 from orders.reading.selectors import LegPart, OrderParts
@@ -50,11 +51,13 @@ def order_rows_write(
     now: datetime,
     network: int,
     event: OrderEvent,
+    intent: PaymentIntent | None = None,
 ) -> OrderParts:
     """The new order's passengers, contact, journeys, items, segments, legs and services,
-    and its `event` (written with the legs: it needs only the order's id), returned as the
-    parts a read of the order would give (no payment yet), under the network version
-    `network` of the schedule they were written from (the view renders under it)."""
+    and its `event` and card payment `intent` if any (written with the legs: they need
+    only the order's id), returned as the parts a read of the order would give (no
+    payment yet), under the network version `network` of the schedule they were written
+    from (the view renders under it)."""
     infants, carriers = passengers_new(order, passengers)
     rows_insert(infants)  # first, so that their carriers can point at them
     contact_row = contact_new(order, contact)
@@ -63,7 +66,7 @@ def order_rows_write(
         for position, b in enumerate(booked, start=1)
     ]
     # Rows that need only the order's id go in one round trip; then those that need the
-    # journeys'; then the legs, which need the segments', with the event.
+    # journeys'; then the legs, which need the segments', with the event and intent.
     rows_insert_together(carriers, [contact_row], journeys)
     items = [
         row_new(
@@ -87,7 +90,7 @@ def order_rows_write(
     segment_rows = segments_new(order, flights)
     rows_insert_together(items, segment_rows)
     legs = legs_new(segment_rows, flights)
-    rows_insert_together(legs, [event])
+    rows_insert_together(legs, [event], [intent] if intent is not None else [])
     passenger_rows = _in_position(infants, carriers)
     services = (
         services_write(

@@ -24,6 +24,7 @@ from decimal import Decimal
 from airline.api import clock
 from airline.api.errors import ApiError, Err
 from airline.api.idempotency import (
+    idempotency_claimed,
     idempotency_mark_applied,
     idempotency_settled,
     idempotency_settling,
@@ -49,27 +50,48 @@ def intent_open(
     """A new PENDING intent (inside the caller's transaction, or committed at once). The
     request's Idempotency-Key claim commits with it as SETTLING and is named on it: should
     the request not learn how the payment ended, the reconciler answers the retry."""
-    # One plain INSERT (orders/core/rows.py), not the ORM's create().
-    [intent] = rows_insert(
-        [
-            row_new(
-                PaymentIntent,
-                idempotency_record_id=idempotency_settling(),
-                ref=f"PI-{secrets.token_hex(12).upper()}",
-                seller=seller,
-                order=order,
-                offer_id=offer_id,
-                purpose=purpose,
-                amount=amount,
-                card_brand=card.brand,
-                card_last4=card.last4,
-                card_expiry=card.expiry,
-                created_at=now,
-                updated_at=now,
-            )
-        ]
+    intent = intent_new(
+        seller=seller,
+        purpose=purpose,
+        amount=amount,
+        card=card,
+        now=now,
+        order=order,
+        offer_id=offer_id,
     )
+    idempotency_settling()
+    rows_insert([intent])  # one plain INSERT (orders/core/rows.py), not the ORM's create()
     return intent
+
+
+def intent_new(
+    *,
+    seller: Seller,
+    purpose: str,
+    amount: Decimal,
+    card: Card,
+    now: datetime,
+    order: Order | None = None,
+    offer_id: str = "",
+) -> PaymentIntent:
+    """intent_open's row, not written yet, for a caller that writes it with other rows (a
+    booking paid by card alone: orders.booking.paying.card_intent_first). The caller calls
+    idempotency_settling() in the transaction that writes it, as intent_open does."""
+    return row_new(
+        PaymentIntent,
+        idempotency_record_id=idempotency_claimed(),
+        ref=f"PI-{secrets.token_hex(12).upper()}",
+        seller=seller,
+        order=order,
+        offer_id=offer_id,
+        purpose=purpose,
+        amount=amount,
+        card_brand=card.brand,
+        card_last4=card.last4,
+        card_expiry=card.expiry,
+        created_at=now,
+        updated_at=now,
+    )
 
 
 def intent_charge(intent: PaymentIntent, card: Card) -> Charge:
