@@ -5,6 +5,7 @@ transaction); a refused card gives the reservation back (order_abandon).
 
 from dataclasses import dataclass, replace
 from datetime import datetime
+from decimal import Decimal
 from functools import cache
 
 from django.conf import settings
@@ -93,11 +94,25 @@ def card_intent_first(
     only once the credit is spent (payment_start then writes the intent)."""
     if paying.time_limit or paying.credit_code or paying.card is None:
         return None
+    return _booking_intent(order, principal=principal, card=paying.card, offer_id=offer_id, now=now)
+
+
+def _booking_intent(
+    order: Order,
+    *,
+    principal: Principal,
+    card: Card,
+    offer_id: str,
+    now: datetime,
+    amount: Decimal | None = None,
+) -> PaymentIntent:
+    """The booking's payment intent, unwritten, for `amount` (by default all of the
+    order's total)."""
     return intent_new(
         seller=principal.seller,
         purpose=PaymentIntent.Purpose.CREATE,
-        amount=order.total,
-        card=paying.card,
+        amount=order.total if amount is None else amount,
+        card=card,
         now=now,
         order=order,
         offer_id=offer_id,
@@ -142,13 +157,9 @@ def payment_start(
     return replace(
         parts,
         intent=intent_open(
-            seller=principal.seller,
-            purpose=PaymentIntent.Purpose.CREATE,
-            amount=due,
-            card=paying.card,
-            now=now,
-            order=order,
-            offer_id=offer_id,
+            _booking_intent(
+                order, principal=principal, card=paying.card, offer_id=offer_id, now=now, amount=due
+            )
         ),
     )
 

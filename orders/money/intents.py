@@ -1,7 +1,8 @@
 """Payment intents: the durable record of a card charge, made before the gateway is
 called (DESIGN.md §11 "Payments"). Every flow that takes money goes through here:
 
-1. `intent_open` — the intent row, committed (with a create's reserved order, or alone);
+1. `intent_open` — the intent row (`intent_new`), committed (with a create's reserved
+   order, or alone);
 2. `intent_charge` — the gateway call under the intent's reference; a refusal is written
    to the intent before the error reaches the client (`card_charged` wraps it and step 4
    around the block that writes what the charge pays for);
@@ -37,28 +38,11 @@ from sellers.models import Seller
 logger = logging.getLogger("airline.payments")
 
 
-def intent_open(
-    *,
-    seller: Seller,
-    purpose: str,
-    amount: Decimal,
-    card: Card,
-    now: datetime,
-    order: Order | None = None,
-    offer_id: str = "",
-) -> PaymentIntent:
-    """A new PENDING intent (inside the caller's transaction, or committed at once). The
-    request's Idempotency-Key claim commits with it as SETTLING and is named on it: should
-    the request not learn how the payment ended, the reconciler answers the retry."""
-    intent = intent_new(
-        seller=seller,
-        purpose=purpose,
-        amount=amount,
-        card=card,
-        now=now,
-        order=order,
-        offer_id=offer_id,
-    )
+def intent_open(intent: PaymentIntent) -> PaymentIntent:
+    """`intent` (intent_new's) written PENDING, inside the caller's transaction or
+    committed at once. The request's Idempotency-Key claim commits with it as SETTLING and
+    is named on it: should the request not learn how the payment ended, the reconciler
+    answers the retry."""
     idempotency_settling()
     rows_insert([intent])  # one plain INSERT (orders/core/rows.py), not the ORM's create()
     return intent
@@ -74,9 +58,10 @@ def intent_new(
     order: Order | None = None,
     offer_id: str = "",
 ) -> PaymentIntent:
-    """intent_open's row, not written yet, for a caller that writes it with other rows (a
-    booking paid by card alone: orders.booking.paying.card_intent_first). The caller calls
-    idempotency_settling() in the transaction that writes it, as intent_open does."""
+    """A new payment intent, not written yet: intent_open writes it, or a caller that
+    writes it with other rows (a booking paid by card alone:
+    orders.booking.paying.card_intent_first), which then calls idempotency_settling() in
+    that transaction, as intent_open does."""
     return row_new(
         PaymentIntent,
         idempotency_record_id=idempotency_claimed(),

@@ -54,7 +54,7 @@ from orders.models import (
 )
 from orders.money.credits import credit_available, credit_issue, credit_payment, credit_redeem
 from orders.money.fees import fees_number
-from orders.money.intents import card_charged, intent_attach, intent_open
+from orders.money.intents import card_charged, intent_attach, intent_new, intent_open
 from orders.money.payments import Card, card_check, credit_card_check
 from orders.money.refunds import refundable, refunds_owe, refunds_send
 from orders.money.tickets import payment_record, tickets_issue
@@ -166,12 +166,14 @@ def _intent_claim(plan: Plan, *, card: Card) -> PaymentIntent:
         )
     order.version += 1
     return intent_open(
-        seller=plan.principal.seller,
-        purpose=PaymentIntent.Purpose.CHANGE,
-        amount=plan.due() - plan.credit_due,
-        card=card,
-        now=plan.now,
-        order=order,
+        intent_new(
+            seller=plan.principal.seller,
+            purpose=PaymentIntent.Purpose.CHANGE,
+            amount=plan.due() - plan.credit_due,
+            card=card,
+            now=plan.now,
+            order=order,
+        )
     )
 
 
