@@ -134,12 +134,10 @@ def order_change(
 def _intent_claim(plan: Plan, *, card: Card) -> PaymentIntent:
     """The change's payment intent, opened before any card is charged only by a request
     that, under the order row's lock, finds the order at the version its checks read and
-    no other card payment of the order under way; it bumps the version. The race this
-    closes: parallel ConfirmHold requests on one hold all passed their checks and each
-    charged the card, all but one refunded after (20 made 4 charges and 3 refunds); now
-    the others are refused here, before the gateway. "Under way" is an intent still
-    PENDING without a note, younger than the reconciler's grace: one that timed out
-    carries a note, and one whose worker died is the reconciler's after the grace."""
+    no other card payment of it under way; it bumps the version. Of parallel requests on
+    one order (ConfirmHold sent twice) one charges the card; the others are refused here,
+    before the gateway. "Under way": an intent PENDING without a note and younger than the
+    reconciler's grace (a timed-out one has a note; a dead worker's is the reconciler's)."""
     order = plan.order
     # One UPDATE locks the row, checks its version and bumps it (undone with this
     # transaction when a payment is under way): a change committed meanwhile leaves none.
