@@ -15,6 +15,7 @@ from django.db import connection, transaction
 
 from airline.api.responses import dumps
 from airline.sql import statement_cursor
+from orders.core.events import AnnouncementRead
 from orders.models import Order, OrderEvent
 from orders.reading.presenters import order_view
 from orders.reading.selectors import order_parts
@@ -174,17 +175,36 @@ def _endpoint_rows(seller_id) -> list[tuple[int, list[str]]]:
     """(id, event types) of the seller's active endpoints. Plain SQL: every order event
     asks, most sellers have no endpoint, and the ORM's own work on the query cost
     several times the database's."""
+    sql, params = _endpoints_statement(seller_id)
+    with statement_cursor() as cursor:
+        cursor.execute(sql, params)
+        return _endpoints_parsed(cursor.fetchall())
+
+
+def endpoints_read(order: Order) -> AnnouncementRead:
+    """_endpoint_rows of the order's seller as a read a booking sends with its own rows
+    (orders.core.events.announcement_read_register): the rows are kept on the order,
+    where _endpoints_of_order looks first."""
+
+    def keep(rows: list[tuple]) -> None:
+        order.__dict__["_webhook_endpoints"] = (order.seller_id, _endpoints_parsed(rows))
+
+    return AnnouncementRead(*_endpoints_statement(order.seller_id), keep)
+
+
+def _endpoints_statement(seller_id) -> tuple[str, list]:
     table = WebhookEndpoint._meta.db_table
-    events = WebhookEndpoint._meta.get_field("events")
     # The seller's key as this database stores it (a uuid in PostgreSQL, text in SQLite).
     seller = WebhookEndpoint._meta.get_field("seller").target_field
-    with statement_cursor() as cursor:
-        cursor.execute(
-            f'SELECT "id", "events" FROM "{table}" '  # noqa: S608
-            'WHERE "seller_id" = %s AND "active" ORDER BY "id"',
-            [seller.get_db_prep_value(seller_id, connection)],
-        )
-        rows = cursor.fetchall()
+    return (
+        f'SELECT "id", "events" FROM "{table}" '  # noqa: S608
+        'WHERE "seller_id" = %s AND "active" ORDER BY "id"',
+        [seller.get_db_prep_value(seller_id, connection)],
+    )
+
+
+def _endpoints_parsed(rows: list[tuple]) -> list[tuple[int, list[str]]]:
+    events = WebhookEndpoint._meta.get_field("events")
     return [(endpoint_id, events.from_db_value(raw, None, connection)) for endpoint_id, raw in rows]
 
 

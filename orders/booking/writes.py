@@ -20,7 +20,7 @@ from orders.booking.ancillaries import (
     services_write,
 )
 from orders.booking.priced import BookedJourney, journey_ref
-from orders.core import ids
+from orders.core import events, ids
 from orders.core.rows import row_new, rows_insert, rows_insert_together
 from orders.models import (
     Contact,
@@ -90,7 +90,12 @@ def order_rows_write(
     segment_rows = segments_new(order, flights)
     rows_insert_together(items, segment_rows)
     legs = legs_new(segment_rows, flights)
-    rows_insert_together(legs, [event], [intent] if intent is not None else [])
+    rows_insert_together(
+        legs,
+        [event],
+        [intent] if intent is not None else [],
+        reads=events.announcement_reads(order),  # the event's, announced after
+    )
     passenger_rows = _in_position(infants, carriers)
     services = (
         services_write(

@@ -6,10 +6,10 @@ command, the reconciler), when, and the money it moved. `event_announced` also s
 (webhooks.outbox), in that same transaction.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db.models.signals import post_save
 from django.dispatch import Signal
@@ -29,6 +29,34 @@ order_event_recorded = Signal()
 # batch of bookings told), with `orders`, `kind` and `now`: the outbox writes their rows
 # in a few statements rather than a few per order.
 order_events_recorded = Signal()
+
+
+class AnnouncementRead(NamedTuple):
+    """A read a listener of order_event_recorded makes for an order (a SELECT and its
+    parameters), sent ahead by a writer with its own statements; `keep` is handed the rows
+    it answered and keeps them where the listener looks first."""
+
+    sql: str
+    params: Sequence
+    keep: Callable[[list[tuple]], None]
+
+
+# Each listening app's read (announcement_read_register): a booking sends them in its
+# rows' last round trip (orders.booking.writes), so that announcing its events costs no
+# round trip of their own.
+_announcement_reads: list[Callable[[Order], AnnouncementRead]] = []
+
+
+def announcement_read_register(read: Callable[[Order], AnnouncementRead]) -> None:
+    """Called by an app that listens to order_event_recorded (webhooks.apps), so that
+    orders never import it (architecture.md "Layers")."""
+    if read not in _announcement_reads:
+        _announcement_reads.append(read)
+
+
+def announcement_reads(order: Order) -> list[AnnouncementRead]:
+    """The reads announcing an event of `order` will make, for a writer to send ahead."""
+    return [read(order) for read in _announcement_reads]
 
 
 def actor_of(principal: Principal) -> str:

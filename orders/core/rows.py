@@ -27,7 +27,7 @@ foreign key descriptor; tests/orders/test_rows_insert.py compares its rows with
 Model.__init__'s.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any, TypeVar
 
@@ -141,19 +141,27 @@ def rows_insert(rows: Sequence[M]) -> Sequence[M]:
     return rows
 
 
-def rows_insert_together(*groups: Sequence[Model]) -> None:
+def rows_insert_together(
+    *groups: Sequence[Model], reads: Sequence[tuple[str, Sequence, Callable]] = ()
+) -> None:
     """rows_insert of each group (new rows of one model), the groups' INSERTs sent in one
     pipeline (airline.sql.statements_answered): one round trip for all of them. No row
     may refer to another group's, which has no id before the round trip ends
-    (rows_statement refuses one, as bulk_create does)."""
+    (rows_statement refuses one, as bulk_create does). `reads` (SQL, parameters, keep)
+    go in the same round trip, each keep handed the rows its SELECT answered; when there
+    is no pipeline to send them in, they are not sent (whoever needs them reads them)."""
     groups = tuple(group for group in groups if group)
-    if not settings.DB_DIRECT_INSERT or len(groups) < 2:
+    if not settings.DB_DIRECT_INSERT or len(groups) + len(reads) < 2:
         for group in groups:
             rows_insert(group)
         return
-    answered = statements_answered([rows_statement(group) for group in groups])
-    for group, written in zip(groups, answered, strict=True):
+    answered = statements_answered(
+        [*(rows_statement(group) for group in groups), *((sql, params) for sql, params, _ in reads)]
+    )
+    for group, written in zip(groups, answered, strict=False):
         rows_written(group, written)
+    for (_sql, _params, keep), rows in zip(reads, answered[len(groups) :], strict=True):
+        keep(rows)
 
 
 def rows_statement(rows: Sequence[Model]) -> tuple[str, list]:

@@ -6,7 +6,6 @@ finds the order or the intent settled by the reconciler meanwhile writes none of
 import pytest
 from django.db import connection
 
-import orders.core.rows as rows
 from orders.models import (
     Coupon,
     GatewayEntry,
@@ -19,7 +18,7 @@ from orders.models import (
 )
 from orders.money.payments import TestGateway
 from tests.conftest import error_of
-from tests.orders.conftest import CARD, book, booking_body
+from tests.orders.conftest import CARD, book, booking_body, legs_trip, rows_round_trips
 
 pytestmark = pytest.mark.django_db
 
@@ -144,20 +143,12 @@ def test_a_card_booking_sends_its_intent_with_the_legs(api, auth, priced, monkey
     """The intent of a booking paid by card alone needs only the order's id: it goes in
     the legs' round trip (orders.booking.paying.card_intent_first), names the order and
     owes its whole total, and the card is charged under it."""
-    sent: list[list[str]] = []
-    answered = rows.statements_answered
-
-    def recorded(statements):
-        sent.append([sql for sql, _params in statements])
-        return answered(statements)
-
-    monkeypatch.setattr(rows, "statements_answered", recorded)
+    trips = rows_round_trips(monkeypatch)
 
     created = book(api, auth, booking_body(priced, payment=CARD))
 
     assert created.status_code == 201, created.content
-    [legs_trip] = [group for group in sent if any('INTO "orders_leg"' in sql for sql in group)]
-    assert any('INTO "orders_paymentintent"' in sql for sql in legs_trip), legs_trip
+    assert any('INTO "orders_paymentintent"' in sql for sql in legs_trip(trips))
     order = Order.objects.get(order_id=created.json()["data"]["order"]["orderId"])
     [intent] = PaymentIntent.objects.filter(order=order)
     assert intent.amount == order.total
