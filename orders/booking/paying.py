@@ -94,7 +94,14 @@ def card_intent_first(
     only once the credit is spent (payment_start then writes the intent)."""
     if paying.time_limit or paying.credit_code or paying.card is None:
         return None
-    return _booking_intent(order, principal=principal, card=paying.card, offer_id=offer_id, now=now)
+    return _booking_intent(
+        order,
+        principal=principal,
+        card=paying.card,
+        offer_id=offer_id,
+        now=now,
+        amount=order.total,
+    )
 
 
 def _booking_intent(
@@ -104,14 +111,13 @@ def _booking_intent(
     card: Card,
     offer_id: str,
     now: datetime,
-    amount: Decimal | None = None,
+    amount: Decimal,
 ) -> PaymentIntent:
-    """The booking's payment intent, unwritten, for `amount` (by default all of the
-    order's total)."""
+    """The booking's payment intent for `amount` (what the card is to pay), unwritten."""
     return intent_new(
         seller=principal.seller,
         purpose=PaymentIntent.Purpose.CREATE,
-        amount=order.total if amount is None else amount,
+        amount=amount,
         card=card,
         now=now,
         order=order,

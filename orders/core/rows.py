@@ -158,7 +158,7 @@ def rows_insert_together(
     answered = statements_answered(
         [*(rows_statement(group) for group in groups), *((sql, params) for sql, params, _ in reads)]
     )
-    for group, written in zip(groups, answered, strict=False):
+    for group, written in zip(groups, answered[: len(groups)], strict=True):
         rows_written(group, written)
     for (_sql, _params, keep), rows in zip(reads, answered[len(groups) :], strict=True):
         keep(rows)
