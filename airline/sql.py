@@ -43,7 +43,7 @@ from functools import cache
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, OperationalError, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.backends.utils import CursorWrapper
+from django.db.backends.utils import CursorDebugWrapper, CursorWrapper
 from django.db.models import Expression, Model
 
 from airline.api.errors import ApiError, Err
@@ -143,7 +143,25 @@ KEPT_CURSOR = "_airline_kept_cursor"
 def _new_cursor(db: BaseDatabaseWrapper, raw: object) -> CursorWrapper:
     with db.wrap_database_errors:
         cursor = _server_binding_cursor()(raw)
-    return (db.make_debug_cursor if db.queries_logged else db.make_cursor)(cursor)
+    return _debug_cursor()(cursor, db) if db.queries_logged else db.make_cursor(cursor)
+
+
+@cache
+def _debug_cursor() -> type:
+    """Django's debug cursor (a connection that logs its queries: DEBUG, the tests'
+    CaptureQueriesContext), logging a statement sent in a pipeline as written: psycopg
+    has no text of a prepared statement before its pipeline syncs, and Django would log
+    None in its place."""
+    from psycopg import pq
+
+    class PipelinedDebugCursor(CursorDebugWrapper):
+        def execute(self, sql, params=None):
+            if self.cursor.connection.pgconn.pipeline_status == pq.PipelineStatus.OFF:
+                return super().execute(sql, params)
+            with self.debug_sql(sql, params):
+                return CursorWrapper.execute(self, sql, params)
+
+    return PipelinedDebugCursor
 
 
 @cache
@@ -218,6 +236,8 @@ def statements_answered(
     """The rows each of `statements` (SQL and parameters, each answering rows: a SELECT or
     a RETURNING) answered, in order, all of them sent in one pipeline
     (statements_pipelined), each through a statement cursor of its own."""
+    if not statements:
+        return []  # an empty pipeline would still wait for its sync
     with ExitStack() as cursors:
         sending = [cursors.enter_context(statement_cursor(using)) for _ in statements]
         with statements_pipelined(using):

@@ -5,14 +5,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from unittest import mock
 
 import pytest
 from django.apps import apps
 from django.contrib.contenttypes.models import ContentType
 from django.core.cache import cache
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection
 from rest_framework.test import APIClient
 
+from airline import sql as airline_sql
 from airline.api import clock as service_clock
 from airline.api import readiness
 from airline.fares import reference as fares_reference
@@ -218,3 +220,41 @@ def statements_sent() -> Iterator[list[str]]:
 
     with connection.execute_wrapper(record):
         yield sent
+
+
+@contextmanager
+def round_trips_sent() -> Iterator[list[list[str]]]:
+    """The SQL of the statements the default connection sends in the block, by round
+    trip: one a statement, but for those sent together in one pipeline
+    (airline.sql.statements_pipelined), which share one."""
+    trips: list[list[str]] = []
+    pipelining = [False]
+    pipelined = airline_sql.statements_pipelined
+
+    @contextmanager
+    def recorded_pipeline(using: str = DEFAULT_DB_ALIAS) -> Iterator[None]:
+        if using != DEFAULT_DB_ALIAS:
+            with pipelined(using):
+                yield
+            return
+        trips.append([])
+        pipelining[0] = True
+        try:
+            with pipelined(using):
+                yield
+        finally:
+            pipelining[0] = False
+
+    def record(execute, sql, params, many, context):
+        if pipelining[0]:
+            trips[-1].append(sql)
+        else:
+            trips.append([sql])
+        return execute(sql, params, many, context)
+
+    with (
+        mock.patch.object(airline_sql, "statements_pipelined", recorded_pipeline),
+        connection.execute_wrapper(record),
+    ):
+        yield trips
+    trips[:] = [trip for trip in trips if trip]  # a pipeline of no statement sends none

@@ -97,24 +97,9 @@ def book(api, auth, body, **headers):
     return api.post("/json/v1/orders", body, format="json", **auth, **headers)
 
 
-def rows_round_trips(monkeypatch) -> list[list[str]]:
-    """From now on, the SQL of each group of statements a booking's rows are sent in
-    (orders.core.rows, through statements_answered: one round trip a group), in order."""
-    import orders.core.rows as rows
-
-    trips: list[list[str]] = []
-    answered = rows.statements_answered
-
-    def recorded(statements):
-        trips.append([sql for sql, _params in statements])
-        return answered(statements)
-
-    monkeypatch.setattr(rows, "statements_answered", recorded)
-    return trips
-
-
 def legs_trip(trips: list[list[str]]) -> list[str]:
-    """The one round trip of rows_round_trips that wrote the legs."""
+    """The one round trip of `trips` (tests.conftest.round_trips_sent) that wrote the
+    legs."""
     [trip] = [trip for trip in trips if any('INTO "orders_leg"' in sql for sql in trip)]
     return trip
 

@@ -17,8 +17,8 @@ from orders.models import (
     Ticket,
 )
 from orders.money.payments import TestGateway
-from tests.conftest import error_of
-from tests.orders.conftest import CARD, book, booking_body, legs_trip, rows_round_trips
+from tests.conftest import error_of, round_trips_sent
+from tests.orders.conftest import CARD, book, booking_body, legs_trip
 
 pytestmark = pytest.mark.django_db
 
@@ -139,13 +139,12 @@ def test_a_confirmation_failing_on_its_tickets_writes_nothing(api, auth, priced,
     ]
 
 
-def test_a_card_booking_sends_its_intent_with_the_legs(api, auth, priced, monkeypatch):
+def test_a_card_booking_sends_its_intent_with_the_legs(api, auth, priced):
     """The intent of a booking paid by card alone needs only the order's id: it goes in
     the legs' round trip (orders.booking.paying.card_intent_first), names the order and
     owes its whole total, and the card is charged under it."""
-    trips = rows_round_trips(monkeypatch)
-
-    created = book(api, auth, booking_body(priced, payment=CARD))
+    with round_trips_sent() as trips:
+        created = book(api, auth, booking_body(priced, payment=CARD))
 
     assert created.status_code == 201, created.content
     assert any('INTO "orders_paymentintent"' in sql for sql in legs_trip(trips))
