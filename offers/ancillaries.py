@@ -15,26 +15,22 @@ type): prices for anyone else could never be booked, since create order books ex
 the priced offer's party.
 """
 
-import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
+from django.db import DatabaseError
 
 from airline.api.errors import ApiError, Err
 from airline.fares import ancillaries, reference
 from airline.fares.ancillaries import Product
 from airline.fares.terms import BundleTerms
-from airline.network import fleet
-from airline.network.itineraries import network_version_served, on_network_change
-from airline.network.models import AircraftType, FlightLeg, SeatConfiguration
-from airline.network.services import cabin_specs
 from airline.standby import seller_marker, stale_ok_read
 from offers.passengers import Pax, check_pax
+from offers.seating import FlightSeats, legs_and_seats_taken
 from offers.store import (
     OfferBatch,
     OfferOwner,
@@ -122,8 +118,8 @@ def seat_maps(
     batch = _batch(trip, owner, now)
 
     def read(using: str) -> tuple[dict, dict]:
-        legs = _legs(trip, using=using)
-        return legs, seats_taken(list(legs), using=using)
+        flown = (leg_id for j in trip.journeys for s in j.segments for leg_id in s.leg_ids)
+        return legs_and_seats_taken(flown, using=using)
 
     legs, taken = stale_ok_read(seller_marker(owner.seller_id), read)
     maps = []
@@ -205,23 +201,6 @@ def service_list(
     return {"offerId": batch.offer_id(1), "services": services}
 
 
-# Which seats the orders of every seller hold: the orders app, built on this one, knows
-# and registers its reader in OrdersConfig.ready (orders.reading.selectors.seats_held), so that
-# offers never import orders.
-SeatsReader = Callable[..., dict[int, set[str]]]  # (leg ids, *, using=database alias)
-_seats_readers: list[SeatsReader] = []
-
-
-def seats_reader_register(read: SeatsReader) -> None:
-    _seats_readers[:] = [read]
-
-
-def seats_taken(leg_ids: Sequence[int], *, using: str = DEFAULT_DB_ALIAS) -> dict[int, set[str]]:
-    """Seats held on these flight-date legs, by any order of any seller: seat ("12C")
-    by flight leg id, read from `using` (none when no orders app is installed)."""
-    return _seats_readers[0](leg_ids, using=using) if _seats_readers else {}
-
-
 def _batch(trip: Trip, owner: OfferOwner, now: datetime) -> OfferBatch:
     batch = new_batch(
         owner=owner,
@@ -278,82 +257,8 @@ def _pricing(
     ]
 
 
-@dataclass(frozen=True)
-class _Leg:
-    id: int
-    origin: str
-    destination: str
-    equipment: str
-    seats: tuple[fleet.SeatSpec, ...]
-
-
-def _legs(trip: Trip, *, using: str) -> dict[int, _Leg]:
-    ids = {leg_id for j in trip.journeys for s in j.segments for leg_id in s.leg_ids}
-    rows = _leg_rows(ids, using=using)
-    if len(rows) < len(ids) and using != DEFAULT_DB_ALIAS:
-        # Flights the standby has not replayed yet (a schedule load a moment ago, which
-        # the offer's index already shows): from the primary.
-        found = {row[0] for row in rows}
-        rows += _leg_rows(ids - found, using=DEFAULT_DB_ALIAS)
-    return {
-        leg_id: _Leg(leg_id, origin, destination, equipment, seats_of_configuration(configuration))
-        for leg_id, origin, destination, equipment, configuration in rows
-    }
-
-
-def _leg_rows(ids: set[int], *, using: str) -> list[tuple[int, str, str, str, int]]:
-    """(id, origin, destination, aircraft type code, seat configuration id) of these
-    flight legs, from `using`. Plain SQL, as leg_availability's: every seat map reads it,
-    and the ORM's building of the query and its rows cost more than the database."""
-    if not ids:
-        return []
-    legs, types = FlightLeg._meta.db_table, AircraftType._meta.db_table
-    with connections[using].cursor() as cursor:
-        cursor.execute(
-            "SELECT l.id, l.origin_id, l.destination_id, t.iata_code, l.configuration_id "  # noqa: S608
-            f"FROM {legs} l JOIN {types} t ON t.id = l.aircraft_type_id "
-            f"WHERE l.id IN ({', '.join(['%s'] * len(ids))})",
-            sorted(ids),
-        )
-        return cursor.fetchall()
-
-
-# Seats of each configuration, tagged with the network version this process's index had
-# when they were read: good while the index stays at it. Every edit of a configuration,
-# its cabins or blocked seats moves the version (network.models), and the index follows
-# within the poller's interval on every worker of every node, which clears this.
-_seat_cache: dict[int, tuple[int, tuple[fleet.SeatSpec, ...]]] = {}
-_seat_cache_lock = threading.Lock()
-
-
-def seats_of_configuration(configuration_id: int) -> tuple[fleet.SeatSpec, ...]:
-    """Seats of a configuration, worked out once per network version per process: seat
-    maps are read far more often than configurations change."""
-    # The version is taken before the read: a layout read while the index moves on is
-    # tagged with the older version and read again at the next call.
-    version = network_version_served()
-    cached = _seat_cache.get(configuration_id)
-    if cached is not None and version is not None and cached[0] == version:
-        return cached[1]
-    configuration = SeatConfiguration.objects.prefetch_related("cabins").get(pk=configuration_id)
-    seats = tuple(fleet.seats_of(cabin_specs(configuration), configuration.blocked_seats))
-    if version is not None:
-        with _seat_cache_lock:
-            _seat_cache[configuration_id] = (version, seats)
-    return seats
-
-
-def forget_seat_layouts(version: int | None = None) -> None:
-    """Drop every cached layout (called when this process's index changes version)."""
-    with _seat_cache_lock:
-        _seat_cache.clear()
-
-
-on_network_change(forget_seat_layouts)
-
-
 def _leg_map(
-    leg: _Leg,
+    leg: FlightSeats,
     segment: TripSegment,
     bundle: BundleTerms,
     travellers: Sequence[Traveller],

@@ -11,9 +11,9 @@ class OrdersConfig(AppConfig):
         # know of bookings, orders register with them here.
         from airline.network.readers import readers_register
         from airline.worker import job_register
-        from offers.ancillaries import seats_reader_register
+        from offers.seating import seats_statement_register
         from orders.reading import leg_bookings, metrics
-        from orders.reading.selectors import seats_held
+        from orders.reading.selectors import seats_held_statement
         from orders.servicing.airline_changes import holders_register
 
         metrics.connect()
@@ -22,7 +22,7 @@ class OrdersConfig(AppConfig):
         # Seat maps (offers) show the seats orders hold; the network's back office, who
         # is booked on its legs, which bookings a schedule load touches and the seats on
         # hold and ticketed in its flight-date list.
-        seats_reader_register(seats_held)
+        seats_statement_register(seats_held_statement)
         readers_register(
             bookings=leg_bookings.bookings_on_legs,
             travellers=leg_bookings.travellers_on_leg,

@@ -24,7 +24,7 @@ from django.db import OperationalError, connection, transaction
 
 from airline.network import fleet
 from airline.network.models import CabinLayout, SeatConfiguration
-from airline.sql import lock_wait_bounded
+from airline.sql import lock_wait_bounded, statements_answered
 
 Layout = Mapping[str, fleet.SeatSpec]  # a configuration's seats by designator ("20A")
 
@@ -42,7 +42,7 @@ def configuration_seats(
 ) -> dict[int, Layout]:
     """The seats of these configurations as they stand, read under `lock` of their rows
     (`FOR SHARE` by a sale, `FOR UPDATE` by an edit; inside the caller's transaction),
-    in ascending id order. Never from the per-process layout cache (offers.ancillaries
+    in ascending id order. Never from the per-process layout cache (offers.seating
     `seats_of_configuration`): that may be a minute old, and this decides a sale. A
     sale's wait for its share locks is bounded (LockBusy, airline.sql.lock_wait_bounded:
     an edit may hold the row while it writes the bookings it changes); an edit's is not:
@@ -50,58 +50,57 @@ def configuration_seats(
     ids = sorted(set(configuration_ids))
     if not ids:
         return {}
-    table = SeatConfiguration._meta.db_table
+    table, layouts = SeatConfiguration._meta.db_table, CabinLayout._meta.db_table
     # SQLite (the embedded default) has no row locks: its writers are serialized whole.
     locking = f" {lock}" if lock and connection.features.has_select_for_update else ""
+    placeholders = ", ".join(["%s"] * len(ids))
     bounded = lock_wait_bounded(SEATS_BUSY) if lock == "FOR SHARE" else nullcontext()
-    with bounded, connection.cursor() as cursor:
-        cursor.execute(
-            f'SELECT "id", "blocked_seats" FROM "{table}" '  # noqa: S608
-            f'WHERE "id" IN ({", ".join(["%s"] * len(ids))}) ORDER BY "id"{locking}',
-            ids,
+    # Plain SQL: a seat sale reads this inside its transaction, and the ORM's building of
+    # the queries cost the sale more than the database's reading of them. The cabins are
+    # read in the same round trip, by a statement the server runs once the locks are
+    # granted, with a snapshot of its own (READ COMMITTED): an edit that held a lock has
+    # committed its cabins too by then.
+    with bounded:
+        rows, cabin_rows = statements_answered(
+            [
+                (
+                    f'SELECT "id", "blocked_seats" FROM "{table}" '  # noqa: S608
+                    f'WHERE "id" IN ({placeholders}) ORDER BY "id"{locking}',
+                    ids,
+                ),
+                (
+                    'SELECT "configuration_id", "cabin", "name", "first_row", "last_row", '  # noqa: S608
+                    '"seat_letters", "skipped_rows", "exit_rows", "extra_legroom_rows" '
+                    f'FROM "{layouts}" WHERE "configuration_id" IN ({placeholders}) '
+                    'ORDER BY "configuration_id", "first_row"',
+                    ids,
+                ),
+            ]
         )
-        blocked = {
-            pk: SeatConfiguration._meta.get_field("blocked_seats").from_db_value(
-                value, None, connection
-            )
-            for pk, value in cursor.fetchall()
-        }
-    # Read after the lock is granted: an edit that held it has committed its cabins too.
-    # Plain SQL, as above: a seat sale reads this inside its transaction, and the ORM's
-    # building of the query cost the sale more than the database's reading of it.
+    blocked_seats = SeatConfiguration._meta.get_field("blocked_seats")
+    blocked = {pk: blocked_seats.from_db_value(value, None, connection) for pk, value in rows}
+    rows_json = [
+        CabinLayout._meta.get_field(name)
+        for name in ("skipped_rows", "exit_rows", "extra_legroom_rows")
+    ]
     cabins: dict[int, list[fleet.CabinSpec]] = {pk: [] for pk in blocked}
-    if blocked:
-        layouts = CabinLayout._meta.db_table
-        placeholders = ", ".join(["%s"] * len(blocked))
-        rows_json = [
-            CabinLayout._meta.get_field(name)
-            for name in ("skipped_rows", "exit_rows", "extra_legroom_rows")
-        ]
-        with connection.cursor() as cursor:
-            cursor.execute(
-                'SELECT "configuration_id", "cabin", "name", "first_row", "last_row", '  # noqa: S608
-                '"seat_letters", "skipped_rows", "exit_rows", "extra_legroom_rows" '
-                f'FROM "{layouts}" WHERE "configuration_id" IN ({placeholders}) '
-                'ORDER BY "configuration_id", "first_row"',
-                list(blocked),
+    for pk, cabin, name, first_row, last_row, letters, *json_rows in cabin_rows:
+        skipped, exits, legroom = (
+            field.from_db_value(value, None, connection)
+            for field, value in zip(rows_json, json_rows, strict=True)
+        )
+        cabins[pk].append(
+            cabin_spec(
+                cabin=cabin,
+                name=name,
+                first_row=first_row,
+                last_row=last_row,
+                seat_letters=letters,
+                skipped_rows=skipped,
+                exit_rows=exits,
+                extra_legroom_rows=legroom,
             )
-            for pk, cabin, name, first_row, last_row, letters, *json_rows in cursor.fetchall():
-                skipped, exits, legroom = (
-                    field.from_db_value(value, None, connection)
-                    for field, value in zip(rows_json, json_rows, strict=True)
-                )
-                cabins[pk].append(
-                    cabin_spec(
-                        cabin=cabin,
-                        name=name,
-                        first_row=first_row,
-                        last_row=last_row,
-                        seat_letters=letters,
-                        skipped_rows=skipped,
-                        exit_rows=exits,
-                        extra_legroom_rows=legroom,
-                    )
-                )
+        )
     return {pk: _layout(tuple(cabins[pk]), tuple(blocked[pk] or ())) for pk in blocked}
 
 

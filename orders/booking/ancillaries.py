@@ -25,10 +25,8 @@ from airline.network.configurations import configuration_seats, seat_refusal
 from airline.network.inventory import LockedLeg
 from airline.network.itineraries import network_index
 from airline.network.models import FlightLeg
-from offers.ancillaries import (
-    Traveller,
-    seats_of_configuration,
-)
+from offers.ancillaries import Traveller
+from offers.seating import seats_of_configuration
 from offers.store import AncillaryOffer, OfferOwner, offer_record
 from orders.core import ids
 from orders.core.rows import rows_insert

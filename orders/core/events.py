@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 from django.db.models.signals import post_save
 from django.dispatch import Signal
 
-from orders.core.rows import row_new, rows_insert
+from orders.core.rows import row_new, rows_insert, rows_insert_together
 from orders.models import AirlineChange, AirlineCredit, Order, OrderEvent, Service
 from sellers.authentication import Principal
 
@@ -87,9 +87,7 @@ def order_paid(
     `paid_with`, when the caller holds them, the methods of every payment the order has
     now (Payment.Method), so that what counts bookings by how they were paid
     (orders.reading.metrics) need not read them back."""
-    event = paid_event(order, actor=actor, now=now, amount=amount, paid_with=paid_with)
-    rows_insert([event])
-    event_announced(event)
+    _written(paid_event(order, actor=actor, now=now, amount=amount, paid_with=paid_with))
 
 
 def paid_event(
@@ -343,10 +341,14 @@ def airline_change_resolved(
 
 
 def _record(order: Order, kind: str, *, actor: str, now: datetime, **detail: Any) -> None:
-    event = _event(order, kind, actor=actor, now=now, **detail)
-    # One plain INSERT (orders/core/rows.py), not save(), which cost a booking more than the
-    # rest of its rows together.
-    rows_insert([event])
+    _written(_event(order, kind, actor=actor, now=now, **detail))
+
+
+def _written(event: OrderEvent) -> None:
+    """`event` written and announced. One plain INSERT (orders/core/rows.py), not save(),
+    which cost a booking more than the rest of its rows together; what announcing it will
+    read (announcement_reads) goes in the same round trip."""
+    rows_insert_together([event], reads=announcement_reads(event.order))
     event_announced(event)
 
 

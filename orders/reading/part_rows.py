@@ -9,7 +9,8 @@ built once per process from the models' metadata: the part's columns (and those 
 rows it reads along, as `select_related` reads them), its rows found by the order's id
 (a part of a part, a segment's legs, through a subquery of its parent's ids, so that
 every statement takes one value), in the order its `Part` names. The statements are
-sent as prepared statements (airline/sql.py), and each row is built by `Model.from_db`
+sent as prepared statements (airline/sql.py), all of an order's in one round trip
+(they need nothing from each other's answers), and each row is built by `Model.from_db`
 from values converted by each column's converters, as the ORM's iterator builds them.
 `DB_DIRECT_READS=0` (settings) reads the same parts with prefetch_related_objects.
 
@@ -25,7 +26,7 @@ Private Django API it relies on, as prefetch_related_objects itself does
 `ForeignObjectRel.cache_name`.
 """
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -34,7 +35,7 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import Field, ForeignKey, Model, Prefetch, prefetch_related_objects
 
-from airline.sql import column_converters, statement_cursor
+from airline.sql import column_converters, statement_cursor, statements_answered
 
 
 @dataclass(frozen=True)
@@ -144,24 +145,52 @@ def parts_load(parent: Model, parts: Iterable[Part], *, empty: Iterable[str] = (
         )
         return
     alias = parent._state.db or DEFAULT_DB_ALIAS
-    value = [parent.pk]
-    for read in _reads(type(parent), tuple(parts), alias):
-        rows = [] if read.part.name in skipped else _rows(read.select, read.sql, value, alias)
+    reads = _reads(type(parent), tuple(parts), alias)
+    sent = [read for read in reads if read.part.name not in skipped]
+    # Every statement takes the order's id alone (a part's part finds its rows through its
+    # parent's ids by subquery), so all of them go in one round trip, in the order the
+    # rows are then built; a part's part is read even when its parent has no row (its
+    # answer is then empty): one statement more costs less than a round trip more.
+    answered = iter(
+        statements_answered(
+            [(read.sql, [parent.pk]) for read in _each_with_its_parts(sent)], using=alias
+        )
+    )
+    for read in reads:
+        if read.part.name in skipped:
+            _hang(read, [parent], [])
+            continue
+        rows = _rows_built(read.select, next(answered), alias)
         _hang(read, [parent], rows)
-        _children_load(read, rows, value, alias)
+        _children_hang(read, rows, answered, alias)
 
 
-def _children_load(read: _Read, parents: Sequence[Model], value: list, alias: str) -> None:
+def _each_with_its_parts(reads: Iterable[_Read]) -> Iterator[_Read]:
+    """`reads`, each followed by its parts' reads (depth first): the order parts_load
+    sends their statements in and builds their rows in."""
+    for read in reads:
+        yield read
+        yield from _each_with_its_parts(read.parts)
+
+
+def _children_hang(
+    read: _Read, parents: Sequence[Model], answered: Iterator[list], alias: str
+) -> None:
     for child in read.parts:
-        rows = _rows(child.select, child.sql, value, alias) if parents else []
+        rows = _rows_built(child.select, next(answered), alias)
         _hang(child, parents, rows)
-        _children_load(child, rows, value, alias)
+        _children_hang(child, rows, answered, alias)
 
 
 def _rows(select: _Select, sql: str, params: Sequence[Any], alias: str) -> list[Model]:
     with statement_cursor(using=alias) as cursor:
         cursor.execute(sql, params)
-        fetched = cursor.fetchall()
+        return _rows_built(select, cursor.fetchall(), alias)
+
+
+def _rows_built(select: _Select, fetched: Sequence[Sequence[Any]], alias: str) -> list[Model]:
+    """The rows of `select`'s model (with those it reads along) from what its statement
+    answered, as the ORM's iterator builds them."""
     if not fetched:
         return []
     db = connections[alias]

@@ -644,16 +644,26 @@ def orders_list(search: OrderSearch) -> tuple[list[OrderRow], bool]:
     return [row._replace(status=OrderStatus.CANCELLED) if row.lapsed else row for row in rows], more
 
 
-def seats_held(leg_ids: Sequence[int], *, using: str = DEFAULT_DB_ALIAS) -> dict[int, set[str]]:
-    """Seats held on these flight-date legs by any order of any seller: seat ("12C") by
-    flight leg id, read from `using`. The seat maps' reader (offers.ancillaries.seats_taken,
-    registered by OrdersConfig.ready)."""
-    taken: dict[int, set[str]] = {}
-    rows = (
-        Service.objects.using(using)
-        .filter(flight_leg_id__in=leg_ids, status=Service.Status.ACTIVE, seat_row__isnull=False)
-        .values_list("flight_leg_id", "seat_row", "seat_column")
+def seats_held_statement(leg_ids: Sequence[int]) -> tuple[str, list]:
+    """The statement (SQL, parameters) of the seats held on these flight-date legs by any
+    order of any seller: rows of (flight leg id, seat row, seat column). The seat maps'
+    (offers.seating.seats_taken, registered by OrdersConfig.ready), which send it
+    with their read of the legs."""
+    return _seats_held_sql(len(leg_ids)), [*leg_ids, Service.Status.ACTIVE]
+
+
+@cache
+def _seats_held_sql(count: int) -> str:
+    """seats_held_statement's SELECT for `count` legs, built once per process: what
+    Service.objects.filter(flight_leg_id__in=..., status=ACTIVE, seat_row__isnull=False)
+    .values_list("flight_leg_id", "seat_row", "seat_column") sends."""
+
+    def column(name: str) -> str:
+        return f'"{Service._meta.get_field(name).column}"'
+
+    leg, row = column("flight_leg"), column("seat_row")
+    return (
+        f"SELECT {leg}, {row}, {column('seat_column')} "  # noqa: S608 (names from the model)
+        f'FROM "{Service._meta.db_table}" WHERE {leg} IN ({", ".join(["%s"] * count)}) '
+        f"AND {column('status')} = %s AND {row} IS NOT NULL"
     )
-    for leg_id, row, column in rows:
-        taken.setdefault(leg_id, set()).add(f"{row}{column}")
-    return taken

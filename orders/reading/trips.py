@@ -1,6 +1,6 @@
 """The Trip of an order's flight items (offers.ancillaries.Trip): what an order's seat
 maps and service lists (SPEC.md §4.11) are built for, read as plain values by three
-statements built once per process."""
+statements built once per process and sent together."""
 
 from collections.abc import Mapping, Sequence
 from functools import cache
@@ -8,7 +8,7 @@ from functools import cache
 from django.db import DEFAULT_DB_ALIAS, connections
 
 from airline.api.errors import ApiError, Err
-from airline.sql import statement_cursor
+from airline.sql import statements_answered
 from offers.ancillaries import Traveller, Trip, TripJourney, TripSegment, bundle_terms
 from orders.models import Journey, Leg, Order, OrderItem, Passenger, Segment
 
@@ -18,19 +18,21 @@ def order_trip(
 ) -> Trip:
     """The Trip of a booking's flight items (all when none are named) for its passengers
     (all when none are named). Unknown ids are ERR-1005; a passenger id with the `|`
-    delimiter ERR-1004 (SPEC.md §4.11). Three queries of plain values (_trip_statements):
-    a seat map asks nothing else of the order, and model instances of its parts cost
-    more than the map."""
+    delimiter ERR-1004 (SPEC.md §4.11). Three queries of plain values (_trip_statements)
+    in one round trip: a seat map asks nothing else of the order, and model instances of
+    its parts cost more than the map."""
     # From the database the order was read from (the standby for a seat map:
     # airline/standby.py).
     using = order._state.db or DEFAULT_DB_ALIAS
     items_sql, passengers_sql, legs_sql = _trip_statements(using)
     # A lapsed hold (read, not yet expired: selectors.order_as_it_stands) has no live item.
+    reads = [(passengers_sql, [order.pk]), (legs_sql, [order.pk])]
+    if not order.lapsed:
+        reads.append((items_sql, [order.pk, "CANCELLED"]))
+    # One round trip: each statement needs only the order's id.
+    passenger_rows, leg_rows, *item_rows = statements_answered(reads, using=using)
     items = {
-        ref: (journey_id, bundle)
-        for ref, journey_id, bundle in (
-            [] if order.lapsed else _fetched(items_sql, [order.pk, "CANCELLED"], using)
-        )
+        ref: (journey_id, bundle) for ref, journey_id, bundle in (item_rows[0] if item_rows else [])
     }
     for ref in item_refs or ():
         if ref not in items:
@@ -38,8 +40,7 @@ def order_trip(
                 Err.VALIDATION, f"Order item {ref} is not on this order", path="orderItemIds"
             )
     pax = {
-        ref: Traveller(ref, ptc, infant_id is not None)
-        for ref, ptc, infant_id in _fetched(passengers_sql, [order.pk], using)
+        ref: Traveller(ref, ptc, infant_id is not None) for ref, ptc, infant_id in passenger_rows
     }
     travellers = tuple(pax.values())
     if passengers:
@@ -60,9 +61,7 @@ def order_trip(
         travellers = tuple(chosen)
     # Each journey's segments in travel order, each with the flight legs it flies.
     flown: dict[int, tuple[str, dict[int, tuple[str, str, list[int]]]]] = {}
-    for journey_id, journey_ref, segment_id, segment_ref, cabin, flight_leg_id in _fetched(
-        legs_sql, [order.pk], using
-    ):
+    for journey_id, journey_ref, segment_id, segment_ref, cabin, flight_leg_id in leg_rows:
         segments = flown.setdefault(journey_id, (journey_ref, {}))[1]
         segments.setdefault(segment_id, (segment_ref, cabin, []))[2].append(flight_leg_id)
     journeys = []
@@ -123,9 +122,3 @@ def _trip_statements(using: str) -> tuple[str, str, str]:
         f"{column(seg, 'position', 's')}, {column(leg, 'position', 'l')}"
     )
     return items, passengers, legs
-
-
-def _fetched(sql: str, params: list, using: str) -> list[tuple]:
-    with statement_cursor(using=using) as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()

@@ -11,7 +11,7 @@ from django.db import OperationalError
 from airline.fares import reference as fares_reference
 from airline.fares.models import Ancillary
 from airline.network.models import SeatConfiguration
-from offers.ancillaries import forget_seat_layouts
+from offers.seating import forget_seat_layouts
 from tests.conftest import bearer, error_of, token_for
 from tests.offers.conftest import search_body
 from tests.sellers.factories import ApiKeyFactory
@@ -336,7 +336,7 @@ def test_a_read_only_key_may_ask(api, day, read_only_key, kind):
 @pytest.mark.parametrize(
     ("kind", "failing"),
     [
-        ("seats", "offers.ancillaries.seats_taken"),
+        ("seats", "offers.seating.statements_answered"),
         ("services", "airline.fares.ancillaries.products"),
     ],
 )
@@ -629,7 +629,7 @@ def test_a_blocked_seat_is_never_offered(api, auth, day):
     configuration = SeatConfiguration.objects.get(code="Y76")
     configuration.blocked_seats = ["19D"]
     configuration.save(update_fields=["blocked_seats"])
-    forget_seat_layouts()  # seat layouts are kept per process (offers/ancillaries.py)
+    forget_seat_layouts()  # seat layouts are kept per process (offers/seating.py)
     try:
         offer_id, item_ids, _ = offer_of(api, auth, day, "shopping")
         [seat_map] = data_of(ask(api, auth, "seats", offer_id, {"offerItemIds": item_ids}))[

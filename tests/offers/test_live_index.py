@@ -25,7 +25,7 @@ from airline.network.itineraries import (
 )
 from airline.network.models import FlightLeg, NetworkChange, NetworkVersion, SeatConfiguration
 from airline.network.services import station_zone
-from offers.ancillaries import seats_of_configuration
+from offers.seating import seats_of_configuration
 from tests.ndc.conftest import air_shopping, ndc_error_of, post
 from tests.network.ssim_builder import Leg, ssim_file
 from tests.offers.conftest import first_day, search_body

@@ -5,9 +5,10 @@
 from decimal import Decimal
 
 import pytest
+from django.db import connection
 
 from orders.models import Order, Service
-from tests.conftest import bearer, error_of, token_for
+from tests.conftest import bearer, error_of, round_trips_sent, token_for
 from tests.orders.conftest import CARD, book, booking_body, price_offer
 from tests.sellers.factories import ApiKeyFactory
 
@@ -125,7 +126,7 @@ def test_a_seat_bought_shows_taken_for_every_seller(
         assert "passengerPricing" not in taken
 
 
-def test_an_orders_seat_map_reads_the_order_in_four_queries(
+def test_an_orders_seat_map_reads_the_order_in_four_queries_and_three_round_trips(
     api, auth, hold, django_assert_num_queries
 ):
     order_id = hold["order"]["orderId"]
@@ -133,8 +134,39 @@ def test_an_orders_seat_map_reads_the_order_in_four_queries(
 
     # The order row, its flight items, its passengers and the legs its segments fly;
     # then the seat map's own two (tests/offers/test_ancillaries.py QUERIES).
-    with django_assert_num_queries(4 + 2):
+    with django_assert_num_queries(4 + 2), round_trips_sent() as trips:
         assert seats(api, auth, order_id).status_code == 200
+
+    # The order's three together, then the flights' legs with the seats taken on them.
+    assert [len(trip) for trip in trips] == [1, 3, 2]
+    assert 'FROM "orders_service"' in trips[2][1]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks of PostgreSQL")
+def test_a_seat_accepted_reads_the_order_its_seat_map_and_endpoints_with_other_statements(
+    api, auth, hold
+):
+    order_id = hold["order"]["orderId"]
+    seat_data = seats(api, auth, order_id).json()["data"]
+    unit, price = open_seat(seat_data["legSeatMaps"][0], hold["pax"][0]["paxId"])
+
+    with round_trips_sent() as trips:
+        accepted = change(api, auth, order_id, {"changes": [seat_entry(seat_data, unit, price)]})
+
+    assert accepted.status_code == 200, accepted.content
+
+    def trip_with(text: str) -> list[str]:
+        [trip] = [trip for trip in trips if any(text in sql for sql in trip)]
+        return trip
+
+    # The order's parts together; the aircraft's seat configuration, locked, with its
+    # cabins; the change's event with its seller's webhook endpoints.
+    assert len(trip_with('FROM "orders_contact"')) == 7
+    assert any("FOR SHARE" in sql for sql in trip_with('FROM "network_cabinlayout"'))
+    assert any(
+        'FROM "webhooks_webhookendpoint"' in sql
+        for sql in trip_with('INSERT INTO "orders_orderevent"')
+    )
 
 
 def test_a_seat_taken_meanwhile_is_refused(api, auth, hold):

@@ -27,7 +27,7 @@ from orders.reading.selectors import (
     order_parts,
     parts_loaded,
 )
-from tests.conftest import statements_sent
+from tests.conftest import round_trips_sent, statements_sent
 from tests.orders.conftest import CARD, HOLD, book, booking_body, price_offer
 from tests.orders.factories import OrderFactory, credit_source
 from tests.orders.test_first_booking_ancillaries import seat_and_bag  # noqa: F401 (a fixture)
@@ -62,6 +62,23 @@ def test_a_holds_empty_parts_take_one_query_not_five(api, auth, priced):
     assert len(sent) == 8, sent
     [which] = [sql for sql in sent if "EXISTS" in sql]
     assert all(f'"orders_{table}"' in which for table in ("payment", "ticket", "orderfee"))
+
+
+def test_an_orders_parts_are_read_in_one_round_trip(api, auth, priced):
+    booked = book(api, auth, booking_body(priced, payment=HOLD))
+    order = Order.objects.get(order_id=booked.json()["data"]["order"]["orderId"])
+
+    with round_trips_sent() as trips:
+        parts = order_parts(order)
+
+    assert order_view(parts) == order_view(every_part_read(order.order_id))
+    # The query that finds the empty parts, then the seven others together.
+    [which], parts_read = trips
+    assert "EXISTS" in which
+    assert len(parts_read) == 7
+    # A part's part (the segments' legs) is found through its parent's ids, by the order's.
+    [legs] = [sql for sql in parts_read if 'FROM "orders_leg"' in sql]
+    assert "IN (SELECT" in legs
 
 
 def test_a_paid_orders_payments_tickets_and_coupons_are_read(api, auth, priced):

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from airline.network.models import FlightLeg, SeatConfiguration
-from offers.ancillaries import seats_of_configuration
+from offers.seating import seats_of_configuration
 from orders.models import AirlineChange, Order, Service
 from tests.conftest import error_of
 from tests.ndc.conftest import NS, post, xml_of

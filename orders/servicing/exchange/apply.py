@@ -26,7 +26,8 @@ from airline.network.inventory import (
 )
 from airline.network.itineraries import DatedLeg, network_index
 from airline.network.itineraries import Journey as NetworkJourney
-from offers.ancillaries import Traveller, bundle_terms, seats_taken
+from offers.ancillaries import Traveller, bundle_terms
+from offers.seating import seats_taken
 from orders.booking.ancillaries import IN_CHANGE, Sale, inclusion_lines, services_write
 from orders.booking.writes import journey_row, segments_write
 from orders.core import events, ids

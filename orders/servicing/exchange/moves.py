@@ -11,7 +11,8 @@ from django.db.models import Q
 from airline.fares.money import ZERO
 from airline.fares.terms import BundleTerms
 from airline.network.itineraries import network_index
-from offers.ancillaries import bundle_terms, seats_of_configuration, seats_taken
+from offers.ancillaries import bundle_terms
+from offers.seating import seats_of_configuration, seats_taken
 from orders.models import (
     OrderItem,
     Segment,
