@@ -21,7 +21,9 @@ than make and close one a statement.
 
 Statements whose results nothing needs before the last of them is sent can go in one
 round trip (`statements_pipelined`: psycopg's pipeline mode, public API; with or without
-a pooler): a booking's rows and a card booking's confirmation go so.
+a pooler): a booking's rows and a card booking's confirmation go so. A statement that
+only sets up the ones after it (the lock bound of `lock_wait_bounded`) goes ahead of the
+next one, in its round trip (`statement_ahead`, sent by an execute wrapper).
 
 What it relies on beyond Django's public API (tests/api/test_framework_shortcuts.py fails
 on an upgrade that changes it): the steps of `BaseDatabaseWrapper.cursor()` repeated in
@@ -35,7 +37,7 @@ way on a busy 2-core machine). `DB_PREPARED_STATEMENTS=0` (settings) turns it of
 
 import logging
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache
@@ -289,7 +291,9 @@ def lock_wait_bounded(busy: str) -> Iterator[None]:
     Blocks nest: one inside another finds the bound in force and sends nothing (a flow that
     takes several locks in a row, an order's then its legs' then their seat maps', sets
     the bound once and sets it back once: two statements, not two a lock); a lock it
-    waited for too long is still reported in its own words."""
+    waited for too long is still reported in its own words. Neither statement takes a
+    round trip of its own: the bound goes ahead of the block's first statement (the
+    first lock), and is set back ahead of the statement after the block."""
     db = connections[DEFAULT_DB_ALIAS]
     bound = settings.LOCK_WAIT_TIMEOUT_MS
     if db.vendor != "postgresql" or not bound or not _bounded.get() or not db.in_atomic_block:
@@ -299,15 +303,7 @@ def lock_wait_bounded(busy: str) -> Iterator[None]:
         with _lock_wait_reported(busy, bound):
             yield
         return
-    with statement_cursor() as cursor:
-        # The value in force is read before the new one is set: the subquery is planned
-        # apart (OFFSET 0) and evaluated first.
-        cursor.execute(
-            "SELECT was.setting, set_config('lock_timeout', %s, true) "
-            "FROM (SELECT current_setting('lock_timeout') AS setting OFFSET 0) was",
-            [f"{bound}ms"],
-        )
-        (was, _now) = cursor.fetchone()
+    statement_ahead(_BOUND_SET, [f"{bound}ms"])
     token = _bound_set.set(True)
     try:
         with _lock_wait_reported(busy, bound):
@@ -315,11 +311,92 @@ def lock_wait_bounded(busy: str) -> Iterator[None]:
     except (DatabaseError, LockBusy):
         raise  # the transaction is spoiled: nothing to set back
     except BaseException:
-        _lock_timeout_set(was)  # the transaction is sound and its caller may go on
+        _bound_set_back()  # the transaction is sound and its caller may go on
         raise
     finally:
         _bound_set.reset(token)
-    _lock_timeout_set(was)
+    _bound_set_back()
+
+
+# The lock bound's statements (lock_wait_bounded), each sent ahead of the statement after
+# it (statement_ahead): the value in force is kept in a setting of the service's own,
+# local to the transaction as the bound is, and set back from there, so that neither
+# needs an answer read first. The subquery is planned apart (OFFSET 0) and evaluated
+# first, so the value kept is the one before the bound.
+_BOUND_SET = (
+    "SELECT set_config('lock_timeout', %s, true) FROM (SELECT set_config("
+    "'airline.lock_timeout_was', current_setting('lock_timeout'), true) OFFSET 0) was"
+)
+# Sent where no bound was set (after the transaction that set one ended, with nothing
+# sent in it since), it leaves the value in force as it is.
+_BOUND_SET_BACK = (
+    "SELECT set_config('lock_timeout', COALESCE(NULLIF(current_setting("
+    "'airline.lock_timeout_was', true), ''), current_setting('lock_timeout')), true)"
+)
+
+
+def _bound_set_back() -> None:
+    """The bound set back ahead of the transaction's next statement; or, when nothing was
+    sent since it was set (so neither was it), the bound withdrawn unsent."""
+    if not _ahead_withdrawn(_BOUND_SET):
+        statement_ahead(_BOUND_SET_BACK)
+
+
+# The statements to send ahead of the default connection's next one (statement_ahead),
+# kept on its wrapper as the kept cursor is.
+AHEAD = "_airline_statements_ahead"
+
+
+def statement_ahead(sql: str, params: Sequence = ()) -> None:
+    """Send `sql` in the round trip of the default connection's next statement, just
+    ahead of it, in the current transaction; its answer is not read. For a statement that
+    only sets up the next ones (the lock bound), which a round trip of its own would cost
+    more than it does. A statement that fails spoils the transaction as the next one's
+    own failure would; should the transaction end first, its statements go with the
+    first of the next (what they set was local to the one that ended)."""
+    db = connections[DEFAULT_DB_ALIAS]
+    db.__dict__.setdefault(AHEAD, []).append((sql, params))
+    if _sent_ahead not in db.execute_wrappers:
+        # First, so that a wrapper installed before (a test's, the bench's recorder)
+        # sees these statements too, in the order they are sent.
+        db.execute_wrappers.insert(0, _sent_ahead)
+
+
+def _ahead_withdrawn(sql: str) -> bool:
+    """Whether `sql` was waiting to be sent ahead (statement_ahead): if so, it no longer is."""
+    ahead = connections[DEFAULT_DB_ALIAS].__dict__.get(AHEAD, [])
+    for index in range(len(ahead) - 1, -1, -1):
+        if ahead[index][0] == sql:
+            del ahead[index]
+            return True
+    return False
+
+
+def _sent_ahead(execute, sql, params, many, context):
+    """Execute wrapper: the statements waiting (statement_ahead) and then this one, in one
+    pipeline (statements_pipelined; within the caller's, when it is in one). A
+    server-side cursor's statement cannot be pipelined: they go before it, one by one."""
+    db = context["connection"]
+    ahead = db.__dict__.pop(AHEAD, [])
+    if _sent_ahead in db.execute_wrappers:
+        db.execute_wrappers.remove(_sent_ahead)
+    raw = db.connection
+    if not ahead or raw is None:
+        return execute(sql, params, many, context)
+    named = getattr(context["cursor"].cursor, "name", None) is not None
+    sent_apart = named or raw.pgconn.pipeline_status != _pipeline_off()
+    with nullcontext() if sent_apart else statements_pipelined(db.alias):
+        for ahead_sql, ahead_params in ahead:
+            with db.cursor() as cursor:
+                cursor.execute(ahead_sql, ahead_params)
+        return execute(sql, params, many, context)
+
+
+@cache
+def _pipeline_off() -> object:
+    from psycopg import pq
+
+    return pq.PipelineStatus.OFF
 
 
 @contextmanager
@@ -334,11 +411,6 @@ def _lock_wait_reported(busy: str, bound: int) -> Iterator[None]:
         # cause is logged here and not chained.
         logger.warning("lock wait cut short", extra={"fields": {"busy": busy, "bound_ms": bound}})
         raise LockBusy(busy) from None
-
-
-def _lock_timeout_set(value: str) -> None:
-    with statement_cursor() as cursor:
-        cursor.execute("SELECT set_config('lock_timeout', %s, true)", [value])
 
 
 @contextmanager

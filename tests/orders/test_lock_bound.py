@@ -16,7 +16,7 @@ from lxml import etree
 from airline.network.models import FlightLeg, LegInventory, SeatConfiguration
 from airline.sql import LockBusy, lock_wait_bounded
 from orders.models import Order, OrderStatus, PaymentIntent, Service
-from tests.conftest import error_of, statements_sent
+from tests.conftest import error_of, round_trips_sent, statements_sent
 from tests.ndc.conftest import ndc_error_of, post
 from tests.ndc.test_orders import create_request
 from tests.orders.conftest import CARD, HOLD, book, booking_body, price_offer
@@ -177,13 +177,15 @@ def test_nested_bounds_set_the_bound_once_and_name_their_own_lock(travel_day):
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute("SET LOCAL lock_timeout = '7s'")
-        with statements_sent() as queries, lock_wait_bounded("outer"):
-            with lock_wait_bounded("inner"):
-                assert lock_timeout() == f"{BOUND_MS}ms"
-            with lock_wait_bounded("inner again"):
-                assert lock_timeout() == f"{BOUND_MS}ms"
+        with statements_sent() as queries:
+            with lock_wait_bounded("outer"):
+                with lock_wait_bounded("inner"):
+                    assert lock_timeout() == f"{BOUND_MS}ms"
+                with lock_wait_bounded("inner again"):
+                    assert lock_timeout() == f"{BOUND_MS}ms"
+            # Set back ahead of the next statement.
+            assert lock_timeout() == "7s"
         assert len(bound_set(queries)) == 2  # set once, set back once
-        assert lock_timeout() == "7s"
 
     rows = legs_of(travel_day)
     with held(rows) as legs:
@@ -198,6 +200,29 @@ def test_nested_bounds_set_the_bound_once_and_name_their_own_lock(travel_day):
     # In the inner block's words; the outer one did not try to set the bound back on the
     # spoiled transaction (that would have raised InFailedSqlTransaction instead).
     assert "the inner lock" in refused.value.description
+
+
+def test_a_bound_with_nothing_sent_in_it_sends_nothing(db):
+    with transaction.atomic(), statements_sent() as queries:
+        with lock_wait_bounded("busy"):
+            pass
+        assert lock_timeout() == "0"
+    assert bound_set(queries) == []
+
+
+def test_a_bookings_bound_is_set_with_its_legs_lock_and_set_back_with_its_seats_taken(
+    api, auth, travel_day
+):
+    priced = price_offer(api, auth, travel_day)
+
+    with round_trips_sent() as trips:
+        booked = book(api, auth, booking_body(priced, payment=HOLD))
+
+    assert booked.status_code == 201, booked.content
+    [bound, set_back] = [trip for trip in trips if bound_set(trip)]
+    assert "FOR UPDATE" in bound[1]
+    assert bound_set(bound) == bound[:1]
+    assert 'UPDATE "network_leginventory"' in set_back[1]
 
 
 def test_a_seat_on_a_seat_map_the_airline_holds_is_answered_503_and_nothing_is_sold(
