@@ -210,7 +210,7 @@ def test_a_bound_with_nothing_sent_in_it_sends_nothing(db):
     assert bound_set(queries) == []
 
 
-def test_a_bookings_bound_is_set_with_its_legs_lock_and_set_back_with_its_seats_taken(
+def test_a_bookings_bound_goes_with_its_legs_lock_and_is_set_back_with_what_follows(
     api, auth, travel_day
 ):
     priced = price_offer(api, auth, travel_day)
@@ -220,9 +220,13 @@ def test_a_bookings_bound_is_set_with_its_legs_lock_and_set_back_with_its_seats_
 
     assert booked.status_code == 201, booked.content
     [bound, set_back] = [trip for trip in trips if bound_set(trip)]
-    assert "FOR UPDATE" in bound[1]
+    # Each ahead of another statement, in its round trip: the bound ahead of the legs'
+    # lock, the set-back ahead of the first statement after the locks were taken.
     assert bound_set(bound) == bound[:1]
-    assert 'UPDATE "network_leginventory"' in set_back[1]
+    assert "FOR UPDATE" in bound[1]
+    assert bound_set(set_back) == set_back[:1]
+    assert len(set_back) > 1
+    assert trips.index(set_back) > trips.index(bound)
 
 
 def test_a_seat_on_a_seat_map_the_airline_holds_is_answered_503_and_nothing_is_sold(
