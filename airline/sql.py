@@ -145,25 +145,20 @@ KEPT_CURSOR = "_airline_kept_cursor"
 def _new_cursor(db: BaseDatabaseWrapper, raw: object) -> CursorWrapper:
     with db.wrap_database_errors:
         cursor = _server_binding_cursor()(raw)
-    return _debug_cursor()(cursor, db) if db.queries_logged else db.make_cursor(cursor)
+    return _PipelinedDebugCursor(cursor, db) if db.queries_logged else db.make_cursor(cursor)
 
 
-@cache
-def _debug_cursor() -> type:
+class _PipelinedDebugCursor(CursorDebugWrapper):
     """Django's debug cursor (a connection that logs its queries: DEBUG, the tests'
     CaptureQueriesContext), logging a statement sent in a pipeline as written: psycopg
     has no text of a prepared statement before its pipeline syncs, and Django would log
     None in its place."""
-    from psycopg import pq
 
-    class PipelinedDebugCursor(CursorDebugWrapper):
-        def execute(self, sql, params=None):
-            if self.cursor.connection.pgconn.pipeline_status == pq.PipelineStatus.OFF:
-                return super().execute(sql, params)
-            with self.debug_sql(sql, params):
-                return CursorWrapper.execute(self, sql, params)
-
-    return PipelinedDebugCursor
+    def execute(self, sql, params=None):
+        if self.cursor.connection.pgconn.pipeline_status == _pipeline_off():
+            return super().execute(sql, params)
+        with self.debug_sql(sql, params):
+            return CursorWrapper.execute(self, sql, params)
 
 
 @cache
@@ -309,7 +304,11 @@ def lock_wait_bounded(busy: str) -> Iterator[None]:
         with _lock_wait_reported(busy, bound):
             yield
     except (DatabaseError, LockBusy):
-        raise  # the transaction is spoiled: nothing to set back
+        # The transaction is spoiled: nothing to set back, and a bound not sent yet (the
+        # connection failed before the block's first statement) must not be sent with
+        # the next transaction's.
+        _ahead_withdrawn(_BOUND_SET)
+        raise
     except BaseException:
         _bound_set_back()  # the transaction is sound and its caller may go on
         raise
@@ -384,8 +383,8 @@ def _sent_ahead(execute, sql, params, many, context):
     if not ahead or raw is None:
         return execute(sql, params, many, context)
     named = getattr(context["cursor"].cursor, "name", None) is not None
-    sent_apart = named or raw.pgconn.pipeline_status != _pipeline_off()
-    with nullcontext() if sent_apart else statements_pipelined(db.alias):
+    own_pipeline = not named and raw.pgconn.pipeline_status == _pipeline_off()
+    with statements_pipelined(db.alias) if own_pipeline else nullcontext():
         for ahead_sql, ahead_params in ahead:
             with db.cursor() as cursor:
                 cursor.execute(ahead_sql, ahead_params)
@@ -394,6 +393,8 @@ def _sent_ahead(execute, sql, params, many, context):
 
 @cache
 def _pipeline_off() -> object:
+    """psycopg's status of a connection not in pipeline mode (imported when first used:
+    the embedded default, SQLite, does not load psycopg)."""
     from psycopg import pq
 
     return pq.PipelineStatus.OFF

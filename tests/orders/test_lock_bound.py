@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
-from django.db import connection, connections, transaction
+from django.db import OperationalError, connection, connections, transaction
 from django.db.models import Sum
 from lxml import etree
 
@@ -206,6 +206,17 @@ def test_a_bound_with_nothing_sent_in_it_sends_nothing(db):
     with transaction.atomic(), statements_sent() as queries:
         with lock_wait_bounded("busy"):
             pass
+        assert lock_timeout() == "0"
+    assert bound_set(queries) == []
+
+
+def test_a_bound_whose_block_failed_before_sending_is_not_sent_later(db):
+    # The database went away before the block's first statement: the transaction is
+    # spoiled, and the next one must not start under this bound.
+    with pytest.raises(OperationalError), transaction.atomic(), lock_wait_bounded("busy"):
+        raise OperationalError("the connection was lost")
+
+    with transaction.atomic(), statements_sent() as queries:
         assert lock_timeout() == "0"
     assert bound_set(queries) == []
 
