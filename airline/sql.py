@@ -22,8 +22,10 @@ than make and close one a statement.
 Statements whose results nothing needs before the last of them is sent can go in one
 round trip (`statements_pipelined`: psycopg's pipeline mode, public API; with or without
 a pooler): a booking's rows and a card booking's confirmation go so. A statement that
-only sets up the ones after it (the lock bound of `lock_wait_bounded`) goes ahead of the
-next one, in its round trip (`statement_ahead`, sent by an execute wrapper).
+only sets up the ones after it (the lock bound of `lock_wait_bounded`), or whose answer
+nothing needs before the next one's (a booking's order row, ahead of its legs' lock),
+goes ahead of the next one, in its round trip (`statement_ahead`, sent by an execute
+wrapper).
 
 What it relies on beyond Django's public API (tests/api/test_framework_shortcuts.py fails
 on an upgrade that changes it): the steps of `BaseDatabaseWrapper.cursor()` repeated in
@@ -307,7 +309,7 @@ def lock_wait_bounded(busy: str) -> Iterator[None]:
         # The transaction is spoiled: nothing to set back, and a bound not sent yet (the
         # connection failed before the block's first statement) must not be sent with
         # the next transaction's.
-        _ahead_withdrawn(_BOUND_SET)
+        ahead_withdrawn(_BOUND_SET)
         raise
     except BaseException:
         _bound_set_back()  # the transaction is sound and its caller may go on
@@ -337,7 +339,7 @@ _BOUND_SET_BACK = (
 def _bound_set_back() -> None:
     """The bound set back ahead of the transaction's next statement; or, when nothing was
     sent since it was set (so neither was it), the bound withdrawn unsent."""
-    if not _ahead_withdrawn(_BOUND_SET):
+    if not ahead_withdrawn(_BOUND_SET):
         statement_ahead(_BOUND_SET_BACK)
 
 
@@ -346,22 +348,27 @@ def _bound_set_back() -> None:
 AHEAD = "_airline_statements_ahead"
 
 
-def statement_ahead(sql: str, params: Sequence = ()) -> None:
+def statement_ahead(
+    sql: str, params: Sequence = (), keep: Callable[[list[tuple]], None] | None = None
+) -> None:
     """Send `sql` in the round trip of the default connection's next statement, just
-    ahead of it, in the current transaction; its answer is not read. For a statement that
-    only sets up the next ones (the lock bound), which a round trip of its own would cost
-    more than it does. A statement that fails spoils the transaction as the next one's
-    own failure would; should the transaction end first, its statements go with the
+    ahead of it, in the current transaction. For a statement that only sets up the next
+    ones (the lock bound), which a round trip of its own would cost more than it does;
+    or one whose answer nothing needs before the next statement's (a booking's order row,
+    sent with its legs' lock): `keep` is then handed the rows it answered, once the round
+    trip is back, and the statement goes as a prepared one (statement_cursor). A
+    statement that fails spoils the transaction as the next one's own failure would, and
+    is raised in its place; should the transaction end first, its statements go with the
     first of the next (what they set was local to the one that ended)."""
     db = connections[DEFAULT_DB_ALIAS]
-    db.__dict__.setdefault(AHEAD, []).append((sql, params))
+    db.__dict__.setdefault(AHEAD, []).append((sql, params, keep))
     if _sent_ahead not in db.execute_wrappers:
         # First, so that a wrapper installed before (a test's, the bench's recorder)
         # sees these statements too, in the order they are sent.
         db.execute_wrappers.insert(0, _sent_ahead)
 
 
-def _ahead_withdrawn(sql: str) -> bool:
+def ahead_withdrawn(sql: str) -> bool:
     """Whether `sql` was waiting to be sent ahead (statement_ahead): if so, it no longer is."""
     ahead = connections[DEFAULT_DB_ALIAS].__dict__.get(AHEAD, [])
     for index in range(len(ahead) - 1, -1, -1):
@@ -373,8 +380,9 @@ def _ahead_withdrawn(sql: str) -> bool:
 
 def _sent_ahead(execute, sql, params, many, context):
     """Execute wrapper: the statements waiting (statement_ahead) and then this one, in one
-    pipeline (statements_pipelined; within the caller's, when it is in one). A
-    server-side cursor's statement cannot be pipelined: they go before it, one by one."""
+    pipeline (statements_pipelined; within the caller's, when it is in one), then what
+    they answered handed to their keeps. A server-side cursor's statement cannot be
+    pipelined: they go before it, one by one."""
     db = context["connection"]
     ahead = db.__dict__.pop(AHEAD, [])
     if _sent_ahead in db.execute_wrappers:
@@ -384,11 +392,20 @@ def _sent_ahead(execute, sql, params, many, context):
         return execute(sql, params, many, context)
     named = getattr(context["cursor"].cursor, "name", None) is not None
     own_pipeline = not named and raw.pgconn.pipeline_status == _pipeline_off()
-    with statements_pipelined(db.alias) if own_pipeline else nullcontext():
-        for ahead_sql, ahead_params in ahead:
-            with db.cursor() as cursor:
+    with ExitStack() as cursors:
+        kept = []
+        with statements_pipelined(db.alias) if own_pipeline else nullcontext():
+            for ahead_sql, ahead_params, keep in ahead:
+                cursor = cursors.enter_context(
+                    db.cursor() if keep is None else statement_cursor(db.alias)
+                )
                 cursor.execute(ahead_sql, ahead_params)
-        return execute(sql, params, many, context)
+                if keep is not None:
+                    kept.append((cursor, keep))
+            result = execute(sql, params, many, context)
+        for cursor, keep in kept:
+            keep(cursor.fetchall())
+    return result
 
 
 @cache

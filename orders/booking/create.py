@@ -38,7 +38,7 @@ from orders.booking.paying import (
     payment_start,
 )
 from orders.booking.priced import BookedJourney, as_priced, journey_ref
-from orders.booking.writes import LocatorTaken, order_insert, order_rows_write
+from orders.booking.writes import LocatorTaken, order_insert_ahead, order_rows_write
 from orders.core import events, ids
 from orders.core.rows import row_new
 from orders.models import (
@@ -240,11 +240,12 @@ def _write_order(
         total=total,
         time_limit=paying.time_limit,
     )
-    # The unique source_offer_id makes a racing second booking of the same offer wait
-    # here for the first to commit, then fail, before it takes any seat.
-    order_insert(order, duplicate=lambda: _already_booked(offer_id))
     seats = sum(1 for p in passengers if p.ptc != "INF")  # a lap infant takes no seat
-    _seats_take(booked, seats=seats, sale=sale)
+    # The unique source_offer_id makes a racing second booking of the same offer wait
+    # on the order's INSERT for the first to commit, then fail, before it takes any
+    # seat. The INSERT goes with the legs' lock, in its round trip.
+    with order_insert_ahead(order, duplicate=lambda: _already_booked(offer_id)):
+        _seats_take(booked, seats=seats, sale=sale)
     actor = events.actor_of(principal)
     created = events.created_event(order, actor=actor, now=now)
     intent = card_intent_first(

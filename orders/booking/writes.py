@@ -4,15 +4,18 @@ import of bookings (orders.booking.imports) and an exchange's new journey
 (orders.servicing.exchange.apply).
 """
 
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from functools import cache
 
+from django.conf import settings
 from django.db import IntegrityError, connection
 
 from airline.network.itineraries import DatedLeg
 from airline.network.itineraries import Journey as NetworkJourney
 from airline.network.services import station_zone
+from airline.sql import ahead_withdrawn, statement_ahead
 from offers.wire import ref_id
 from orders.booking.ancillaries import (
     IN_CREATE,
@@ -21,7 +24,13 @@ from orders.booking.ancillaries import (
 )
 from orders.booking.priced import BookedJourney, journey_ref
 from orders.core import events, ids
-from orders.core.rows import row_new, rows_insert, rows_insert_together
+from orders.core.rows import (
+    row_new,
+    rows_insert,
+    rows_insert_together,
+    rows_statement,
+    rows_written,
+)
 from orders.models import (
     Contact,
     Journey,
@@ -160,9 +169,59 @@ def order_insert(order: Order, *, duplicate: Callable[[], Exception]) -> None:
     try:
         rows_insert([order])
     except IntegrityError as exc:
-        if _locator_taken(exc, order, locator_unique):
-            raise LocatorTaken from exc
-        raise duplicate() from exc
+        raise _insert_refused(exc, order, locator_unique, duplicate) from exc
+
+
+@contextmanager
+def order_insert_ahead(order: Order, *, duplicate: Callable[[], Exception]) -> Iterator[None]:
+    """order_insert, its INSERT sent ahead of the block's first statement, in its round
+    trip (airline.sql.statement_ahead), on PostgreSQL inside a transaction: a booking's
+    order row goes with its legs' lock, and the transaction's BEGIN with both, two round
+    trips fewer than the row alone. The server still runs the INSERT first, so a racing
+    second booking of the same offer still waits on it for the first to commit, then
+    fails, before it takes any seat. Its failure comes back with the block's first
+    statement and is raised here as order_insert raises it; the order has its id once
+    that statement is back. A block that sends nothing has the order inserted after it."""
+    if not (
+        connection.vendor == "postgresql"
+        and settings.DB_DIRECT_INSERT
+        and connection.in_atomic_block
+    ):
+        order_insert(order, duplicate=duplicate)
+        yield
+        return
+    locator_unique = _unique_constraints(Order._meta.db_table, "record_locator")
+    statement, params = rows_statement([order])
+    written = []
+
+    def keep(answered: list[tuple]) -> None:
+        rows_written([order], answered)
+        written.append(order)
+
+    statement_ahead(statement, params, keep=keep)
+    try:
+        yield
+    except IntegrityError as exc:
+        if written:
+            raise  # the order was written: the block's own statement failed
+        raise _insert_refused(exc, order, locator_unique, duplicate) from exc
+    finally:
+        # Still waiting when the block failed before sending anything, or sent nothing.
+        unsent = ahead_withdrawn(statement)
+    if unsent:
+        order_insert(order, duplicate=duplicate)
+
+
+def _insert_refused(
+    exc: IntegrityError,
+    order: Order,
+    locator_unique: frozenset[str],
+    duplicate: Callable[[], Exception],
+) -> Exception:
+    """What refusing a new order's INSERT means: LocatorTaken, or `duplicate()`."""
+    if _locator_taken(exc, order, locator_unique):
+        return LocatorTaken()
+    return duplicate()
 
 
 def _locator_taken(exc: IntegrityError, order: Order, locator_unique: frozenset[str]) -> bool:

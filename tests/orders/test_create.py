@@ -663,3 +663,26 @@ def test_no_free_record_locator_books_nothing_and_charges_nothing(
     assert snapshot() == before
     # The seats are reserved before the card is charged: no booking, no charge.
     assert gateway.charges == gateway.refunds == []
+
+
+# A real transaction, as in production: the refused INSERT comes back with the legs' lock
+# it was sent with, and the whole booking is rolled back.
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.parametrize("payment", [HOLD, CARD], ids=["hold", "card"])
+def test_an_offer_booked_again_is_refused_and_takes_no_seat_and_no_charge(
+    api, auth, travel_day, gateway, payment
+):
+    priced = price_offer(api, auth, travel_day)
+    first = book(api, auth, booking_body(priced, payment=payment))
+    assert first.status_code == 201, first.content
+    before, seats_before = snapshot(), taken_seats()
+    charges = len(gateway.charges)
+
+    # Nothing before the order's INSERT refuses it: its unique offer id does.
+    second = book(api, auth, booking_body(priced, payment=payment))
+
+    error = error_of(second, 400, "ERR-4001", "offerId")
+    assert "has already been booked" in error["description"]
+    assert snapshot() == before
+    assert taken_seats() == seats_before
+    assert len(gateway.charges) == charges

@@ -232,9 +232,12 @@ def test_a_bookings_bound_goes_with_its_legs_lock_and_is_set_back_with_what_foll
     assert booked.status_code == 201, booked.content
     [bound, set_back] = [trip for trip in trips if bound_set(trip)]
     # Each ahead of another statement, in its round trip: the bound ahead of the legs'
-    # lock, the set-back ahead of the first statement after the locks were taken.
-    assert bound_set(bound) == bound[:1]
-    assert "FOR UPDATE" in bound[1]
+    # lock (the order's row ahead of both), the set-back ahead of the first statement
+    # after the locks were taken.
+    assert len(bound) == 3
+    assert bound[0].startswith('INSERT INTO "orders_order"')
+    assert bound_set(bound) == bound[1:2]
+    assert "FOR UPDATE" in bound[2]
     assert bound_set(set_back) == set_back[:1]
     assert len(set_back) > 1
     assert trips.index(set_back) > trips.index(bound)
