@@ -4,9 +4,10 @@ A booking inserts into eight tables, a handful of rows each; building, compiling
 binding each of those INSERTs through the ORM (bulk_create, save) cost more CPU than
 the database spent running them. Here the statement of each model and row count is
 built once per process, and each value goes through its field's own
-`get_db_prep_save`, as the ORM's would (a str of a plain text field, or an int of a
-foreign key, is taken as it is, which is what that returns): the same rows, the same
-SQL shape (plain `VALUES` rows, `RETURNING` the ids, which the hold replay of
+`get_db_prep_save`, as the ORM's would (a str of a plain text field, an int of a
+foreign key, a finite decimal, a boolean, and on PostgreSQL an aware timestamp or a
+date, is taken as it is, which is what that returns: `_kept_type`): the same rows, the
+same SQL shape (plain `VALUES` rows, `RETURNING` the ids, which the hold replay of
 benchmarks/replay.py reads back), sent as prepared statements (airline/sql.py).
 
 Private Django API it relies on (tests/api/test_framework_shortcuts.py and
@@ -28,6 +29,8 @@ Model.__init__'s.
 """
 
 from collections.abc import Callable, Sequence
+from datetime import UTC, date, datetime
+from decimal import Decimal
 from functools import cache
 from typing import Any, TypeVar
 
@@ -35,7 +38,11 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connection, connections, router
 from django.db.backends.base.operations import BaseDatabaseOperations
 from django.db.models import (
+    BooleanField,
     CharField,
+    DateField,
+    DateTimeField,
+    DecimalField,
     Field,
     ForeignKey,
     IntegerField,
@@ -58,15 +65,58 @@ _TEXT_AS_IS = {
     (CharField.get_prep_value, CharField.to_python),
     (TextField.get_prep_value, TextField.to_python),
 }
+# Fields whose steps hand a value of one type back as it was, when the database's own
+# step at their end does too (PostgreSQL's does; SQLite's makes a timestamp or a date
+# text): (the type, the
+# field class whose steps those are, that step of the database's operations, if any, and
+# what it takes beside the value). A timestamp only when it is aware (a naive one is
+# made aware, with a warning) and a decimal only when it is finite (else refused), as
+# `_KEPT_IF` checks.
+_PASSED_THROUGH: tuple[tuple[type, type[Field], str | None, tuple], ...] = (
+    (datetime, DateTimeField, "adapt_datetimefield_value", ()),
+    (date, DateField, "adapt_datefield_value", ()),
+    (Decimal, DecimalField, "adapt_decimalfield_value", (9, 2)),
+    (bool, BooleanField, None, ()),
+)
+# A value of each type, for asking the database's step whether it hands it back as it is.
+_PROBES = {
+    datetime: datetime(2026, 1, 5, 9, tzinfo=UTC),
+    date: date(2026, 1, 5),
+    Decimal: Decimal("10.50"),
+    bool: True,
+}
+
+
+def _aware(value: datetime) -> bool:
+    return value.utcoffset() is not None  # django.utils.timezone.is_aware
+
+
+_KEPT_IF: dict[type, Callable[[Any], bool]] = {datetime: _aware, Decimal: Decimal.is_finite}
 
 
 def _kept_type(field: Field) -> type | None:
     """The type of value `field` writes unchanged, when it overrides none of the steps
     from its attribute to the database: a str for a CharField or TextField (EmailField
     and the like included); an int for a foreign key to an auto-incremented key, on a
-    database that takes any such key. Those steps cost five to seven calls a value, for
-    most of a booking's values."""
+    database that takes any such key; a datetime, date, Decimal or bool for those fields
+    on a database that takes them as they are (`_PASSED_THROUGH`; with `_KEPT_IF`'s
+    conditions), unless the field sets its own time (auto_now). Those steps cost five to
+    seven calls a value, for most of a booking's values."""
     kind = type(field)
+    for kept, model_field, step, given in _PASSED_THROUGH:
+        if (
+            kind.pre_save is model_field.pre_save
+            and kind.get_db_prep_save is Field.get_db_prep_save
+            and kind.get_db_prep_value is model_field.get_db_prep_value
+            and kind.get_prep_value is model_field.get_prep_value
+            and kind.to_python is model_field.to_python
+            and not getattr(field, "auto_now", False)
+            and not getattr(field, "auto_now_add", False)
+        ):
+            probe = _PROBES[kept]
+            if step is None or getattr(connection.ops, step)(probe, *given) is probe:
+                return kept
+            return None
     if kind.pre_save is not Field.pre_save:
         return None
     if (
@@ -90,7 +140,9 @@ def _kept_type(field: Field) -> type | None:
 
 
 @cache
-def _plan(model: type[Model]) -> tuple[str, str, tuple[tuple[Field, type | None], ...], str, tuple]:
+def _plan(
+    model: type[Model],
+) -> tuple[str, str, tuple[tuple[Field, type | None, Any], ...], str, tuple]:
     """(INSERT head, RETURNING tail, the fields written in column order, each with
     the type of value it writes as it is (or None), one row's placeholders, (field,
     converters) of each column returned) of a model whose primary key the database
@@ -115,7 +167,7 @@ def _plan(model: type[Model]) -> tuple[str, str, tuple[tuple[Field, type | None]
         for f in returned
         for col in [f.get_col(meta.db_table)]
     )
-    written = tuple((f, _kept_type(f)) for f in fields)
+    written = tuple((f, kept, _KEPT_IF.get(kept)) for f in fields for kept in [_kept_type(f)])
     return head, tail, written, f"({', '.join(['%s'] * len(fields))})", converters
 
 
@@ -176,9 +228,9 @@ def rows_statement(rows: Sequence[Model]) -> tuple[str, list]:
         # What bulk_create checks too: a related row must have been saved first, and
         # its id is taken from it if it was saved after being assigned.
         row._prepare_related_fields_for_save(operation_name="rows_insert")
-        for field, kept in fields:
+        for field, kept, kept_if in fields:
             value = getattr(row, field.attname)
-            if type(value) is not kept:
+            if type(value) is not kept or (kept_if is not None and not kept_if(value)):
                 value = field.get_db_prep_save(field.pre_save(row, True), db)
             params.append(value)
     return _statement(model, len(rows)), params

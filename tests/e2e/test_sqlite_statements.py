@@ -2,7 +2,9 @@
 statement that claims to run on both backends (orders.reading.selectors.orders_search), an
 order's parts are read by statements built from the models (orders.reading.part_rows),
 and an order's seat maps start from three statements of plain values
-(orders.reading.trips): each one's whole test module runs again here, on a fresh SQLite
+(orders.reading.trips), and a booking's rows are written by INSERTs of their own whose
+values skip the ORM's steps where those would hand them back unchanged
+(orders.core.rows): each one's whole test module runs again here, on a fresh SQLite
 database in a child pytest."""
 
 import subprocess
@@ -16,7 +18,8 @@ pytestmark = pytest.mark.e2e
 
 
 @pytest.mark.parametrize(
-    "module", ["test_list.py", "test_order_parts.py", "test_order_ancillaries.py"]
+    "module",
+    ["test_list.py", "test_order_parts.py", "test_order_ancillaries.py", "test_rows_insert.py"],
 )
 def test_every_test_passes_on_sqlite(tmp_path, module):
     env = base_env(

@@ -4,14 +4,15 @@ rows it writes to what bulk_create (DB_DIRECT_INSERT=0) writes. The versions it 
 checked against: tests/api/test_framework_shortcuts.py."""
 
 import inspect
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
 
 import pytest
 from django.core.cache import cache
+from django.core.exceptions import ValidationError
 from django.db import connection
 from django.db.backends.base.operations import BaseDatabaseOperations
-from django.db.models import Field, Model
+from django.db.models import Model
 from django.db.models.fields import AutoFieldMixin
 
 from orders.core.rows import _kept_type, row_new, rows_insert, rows_insert_together
@@ -33,30 +34,62 @@ def test_the_private_django_api_it_uses_is_there():
     assert Order._meta.auto_field is Order._meta.pk
 
 
+POSTGRESQL = connection.vendor == "postgresql"
+
+
 @pytest.mark.parametrize(
-    ("model", "name", "kept"),
+    ("model", "name", "kept", "value"),
     [
-        (Contact, "email", str),
-        (Passenger, "surname", str),
-        (Segment, "rbd", str),
-        (Contact, "order", int),
-        (Leg, "segment", int),
-        (OrderItem, "journey", int),
-        (Journey, "departs_at", None),
-        (OrderItem, "total", None),
+        (Contact, "email", str, "ada@example.com"),
+        (Passenger, "surname", str, "Lovelace"),
+        (Segment, "rbd", str, "Y"),
+        (Contact, "order", int, 41),
+        (Leg, "segment", int, 41),
+        (OrderItem, "journey", int, 41),
+        (OrderItem, "total", Decimal, Decimal("120.50")),
+        (Journey, "is_cancelled", bool, False),
+        # PostgreSQL takes a timestamp or a date as it is; SQLite's backend makes it text.
+        (
+            Journey,
+            "departs_at",
+            datetime if POSTGRESQL else None,
+            datetime(2026, 1, 5, 9, tzinfo=UTC),
+        ),
+        (Journey, "departure_date", date if POSTGRESQL else None, date(2026, 1, 5)),
+        (Journey, "position", None, 1),  # an int becomes psycopg's Int2
     ],
 )
-def test_the_values_it_writes_as_they_are_are_what_the_orm_would_write(model, name, kept):
-    """A text field's str and an auto key's int go to the database as they are: what the
-    field's own get_db_prep_save returns for them, which the shortcut skips."""
+def test_the_values_it_writes_as_they_are_are_what_the_orm_would_write(model, name, kept, value):
+    """A text field's str, an auto key's int, a decimal, a boolean, and on PostgreSQL an
+    aware timestamp and a date go to the database as they are: what the field's own
+    get_db_prep_save returns for them, which the shortcut skips."""
     field = model._meta.get_field(name)
 
     assert _kept_type(field) is kept
     if kept is not None:
-        value = kept("MX1") if kept is str else 41
         assert field.get_db_prep_save(value, connection) == value
         assert type(field.get_db_prep_save(value, connection)) is kept
-        assert type(field).pre_save is Field.pre_save
+
+
+@pytest.mark.parametrize(
+    "value",
+    [datetime(2026, 1, 5, 9), Decimal("NaN"), Decimal("Infinity")],  # noqa: DTZ001
+    ids=["naive timestamp", "NaN", "infinity"],
+)
+def test_values_the_orm_would_change_or_refuse_go_through_the_orms_steps(default_seller, value):
+    """A naive timestamp is made aware, with the ORM's warning; a decimal that is not a
+    number is refused, as the ORM refuses it."""
+    at = datetime(2026, 1, 5, 9, tzinfo=UTC)
+    order = OrderFactory.build(seller=default_seller, created_at=at, updated_at=at)
+    if isinstance(value, datetime):
+        order.created_at = value
+        with pytest.warns(RuntimeWarning, match="naive datetime"):
+            rows_insert([order])
+        assert Order.objects.get(pk=order.pk).created_at.utcoffset() is not None
+    else:
+        order.total = value
+        with pytest.raises(ValidationError):
+            rows_insert([order])
 
 
 def test_a_row_whose_related_row_was_never_saved_is_refused():
