@@ -566,6 +566,16 @@ def test_reads_on_the_standby_show_a_client_its_own_booking_at_once(cluster, hea
     cluster.script("patronictl", "pause", "--wait")
     cluster.script("psql", standby, "SELECT pg_wal_replay_pause()")
     try:
+        # The call only asks: replay stops at its next record, which on a busy machine
+        # can come after the booking below has arrived and been applied.
+        wait_for(
+            lambda: (
+                cluster.script("psql", standby, "SELECT pg_get_wal_replay_pause_state()").strip()
+                == "paused"
+            ),
+            30,
+            "the standby's replay paused",
+        )
         created = requests.post(
             cluster.url + "/json/v1/orders",
             json=booking_body(priced),
