@@ -192,24 +192,23 @@ def order_insert_ahead(order: Order, *, duplicate: Callable[[], Exception]) -> I
         return
     locator_unique = _unique_constraints(Order._meta.db_table, "record_locator")
     statement, params = rows_statement([order])
-    written = []
-
-    def keep(answered: list[tuple]) -> None:
-        rows_written([order], answered)
-        written.append(order)
-
-    statement_ahead(statement, params, keep=keep)
+    statement_ahead(statement, params, keep=lambda answered: rows_written([order], answered))
     try:
         yield
     except IntegrityError as exc:
-        if written:
-            raise  # the order was written: the block's own statement failed
+        if _table_refused(exc) != Order._meta.db_table:
+            raise  # one of the block's own statements: the block's to report
         raise _insert_refused(exc, order, locator_unique, duplicate) from exc
     finally:
         # Still waiting when the block failed before sending anything, or sent nothing.
         unsent = ahead_withdrawn(statement)
     if unsent:
         order_insert(order, duplicate=duplicate)
+
+
+def _table_refused(exc: IntegrityError) -> str | None:
+    """The table whose row PostgreSQL refused, as its error's diagnostics name it."""
+    return getattr(getattr(exc.__cause__, "diag", None), "table_name", None)
 
 
 def _insert_refused(

@@ -67,11 +67,10 @@ _TEXT_AS_IS = {
 }
 # Fields whose steps hand a value of one type back as it was, when the database's own
 # step at their end does too (PostgreSQL's does; SQLite's makes a timestamp or a date
-# text): (the type, the
-# field class whose steps those are, that step of the database's operations, if any, and
-# what it takes beside the value). A timestamp only when it is aware (a naive one is
-# made aware, with a warning) and a decimal only when it is finite (else refused), as
-# `_KEPT_IF` checks.
+# text): (the type, the field class whose steps those are, that step of the database's
+# operations, if any, and what it takes beside the value). A timestamp only when it is
+# aware (a naive one is made aware, with a warning) and a decimal only when it is finite
+# (else refused), as `_KEPT_IF` checks.
 _PASSED_THROUGH: tuple[tuple[type, type[Field], str | None, tuple], ...] = (
     (datetime, DateTimeField, "adapt_datetimefield_value", ()),
     (date, DateField, "adapt_datefield_value", ()),

@@ -3,7 +3,7 @@ order_insert_ahead): written with the block's first statement, in its round trip
 refused as order_insert refuses it."""
 
 import pytest
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 
 from orders.booking.writes import LocatorTaken, order_insert, order_insert_ahead
 from orders.models import Order
@@ -107,3 +107,23 @@ def test_a_refused_order_is_reported_where_the_statement_it_went_with_was_sent(
 
     assert again.pk is None
     assert Order.objects.filter(source_offer_id="offer-B").count() == 1
+
+
+def written_beside_a_refused_claim(order: Order) -> None:
+    """The order sent ahead of a statement of the block that another table refuses."""
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("CREATE TEMP TABLE seat_claims (seat text UNIQUE) ON COMMIT DROP")
+        with order_insert_ahead(order, duplicate=Booked), connection.cursor() as cursor:
+            cursor.execute("INSERT INTO seat_claims VALUES ('12A'), ('12A')")
+
+
+def test_a_refusal_of_the_blocks_own_statement_is_not_reported_as_the_orders(default_seller):
+    order = new_order(default_seller, "C1")
+
+    # The order's INSERT goes with the claim, which fails after it: the block's refusal.
+    with pytest.raises(IntegrityError) as refused:
+        written_beside_a_refused_claim(order)
+
+    assert refused.value.__cause__.diag.table_name == "seat_claims"
+    assert not Order.objects.filter(order_id="ORD-C1").exists()
