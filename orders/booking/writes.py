@@ -206,9 +206,15 @@ def order_insert_ahead(order: Order, *, duplicate: Callable[[], Exception]) -> I
         order_insert(order, duplicate=duplicate)
 
 
+def _diagnostics(exc: IntegrityError) -> object | None:
+    """PostgreSQL's diagnostics of a refusal (psycopg's `diag`: the table, the
+    constraint); SQLite's errors carry none."""
+    return getattr(exc.__cause__, "diag", None)
+
+
 def _table_refused(exc: IntegrityError) -> str | None:
     """The table whose row PostgreSQL refused, as its error's diagnostics name it."""
-    return getattr(getattr(exc.__cause__, "diag", None), "table_name", None)
+    return getattr(_diagnostics(exc), "table_name", None)
 
 
 def _insert_refused(
@@ -228,7 +234,7 @@ def _locator_taken(exc: IntegrityError, order: Order, locator_unique: frozenset[
     its order id or source offer), by the name of the constraint: PostgreSQL's error
     carries it (psycopg's `diag.constraint_name`). SQLite's names none, but its
     transaction goes on after a failed statement, so it is asked."""
-    diag = getattr(exc.__cause__, "diag", None)
+    diag = _diagnostics(exc)
     if diag is not None:
         return diag.constraint_name in locator_unique
     return Order.objects.filter(record_locator=order.record_locator).exists()
